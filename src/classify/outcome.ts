@@ -1,0 +1,27 @@
+/**
+ * What happened to one attempt (SPEC S1):
+ * - `ok`: it succeeded;
+ * - `failed`: the callee definitely did not process it (refused, rejected locally, 429/503);
+ * - `unknown`: the callee may have processed it (timeout after sending, reset, 500/502/504).
+ * A `failed` write is always safe to retry; an `unknown` one only when idempotent.
+ */
+export type Outcome = 'ok' | 'failed' | 'unknown';
+
+/** kindly's reading of one failed attempt. */
+export interface Classification {
+  outcome: 'failed' | 'unknown';
+  /** Could trying again help? */
+  retryable: boolean;
+  /** The callee asked not to be retried (S7: `x-retry-exhausted`, `x-envoy-overloaded`, …). */
+  dontRetry?: boolean;
+  /** Milliseconds the callee asked us to wait (S4), when it said so. */
+  hintMs?: number;
+  /** Where the hint came from, e.g. `retry-after`; for events and debugging. */
+  hintSource?: string;
+  /** The attempt timed out (counts towards the timeout ratio and the breaker). */
+  timeout?: boolean;
+  /** The callee rejected us for load (429/503 or similar): a pacing signal. */
+  throttled?: boolean;
+  /** HTTP status when there was one. */
+  status?: number;
+}

@@ -1,0 +1,58 @@
+import type { Cancel, Clock } from './clock.js';
+import { TimerWheel } from './timer-wheel.js';
+
+/**
+ * Timeouts at least this long go through the shared wheel; shorter ones get a native timer
+ * each, because a bucket's lateness would be a noticeable fraction of them.
+ */
+const WHEEL_THRESHOLD_MS = 1000;
+/** Wheel granularity: a long timeout fires at most this much late (never early). */
+const WHEEL_RESOLUTION_MS = 25;
+
+const origin = performance.timeOrigin;
+
+/** The real clock: `Date`, `performance.now()` and Node/browser timers. */
+export class SystemClock implements Clock {
+  private readonly wheel = new TimerWheel(() => performance.now(), WHEEL_RESOLUTION_MS);
+
+  now(): number {
+    return origin + performance.now();
+  }
+
+  monotonic(): number {
+    return performance.now();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(handle);
+        reject(signal?.reason);
+      };
+      const handle = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  schedule(ms: number, callback: () => void): Cancel {
+    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.add(ms, callback);
+    const handle = setTimeout(callback, ms);
+    handle.unref?.();
+    return () => clearTimeout(handle);
+  }
+
+  /** Live wheel entries; used by leak tests. */
+  get pendingWheelTimers(): number {
+    return this.wheel.size;
+  }
+}
+
+/** The process-wide real clock, the default for every downstream. */
+export const systemClock = new SystemClock();
