@@ -1,0 +1,180 @@
+import { Backoff, type BackoffOptions } from '../backoff/backoff.js';
+import type { Classification } from '../classify/outcome.js';
+import type { GiveUpReason } from '../errors/errors.js';
+import { OptionsValidator } from '../options/validate.js';
+import type { Random } from '../random/random.js';
+
+export interface RetryOptions {
+  /**
+   * Attempts in total, the first included. `Infinity` must be written explicitly and then
+   * needs a finite `maxElapsed` (or a total timeout / deadline on the downstream).
+   * @default 3
+   */
+  maxAttempts?: number;
+  /** Longest time from the first attempt's start to the last attempt's start, sleeps included. */
+  maxElapsed?: number;
+  /** The delay schedule; see `Backoff`. @default exponential, base 100 ms, full jitter, cap 20 s */
+  backoff?: BackoffOptions;
+  /**
+   * A wait hint longer than this ends retrying at once (the error carries `retryAfterMs`).
+   * @default 300_000 (5 minutes)
+   */
+  maxRetryAfter?: number;
+  /**
+   * Upward jitter on wait hints, as a fraction: a hint h becomes h × (1 + u × hintJitter), so
+   * clients told the same date do not come back together. @default 0.2
+   */
+  hintJitter?: number;
+  /** An attempt is not started with less than this many ms left before the deadline. @default 1 */
+  minAttemptTime?: number;
+}
+
+export const RETRY_DEFAULTS = {
+  maxAttempts: 3,
+  maxRetryAfter: 300_000,
+  hintJitter: 0.2,
+  minAttemptTime: 1,
+} as const;
+
+const KEYS = ['maxAttempts', 'maxElapsed', 'backoff', 'maxRetryAfter', 'hintJitter', 'minAttemptTime'] as const;
+
+/** Everything the decision needs to know about the attempt that just failed. */
+export interface RetryInput {
+  /** Attempts made so far, including the one that just failed (1-based). */
+  attempt: number;
+  classification: Classification;
+  /** Is the operation safe to repeat (idempotent method, idempotency key, caller's word)? */
+  idempotent: boolean;
+  /** Whether a `verify` hook can settle an `unknown` outcome of a non-idempotent call. */
+  verifiable: boolean;
+  /** ms since the first attempt started. */
+  elapsedMs: number;
+  /** ms left before the caller's deadline (`Infinity` when there is none). */
+  deadlineRemainingMs: number;
+  /** Delay chosen before the previous retry (decorrelated jitter reads it). */
+  previousDelayMs: number | undefined;
+  /**
+   * Step (4), system limits: called only when steps (1)–(3) allow a retry. Returns the
+   * reason to stop (budget empty, breaker open) or undefined to go on. May consume state
+   * (a budget withdrawal), which is why it runs after the cheap pure checks.
+   */
+  admit?: () => GiveUpReason | undefined;
+}
+
+export type RetryDecision =
+  | {
+      retry: true;
+      /** ms to wait before the next attempt: max(backoff, jittered hint), within the time left. */
+      delayMs: number;
+      /** The backoff schedule's delay before it was combined with a hint. */
+      backoffMs: number;
+      /** The hint that was honoured, if any. */
+      hintMs: number | undefined;
+      /** The next attempt must first ask the `verify` hook. */
+      verify: boolean;
+    }
+  | {
+      retry: false;
+      reason: GiveUpReason;
+      /** When the callee said when to come back. */
+      retryAfterMs: number | undefined;
+    };
+
+/**
+ * The retry decision of SPEC S3.3, pure: the async runtime and the simulator both call it.
+ * After a failed attempt: (1) retryable (and no "don't retry" from the callee)? (2) idempotent,
+ * or outcome `failed`, or verifiable? (3) attempts and time left? (4) budget and breaker
+ * (`admit`)? (5) delay = max(backoff, hint), clamped to the time left; a hint that does not
+ * fit ends the call. The first "no" is the reason.
+ */
+export class RetryPolicy {
+  readonly maxAttempts: number;
+  readonly maxElapsed: number;
+  readonly maxRetryAfter: number;
+  readonly hintJitter: number;
+  readonly minAttemptTime: number;
+  readonly backoff: Backoff;
+
+  constructor(options: RetryOptions = {}) {
+    const v = new OptionsValidator('retry');
+    v.knownKeys(options, KEYS)
+      .integer('maxAttempts', options.maxAttempts, 1, { allowInfinity: true })
+      .duration('maxElapsed', options.maxElapsed, { allowInfinity: false })
+      .duration('maxRetryAfter', options.maxRetryAfter)
+      .number('hintJitter', options.hintJitter, 0, 1)
+      .duration('minAttemptTime', options.minAttemptTime);
+    v.check(
+      !(options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsed === undefined),
+      'Expected a finite `maxElapsed` when `maxAttempts` is Infinity (unbounded retrying must be bounded in time)',
+    );
+    let backoff: Backoff | undefined;
+    try {
+      backoff = new Backoff(options.backoff);
+    } catch (error) {
+      v.check(false, error instanceof Error ? error.message.replace(/\n\s*/g, ' ') : String(error));
+    }
+    v.done();
+    this.backoff = backoff as Backoff;
+    this.maxAttempts = options.maxAttempts ?? RETRY_DEFAULTS.maxAttempts;
+    this.maxElapsed = options.maxElapsed ?? Number.POSITIVE_INFINITY;
+    this.maxRetryAfter = options.maxRetryAfter ?? RETRY_DEFAULTS.maxRetryAfter;
+    this.hintJitter = options.hintJitter ?? RETRY_DEFAULTS.hintJitter;
+    this.minAttemptTime = options.minAttemptTime ?? RETRY_DEFAULTS.minAttemptTime;
+  }
+
+  decide(input: RetryInput, random: Random): RetryDecision {
+    const c = input.classification;
+    // (1) Would trying again help, and did the callee allow it?
+    if (c.dontRetry) return stop('dont-retry', c.hintMs);
+    if (!c.retryable) return stop('not-retryable', c.hintMs);
+    // (2) Never repeat something that may have happened, unless it is safe or checkable.
+    let verify = false;
+    if (c.outcome === 'unknown' && !input.idempotent) {
+      if (!input.verifiable) return stop('not-idempotent', c.hintMs);
+      verify = true;
+    }
+    // (3) Attempts and time left.
+    if (input.attempt >= this.maxAttempts) return stop('max-attempts', c.hintMs);
+    const elapsedLeft = this.maxElapsed - input.elapsedMs;
+    const timeLeft = Math.min(elapsedLeft, input.deadlineRemainingMs) - this.minAttemptTime;
+    const limitedBy: GiveUpReason = input.deadlineRemainingMs <= elapsedLeft ? 'deadline' : 'max-elapsed';
+    if (!(timeLeft >= 0)) return stop(limitedBy, c.hintMs);
+    // (4) System limits.
+    const refused = input.admit?.();
+    if (refused !== undefined) return stop(refused, c.hintMs);
+    // (5) The delay. A hint is a minimum we may not shorten: if it does not fit, stop now
+    // rather than sleep pointlessly, and hand the hint to the caller.
+    const backoffMs = this.backoff.delay(input.attempt, random, input.previousDelayMs);
+    let hintMs: number | undefined;
+    let delayMs = Math.min(backoffMs, timeLeft);
+    if (c.hintMs !== undefined) {
+      if (c.hintMs > this.maxRetryAfter || c.hintMs > timeLeft) return stop('hint-too-long', c.hintMs);
+      hintMs = Math.min(timeLeft, c.hintMs * (1 + random.next() * this.hintJitter));
+      if (hintMs > delayMs) delayMs = hintMs;
+    }
+    return { retry: true, delayMs, backoffMs, hintMs, verify };
+  }
+}
+
+function stop(reason: GiveUpReason, retryAfterMs: number | undefined): RetryDecision {
+  return { retry: false, reason, retryAfterMs };
+}
+
+/** A person is waiting: few attempts, short delays, a short overall limit. */
+export const interactive: RetryOptions = Object.freeze({
+  maxAttempts: 3,
+  maxElapsed: 10_000,
+  maxRetryAfter: 5_000,
+  backoff: Object.freeze({ shape: 'exponential', base: 200, factor: 2, jitter: 'full', cap: 2_000 }),
+} as const);
+
+/**
+ * A batch job or queue consumer: patient, with a 1 s minimum wait so that a struggling
+ * callee is not probed in tight loops.
+ */
+export const background: RetryOptions = Object.freeze({
+  maxAttempts: 10,
+  maxElapsed: 15 * 60_000,
+  maxRetryAfter: 10 * 60_000,
+  backoff: Object.freeze({ shape: 'exponential', base: 1_000, factor: 2, jitter: 'full', cap: 60_000, floor: 1_000 }),
+} as const);
