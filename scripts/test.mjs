@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm test`: type-check, lint, then every test (unit, property, integration against real
+// loopback servers and headless Chromium, runnable examples), ending with one plain line
+// "N passed, N failed" that CI reads.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const steps = [];
+
+function step(name, command, args) {
+  process.stdout.write(`\n▶ ${name}\n`);
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: process.env });
+  steps.push({ name, ok: result.status === 0 });
+  return result.status === 0;
+}
+
+console.log(`node ${process.version}`);
+step('type-check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+step('lint', bin('biome'), ['check', '.']);
+step('build', bin('tsup'), []);
+
+const report = join(root, '.tmp', `vitest-${process.version}.json`);
+mkdirSync(join(root, '.tmp'), { recursive: true });
+rmSync(report, { force: true });
+step('tests', bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`]);
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+try {
+  const json = JSON.parse(readFileSync(report, 'utf8'));
+  passed = json.numPassedTests;
+  failed = json.numFailedTests;
+  skipped = json.numPendingTests + (json.numTodoTests ?? 0);
+} catch {
+  failed += 1;
+}
+// A failing non-test step (types, lint, build) counts as one failed check.
+for (const s of steps) if (!s.ok && s.name !== 'tests') failed += 1;
+const broken = steps.filter((s) => !s.ok).map((s) => s.name);
+if (broken.length > 0) console.log(`\nfailed steps: ${broken.join(', ')}`);
+console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+process.exitCode = failed > 0 || broken.length > 0 ? 1 : 0;

@@ -1,0 +1,382 @@
+import { classifyError } from '../classify/classify-error.js';
+import type { Classification } from '../classify/outcome.js';
+import { DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
+import { OptionsValidator } from '../options/validate.js';
+import { RetryPolicy, type RetryOptions } from '../policies/retry-decision.js';
+import { type Random, systemRandom } from '../random/random.js';
+import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
+import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
+import type { Clock } from '../time/clock.js';
+import { systemClock } from '../time/system-clock.js';
+import { AttemptContext, type Operation, runAttempt } from './attempt.js';
+import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
+
+export interface DownstreamOptions {
+  /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
+  retry?: RetryOptions | false;
+  /** Per-attempt timeout in ms, or `false` for none. @default 10_000 */
+  attemptTimeout?: number | false;
+  /** Whole-call timeout in ms (all attempts and sleeps). @default none */
+  totalTimeout?: number;
+  /**
+   * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
+   * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
+   * @default true
+   */
+  idempotent?: boolean;
+  /**
+   * Your own reading of an error; return undefined to fall back to kindly's classifier
+   * (HTTP status, network codes, timeouts).
+   */
+  classify?: (error: unknown, nowMs: number) => Classification | undefined;
+  /** Used when a call gives up or is rejected fast; receives the reason. */
+  fallback?: Fallback<unknown>;
+  /** @default the system clock */
+  clock?: Clock;
+  /** @default Math.random */
+  random?: Random;
+}
+
+export const DOWNSTREAM_DEFAULTS = {
+  attemptTimeout: 10_000,
+  idempotent: true,
+} as const;
+
+export interface FallbackInfo {
+  reason: GiveUpReason;
+  /** The error the call would otherwise have thrown (a `GiveUpError`). */
+  error: GiveUpError;
+  attempts: number;
+}
+export type Fallback<T> = (info: FallbackInfo) => T | PromiseLike<T>;
+
+export interface CallOptions<T> {
+  /** Aborting stops the call at once, sleeps included; the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Absolute deadline in the clock's monotonic ms. The earliest of this, the inherited one and `timeout` wins. */
+  deadline?: number;
+  /** Whole-call timeout in ms for this call. */
+  timeout?: number;
+  /** Overrides the downstream's `idempotent` for this call. */
+  idempotent?: boolean;
+  /**
+   * For a non-idempotent call whose attempt ended `unknown`: asked before the retry whether
+   * the previous attempt took effect. `true` ends the call (reason `verified-applied`),
+   * `false` lets the retry go ahead. Without it such a call is never retried.
+   */
+  verify?: (context: { attempt: number; signal: AbortSignal | undefined }) => boolean | PromiseLike<boolean>;
+  /** Used instead of throwing when the call gives up or is rejected fast. */
+  fallback?: Fallback<T>;
+}
+
+const KEYS = ['retry', 'attemptTimeout', 'totalTimeout', 'idempotent', 'classify', 'fallback', 'clock', 'random'] as const;
+
+const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
+
+/**
+ * One callee and everything that protects it and us from it: retry policy, timeouts, and
+ * the shared state of those policies. Create one per callee and reuse it.
+ */
+export class Downstream {
+  readonly name: string;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly retry: RetryPolicy;
+  readonly attemptTimeout: number;
+  readonly totalTimeout: number | undefined;
+  readonly idempotent: boolean;
+  private readonly userClassify: DownstreamOptions['classify'];
+  private readonly fallback: Fallback<unknown> | undefined;
+  private readonly events = new EventHub();
+  private readonly stats_ = new StatsCollector();
+  private inFlight = 0;
+
+  constructor(name: string, options: DownstreamOptions = {}) {
+    const v = new OptionsValidator(`downstream '${name}'`);
+    v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
+    v.knownKeys(options, KEYS);
+    if (options.attemptTimeout !== false) v.duration('attemptTimeout', options.attemptTimeout, { min: 1, allowInfinity: true });
+    v.duration('totalTimeout', options.totalTimeout, { min: 1 })
+      .func('classify', options.classify)
+      .func('fallback', options.fallback);
+    let retry: RetryPolicy | undefined;
+    if (options.retry === false) retry = NO_RETRY;
+    else {
+      const retryOptions = options.retry ?? {};
+      // Unbounded attempts may also be bounded by a total timeout on the downstream.
+      const bounded =
+        retryOptions.maxAttempts === Number.POSITIVE_INFINITY && retryOptions.maxElapsed === undefined && options.totalTimeout !== undefined
+          ? { ...retryOptions, maxElapsed: options.totalTimeout }
+          : retryOptions;
+      try {
+        retry = new RetryPolicy(bounded);
+      } catch (error) {
+        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
+      }
+    }
+    v.done();
+    this.name = name;
+    this.retry = retry as RetryPolicy;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? systemRandom;
+    this.attemptTimeout =
+      options.attemptTimeout === false ? Number.POSITIVE_INFINITY : (options.attemptTimeout ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
+    this.totalTimeout = options.totalTimeout;
+    this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
+    this.userClassify = options.classify;
+    this.fallback = options.fallback;
+  }
+
+  /** Subscribes to one event type; returns the unsubscribe function. */
+  on<T extends KindlyEventType>(type: T, listener: (event: EventOf<T>) => void): () => void {
+    return this.events.on(type, listener);
+  }
+
+  /** Subscribes to every event; returns the unsubscribe function. */
+  onAny(listener: (event: KindlyEvent) => void): () => void {
+    return this.events.onAny(listener);
+  }
+
+  /** A snapshot of this downstream's counters (SPEC S9). */
+  stats(): StatsSnapshot {
+    return this.stats_.snapshot({ queueDepth: 0, inFlight: this.inFlight });
+  }
+
+  /** Classifies an error: the user's classifier first, then kindly's. */
+  classify(error: unknown): Classification {
+    const now = this.clock.now();
+    return this.userClassify?.(error, now) ?? classifyError(error, now);
+  }
+
+  /**
+   * Runs `operation` through the pipeline: deadline / total timeout → retry loop
+   * (attempt timeout → operation). Resolves with its value, or rejects with a `GiveUpError`
+   * whose `cause` is the last attempt's error (or with `signal.reason` on abort).
+   */
+  async call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
+    const clock = this.clock;
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason;
+    const startedAt = clock.monotonic();
+    const stats = this.stats_;
+    stats.requests++;
+
+    let deadline = Number.POSITIVE_INFINITY;
+    const inherited = currentDeadlineScope();
+    if (inherited !== undefined) deadline = inherited.deadline;
+    if (options?.deadline !== undefined && options.deadline < deadline) deadline = options.deadline;
+    const totalTimeout = options?.timeout ?? this.totalTimeout;
+    if (totalTimeout !== undefined && startedAt + totalTimeout < deadline) deadline = startedAt + totalTimeout;
+    const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
+    // Nested kindly calls inherit the deadline; the scope is only built when there is one.
+    const scope: DeadlineScope | undefined = hasDeadline
+      ? inherited !== undefined && inherited.deadline === deadline
+        ? inherited
+        : { deadline }
+      : undefined;
+
+    const retry = this.retry;
+    const idempotent = options?.idempotent ?? this.idempotent;
+    const emitting = this.events;
+    let attempt = 0;
+    let previousDelay: number | undefined;
+    let lastError: unknown;
+    let lastOutcome: 'failed' | 'unknown' = 'failed';
+    let needsVerify = false;
+
+    for (;;) {
+      attempt++;
+      const attemptStart = attempt === 1 ? startedAt : clock.monotonic();
+      const remaining = deadline - attemptStart;
+      if (remaining < retry.minAttemptTime || (hasDeadline && remaining <= 0)) {
+        const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
+        return this.giveUp('deadline', attempt - 1, startedAt, lastError === undefined ? 'failed' : lastOutcome, cause, undefined, options);
+      }
+      if (needsVerify) {
+        needsVerify = false;
+        const applied = await options?.verify?.({ attempt: attempt - 1, signal });
+        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+        if (applied) return this.giveUp('verified-applied', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+      }
+
+      let timeoutMs = this.attemptTimeout;
+      let deadlineBound = false;
+      if (remaining < timeoutMs) {
+        timeoutMs = remaining;
+        deadlineBound = true;
+      }
+      const context = new AttemptContext(
+        attempt,
+        retry.maxAttempts - attempt,
+        hasDeadline ? deadline : undefined,
+        clock,
+        signal,
+      );
+      stats.attempts++;
+      if (attempt > 1) stats.retries++;
+      this.inFlight++;
+      if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: attemptStart, attempt });
+      try {
+        const value = await runAttempt(
+          operation,
+          context,
+          clock,
+          timeoutMs,
+          deadlineBound,
+          this.attemptTimeout,
+          signal,
+          scope,
+          this.name,
+        );
+        this.inFlight--;
+        stats.successes++;
+        if (attempt > 1) {
+          stats.retrySuccesses++;
+          stats.retriedRequests++;
+          stats.retryAddedLatencyMs += attemptStart - startedAt;
+        }
+        if (emitting.active) {
+          const now = clock.monotonic();
+          emitting.emit({
+            type: 'attempt-end',
+            downstream: this.name,
+            atMs: now,
+            attempt,
+            outcome: 'ok',
+            durationMs: now - attemptStart,
+          });
+        }
+        return value;
+      } catch (error) {
+        this.inFlight--;
+        if (signal?.aborted) return this.aborted(signal, attempt, startedAt, 'unknown');
+        const now = clock.monotonic();
+        const classification = this.classify(error);
+        if (classification.timeout) stats.timeouts++;
+        lastError = error;
+        lastOutcome = classification.outcome;
+        if (emitting.active) {
+          emitting.emit({
+            type: 'attempt-end',
+            downstream: this.name,
+            atMs: now,
+            attempt,
+            outcome: classification.outcome,
+            durationMs: now - attemptStart,
+            classification,
+            error,
+          });
+        }
+        const decision = retry.decide(
+          {
+            attempt,
+            classification,
+            idempotent,
+            verifiable: options?.verify !== undefined,
+            elapsedMs: now - startedAt,
+            deadlineRemainingMs: deadline - now,
+            previousDelayMs: previousDelay,
+          },
+          this.random,
+        );
+        if (classification.hintMs !== undefined && emitting.active) {
+          emitting.emit({
+            type: 'hint',
+            downstream: this.name,
+            atMs: now,
+            honoured: decision.retry && decision.hintMs !== undefined,
+            hintMs: classification.hintMs,
+            source: classification.hintSource ?? 'unknown',
+          });
+        }
+        if (!decision.retry) {
+          if (attempt > 1) stats.retriedRequests++;
+          return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, decision.retryAfterMs, options);
+        }
+        previousDelay = decision.delayMs;
+        needsVerify = decision.verify;
+        if (emitting.active) {
+          emitting.emit({
+            type: 'retry-scheduled',
+            downstream: this.name,
+            atMs: now,
+            nextAttempt: attempt + 1,
+            delayMs: decision.delayMs,
+            backoffMs: decision.backoffMs,
+            hintMs: decision.hintMs,
+            hintSource: decision.hintMs === undefined ? undefined : classification.hintSource,
+            cause: describeCause(classification, error),
+          });
+        }
+        if (decision.delayMs > 0) {
+          try {
+            await clock.sleep(decision.delayMs, signal);
+          } catch {
+            // Only an abort interrupts a sleep.
+            return this.aborted(signal as AbortSignal, attempt, startedAt, lastOutcome);
+          }
+        }
+      }
+    }
+  }
+
+  private aborted(signal: AbortSignal, attempts: number, startedAt: number, outcome: 'failed' | 'unknown'): never {
+    if (this.events.active) {
+      const now = this.clock.monotonic();
+      this.events.emit({
+        type: 'give-up',
+        downstream: this.name,
+        atMs: now,
+        reason: 'aborted',
+        attempts,
+        elapsedMs: now - startedAt,
+        outcome,
+      });
+    }
+    this.stats_.failures++;
+    throw signal.reason;
+  }
+
+  private async giveUp<T>(
+    reason: GiveUpReason,
+    attempts: number,
+    startedAt: number,
+    outcome: 'failed' | 'unknown',
+    cause: unknown,
+    retryAfterMs: number | undefined,
+    options: CallOptions<T> | undefined,
+  ): Promise<T> {
+    const now = this.clock.monotonic();
+    const elapsedMs = now - startedAt;
+    const error = new GiveUpError(reason, {
+      outcome,
+      attempts,
+      elapsedMs,
+      retryAfterMs,
+      downstream: this.name,
+      cause,
+    });
+    this.stats_.failures++;
+    if (this.events.active) {
+      this.events.emit({ type: 'give-up', downstream: this.name, atMs: now, reason, attempts, elapsedMs, outcome, retryAfterMs });
+    }
+    const fallback = (options?.fallback ?? this.fallback) as Fallback<T> | undefined;
+    if (fallback === undefined) throw error;
+    this.stats_.fallbacks++;
+    if (this.events.active) this.events.emit({ type: 'fallback', downstream: this.name, atMs: now, reason });
+    return await fallback({ reason, error, attempts });
+  }
+}
+
+function describeCause(classification: Classification, error: unknown): string {
+  if (classification.status !== undefined) return `status ${classification.status}`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  if (error instanceof Error) return error.name;
+  return 'error';
+}
+
+/** Creates a downstream: the policies and shared state for one callee. */
+export function downstream(name: string, options?: DownstreamOptions): Downstream {
+  return new Downstream(name, options);
+}

@@ -1,0 +1,134 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Classification } from '../../src/classify/outcome.js';
+import { RETRY_DEFAULTS, RetryPolicy, background, interactive } from '../../src/policies/retry-decision.js';
+import { SeededRandom } from '../../src/random/random.js';
+
+const retryable: Classification = { outcome: 'unknown', retryable: true };
+const base = {
+  attempt: 1,
+  classification: retryable,
+  idempotent: true,
+  verifiable: false,
+  elapsedMs: 0,
+  deadlineRemainingMs: Number.POSITIVE_INFINITY,
+  previousDelayMs: undefined,
+};
+const random = () => new SeededRandom(42);
+
+describe('RetryPolicy.decide (SPEC S3.3)', () => {
+  it('pins its defaults', () => {
+    expect(RETRY_DEFAULTS).toEqual({ maxAttempts: 3, maxRetryAfter: 300_000, hintJitter: 0.2, minAttemptTime: 1 });
+  });
+
+  it('each step has its own reason', () => {
+    const p = new RetryPolicy();
+    const r = random();
+    expect(p.decide({ ...base, classification: { ...retryable, dontRetry: true } }, r)).toMatchObject({ retry: false, reason: 'dont-retry' });
+    expect(p.decide({ ...base, classification: { outcome: 'failed', retryable: false } }, r)).toMatchObject({
+      retry: false,
+      reason: 'not-retryable',
+    });
+    expect(p.decide({ ...base, idempotent: false }, r)).toMatchObject({ retry: false, reason: 'not-idempotent' });
+    expect(p.decide({ ...base, attempt: 3 }, r)).toMatchObject({ retry: false, reason: 'max-attempts' });
+    expect(new RetryPolicy({ maxElapsed: 100 }).decide({ ...base, elapsedMs: 100 }, r)).toMatchObject({
+      retry: false,
+      reason: 'max-elapsed',
+    });
+    expect(p.decide({ ...base, deadlineRemainingMs: 0 }, r)).toMatchObject({ retry: false, reason: 'deadline' });
+    expect(p.decide({ ...base, admit: () => 'budget' }, r)).toMatchObject({ retry: false, reason: 'budget' });
+    expect(p.decide({ ...base, classification: { ...retryable, hintMs: 400_000 } }, r)).toEqual({
+      retry: false,
+      reason: 'hint-too-long',
+      retryAfterMs: 400_000,
+    });
+  });
+
+  it('a failed outcome of a non-idempotent call may be retried; unknown only through verify', () => {
+    const p = new RetryPolicy();
+    expect(p.decide({ ...base, idempotent: false, classification: { outcome: 'failed', retryable: true } }, random())).toMatchObject({
+      retry: true,
+      verify: false,
+    });
+    expect(p.decide({ ...base, idempotent: false, verifiable: true }, random())).toMatchObject({ retry: true, verify: true });
+  });
+
+  it('a hint is a minimum, jittered upward by at most 20%', () => {
+    const p = new RetryPolicy({ backoff: { base: 10, jitter: 'none' } });
+    for (let seed = 0; seed < 200; seed++) {
+      const d = p.decide({ ...base, classification: { ...retryable, hintMs: 1000 } }, new SeededRandom(seed));
+      if (!d.retry) throw new Error('expected a retry');
+      expect(d.delayMs).toBeGreaterThanOrEqual(1000);
+      expect(d.delayMs).toBeLessThanOrEqual(1200);
+    }
+  });
+
+  it('a hint longer than the time left ends retrying now, carrying retryAfterMs', () => {
+    const p = new RetryPolicy();
+    const d = p.decide({ ...base, deadlineRemainingMs: 500, classification: { ...retryable, hintMs: 2000 } }, random());
+    expect(d).toEqual({ retry: false, reason: 'hint-too-long', retryAfterMs: 2000 });
+  });
+
+  it('backoff is clamped to what the deadline allows', () => {
+    const p = new RetryPolicy({ backoff: { base: 10_000, jitter: 'none' } });
+    const d = p.decide({ ...base, deadlineRemainingMs: 300 }, random());
+    expect(d).toMatchObject({ retry: true, delayMs: 299 });
+  });
+
+  it('property: never retries past maxAttempts, and no sleep ends after the deadline or maxElapsed', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        fc.double({ min: 0, max: 2e6, noNaN: true }),
+        fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
+        fc.integer(),
+        (maxAttempts, attempt, elapsed, maxElapsed, remaining, hintMs, seed) => {
+          const p = new RetryPolicy({ maxAttempts, maxElapsed });
+          const d = p.decide(
+            { ...base, attempt, elapsedMs: elapsed, deadlineRemainingMs: remaining, classification: { ...retryable, hintMs } },
+            new SeededRandom(seed),
+          );
+          if (d.retry) {
+            expect(attempt).toBeLessThan(maxAttempts);
+            expect(d.delayMs).toBeLessThanOrEqual(remaining);
+            expect(elapsed + d.delayMs).toBeLessThanOrEqual(maxElapsed);
+            expect(d.delayMs).toBeGreaterThanOrEqual(0);
+            if (hintMs !== undefined) expect(d.delayMs).toBeGreaterThanOrEqual(hintMs);
+          }
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('property: non-retryable errors are never retried', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('failed', 'unknown' as const), fc.boolean(), fc.boolean(), (outcome, idempotent, verifiable) => {
+        const d = new RetryPolicy().decide(
+          { ...base, idempotent, verifiable, classification: { outcome, retryable: false } },
+          random(),
+        );
+        expect(d.retry).toBe(false);
+      }),
+    );
+  });
+
+  it('unbounded retrying must be written explicitly and bounded in time', () => {
+    expect(() => new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY })).toThrow('finite `maxElapsed`');
+    expect(new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 }).maxAttempts).toBe(Number.POSITIVE_INFINITY);
+    expect(() => new RetryPolicy({ maxAttempts: 0 })).toThrow('`maxAttempts` to be an integer ≥ 1, got 0');
+    expect(() => new RetryPolicy({ maxAttempts: -3, hintJitter: 2 })).toThrow(/maxAttempts[\s\S]*hintJitter/);
+  });
+
+  it('presets are valid and shaped for their audience', () => {
+    const i = new RetryPolicy(interactive);
+    const b = new RetryPolicy(background);
+    expect(i.maxAttempts).toBeLessThan(b.maxAttempts);
+    expect(i.backoff.cap).toBeLessThan(b.backoff.cap);
+    expect(i.maxElapsed).toBeLessThan(b.maxElapsed);
+    expect(b.backoff.floor).toBe(1000);
+  });
+});
