@@ -24,4 +24,6 @@ export interface Classification {
   throttled?: boolean;
   /** HTTP status when there was one. */
   status?: number;
+  /** The error code that decided the classification (`ECONNREFUSED`, `ERR_TLS_CERT_ALTNAME_INVALID`, …). */
+  code?: string;
 }

@@ -12,11 +12,20 @@ interface Storage<T> {
   run<R>(store: T, fn: () => R): R;
 }
 
-/** What the context carries: the absolute deadline in monotonic ms of the clock in use. */
+/** What the context carries for the work done on behalf of one inbound request or outer call. */
 export interface DeadlineScope {
+  /** Absolute deadline in monotonic ms of the clock in use (`Infinity` for none). */
   deadline: number;
-  /** Aborts when the deadline passes or the inbound request is cancelled, when known. */
+  /**
+   * Aborts when the inbound request is cancelled or its deadline passes. Calls made inside
+   * the scope without a signal of their own use it.
+   */
   signal?: AbortSignal;
+  /**
+   * Told when a kindly call inside the scope gives up after exhausting its retries, budget or
+   * breaker, so server middleware can mark the response "don't retry" (SPEC S7).
+   */
+  onGiveUp?: (reason: string) => void;
 }
 
 const storage: Storage<DeadlineScope> | undefined = (() => {

@@ -67,6 +67,12 @@ export interface CallOptions<T> {
   verify?: (context: { attempt: number; signal: AbortSignal | undefined }) => boolean | PromiseLike<boolean>;
   /** Used instead of throwing when the call gives up or is rejected fast. */
   fallback?: Fallback<T>;
+  /**
+   * Told about each failed attempt and whether a retry follows, before any sleep. The HTTP
+   * layer uses it to cancel the body of a response that will be retried, and to keep the
+   * last one.
+   */
+  onAttemptError?: (error: unknown, info: { attempt: number; willRetry: boolean }) => void;
 }
 
 const KEYS = ['retry', 'attemptTimeout', 'totalTimeout', 'idempotent', 'classify', 'fallback', 'clock', 'random'] as const;
@@ -155,25 +161,23 @@ export class Downstream {
    */
   async call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const clock = this.clock;
-    const signal = options?.signal;
+    const inherited = currentDeadlineScope();
+    const signal = options?.signal ?? inherited?.signal;
     if (signal?.aborted) throw signal.reason;
     const startedAt = clock.monotonic();
     const stats = this.stats_;
     stats.requests++;
 
     let deadline = Number.POSITIVE_INFINITY;
-    const inherited = currentDeadlineScope();
     if (inherited !== undefined) deadline = inherited.deadline;
     if (options?.deadline !== undefined && options.deadline < deadline) deadline = options.deadline;
     const totalTimeout = options?.timeout ?? this.totalTimeout;
     if (totalTimeout !== undefined && startedAt + totalTimeout < deadline) deadline = startedAt + totalTimeout;
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    // Nested kindly calls inherit the deadline; the scope is only built when there is one.
-    const scope: DeadlineScope | undefined = hasDeadline
-      ? inherited !== undefined && inherited.deadline === deadline
-        ? inherited
-        : { deadline }
-      : undefined;
+    // Nested kindly calls inherit the deadline: a new scope is entered only when this call
+    // tightens it; otherwise the operation already runs inside the inherited one.
+    const scope: DeadlineScope | undefined =
+      hasDeadline && inherited?.deadline !== deadline ? { deadline, signal, onGiveUp: inherited?.onGiveUp } : undefined;
 
     const retry = this.retry;
     const idempotent = options?.idempotent ?? this.idempotent;
@@ -289,6 +293,7 @@ export class Downstream {
             source: classification.hintSource ?? 'unknown',
           });
         }
+        options?.onAttemptError?.(error, { attempt, willRetry: decision.retry });
         if (!decision.retry) {
           if (attempt > 1) stats.retriedRequests++;
           return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, decision.retryAfterMs, options);
@@ -360,6 +365,7 @@ export class Downstream {
     if (this.events.active) {
       this.events.emit({ type: 'give-up', downstream: this.name, atMs: now, reason, attempts, elapsedMs, outcome, retryAfterMs });
     }
+    currentDeadlineScope()?.onGiveUp?.(reason);
     const fallback = (options?.fallback ?? this.fallback) as Fallback<T> | undefined;
     if (fallback === undefined) throw error;
     this.stats_.fallbacks++;

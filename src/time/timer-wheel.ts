@@ -7,11 +7,14 @@ import type { Cancel } from './clock.js';
  * call succeeds first. A native `setTimeout` + `clearTimeout` per call costs more than the
  * rest of kindly's success path, so long timeouts share a bucketed wheel: an entry expires
  * at the end of its `resolutionMs` bucket (never early, at most `resolutionMs` late), and a
- * single unref'd native timer is armed for the earliest bucket. Cancelling is O(1): the
- * entry is marked dead and skipped when its bucket fires.
+ * single unref'd native timer is armed for the earliest bucket.
+ *
+ * Cancelling is O(1) and frees memory as soon as it empties a bucket: cancelled entries
+ * must not pile up for the whole timeout (10 s by default), or a busy process would carry
+ * millions of dead entries into the old generation and pay for them in GC.
  */
 export class TimerWheel {
-  private readonly buckets = new Map<number, WheelEntry[]>();
+  private readonly buckets = new Map<number, Bucket>();
   private armedFor = Number.POSITIVE_INFINITY;
   private handle: ReturnType<typeof setTimeout> | undefined;
   private live = 0;
@@ -27,72 +30,71 @@ export class TimerWheel {
   }
 
   add(ms: number, callback: () => void): Cancel {
-    const bucket = Math.ceil((this.nowMs() + ms) / this.resolutionMs) * this.resolutionMs;
-    const entry: WheelEntry = { callback, live: true };
-    let list = this.buckets.get(bucket);
-    if (list === undefined) {
-      list = [];
-      this.buckets.set(bucket, list);
+    const at = Math.ceil((this.nowMs() + ms) / this.resolutionMs) * this.resolutionMs;
+    let bucket = this.buckets.get(at);
+    if (bucket === undefined) {
+      bucket = new Bucket(at);
+      this.buckets.set(at, bucket);
+      if (at < this.armedFor) this.arm(at);
     }
-    list.push(entry);
+    const entry = new WheelEntry(callback, bucket);
+    bucket.entries.push(entry);
+    bucket.live++;
     this.live++;
-    if (bucket < this.armedFor) this.arm(bucket);
-    return () => {
-      if (entry.live) {
-        entry.live = false;
-        this.live--;
-        if (this.live === 0) this.disarm();
-      }
-    };
+    return () => this.cancel(entry);
   }
 
-  private arm(bucket: number): void {
+  private cancel(entry: WheelEntry): void {
+    if (!entry.live) return;
+    entry.live = false;
+    this.live--;
+    const bucket = entry.bucket;
+    // An emptied bucket drops its dead entries but stays in the map until its time comes:
+    // deleting and re-adding map keys on every call makes V8 shrink and regrow the table.
+    if (--bucket.live === 0) bucket.entries.length = 0;
+    // The native timer stays armed (unref'd, so harmless): re-arming on the next call would
+    // cost a setTimeout/clearTimeout pair per call, the very cost the wheel avoids.
+  }
+
+  private arm(at: number): void {
     if (this.handle !== undefined) clearTimeout(this.handle);
-    this.armedFor = bucket;
-    this.handle = setTimeout(() => this.fire(), Math.max(0, bucket - this.nowMs()));
+    this.armedFor = at;
+    this.handle = setTimeout(() => this.fire(), Math.max(0, at - this.nowMs()));
     this.handle.unref?.();
-  }
-
-  private disarm(): void {
-    if (this.handle !== undefined) clearTimeout(this.handle);
-    this.handle = undefined;
-    this.armedFor = Number.POSITIVE_INFINITY;
-    this.buckets.clear();
   }
 
   private fire(): void {
     this.handle = undefined;
     this.armedFor = Number.POSITIVE_INFINITY;
     const now = this.nowMs();
-    const due: WheelEntry[][] = [];
-    let next = Number.POSITIVE_INFINITY;
-    for (const [bucket, list] of this.buckets) {
-      if (bucket <= now) {
-        due.push(list);
-        this.buckets.delete(bucket);
-      } else if (bucket < next) {
-        next = bucket;
-      }
-    }
-    for (const list of due) {
-      for (const entry of list) {
+    const due: Bucket[] = [];
+    for (const bucket of this.buckets.values()) if (bucket.at <= now) due.push(bucket);
+    for (const bucket of due) {
+      this.buckets.delete(bucket.at);
+      for (const entry of bucket.entries) {
         if (!entry.live) continue;
         entry.live = false;
         this.live--;
         entry.callback();
       }
     }
-    if (this.live === 0) this.buckets.clear();
-    else if (next < this.armedFor) {
-      // Recompute: callbacks may have added entries (and armed) already.
-      let earliest = next;
-      for (const bucket of this.buckets.keys()) if (bucket < earliest) earliest = bucket;
-      if (earliest < this.armedFor) this.arm(earliest);
-    }
+    // Callbacks may have added entries (and armed) already; arm for whatever is earliest.
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const at of this.buckets.keys()) if (at < earliest) earliest = at;
+    if (earliest < this.armedFor) this.arm(earliest);
   }
 }
 
-interface WheelEntry {
-  callback: () => void;
-  live: boolean;
+class Bucket {
+  readonly entries: WheelEntry[] = [];
+  live = 0;
+  constructor(readonly at: number) {}
+}
+
+class WheelEntry {
+  live = true;
+  constructor(
+    readonly callback: () => void,
+    readonly bucket: Bucket,
+  ) {}
 }

@@ -1,0 +1,40 @@
+/**
+ * Side-by-side benchmarks, in one process so the ratios are fair: `npm run bench` prints a
+ * table with ratios to kindly; `npm run bench -- --json` prints
+ * `[{ "name": string, "nsPerCall": number }, …]`.
+ *
+ * Every case runs the same successful async operation; what differs is the resilience
+ * wrapper around it. Each wrapper is built once, outside the measured loop, as a user would.
+ */
+import { bench, do_not_optimize, run } from 'mitata';
+import { cases } from './cases.js';
+
+const json = process.argv.includes('--json');
+const filter = process.argv.find((a) => a.startsWith('--filter='))?.slice('--filter='.length);
+
+for (const c of cases) {
+  if (filter !== undefined && !c.name.includes(filter)) continue;
+  const fn = await c.setup();
+  // Sanity: every case must really run the operation and resolve.
+  if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
+  bench(c.name, async () => do_not_optimize(await fn()));
+}
+
+const result = await run({ format: 'quiet', throw: true });
+const rows = result.benchmarks.map((b) => ({
+  name: b.alias,
+  nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
+}));
+
+if (json) {
+  process.stdout.write(`${JSON.stringify(rows)}\n`);
+} else {
+  const kindlyOf = (name: string) => rows.find((r) => r.name === name.replace(/^[^:]+:/, 'kindly:'));
+  console.log(`node ${process.version}, ${new Date().toISOString()}`);
+  console.log('case                          ns/call    vs kindly');
+  for (const r of rows) {
+    const k = kindlyOf(r.name);
+    const ratio = k && k !== r && r.name.includes(':') ? `${(r.nsPerCall / k.nsPerCall).toFixed(1)}×` : '';
+    console.log(`${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}    ${ratio}`);
+  }
+}

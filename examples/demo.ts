@@ -1,0 +1,79 @@
+/**
+ * `npm run demo`: the thundering-herd experiment (SPEC S11.1) measured for real.
+ *
+ * A real HTTP server on loopback serves at most 10 requests per 100 ms slot and answers 429
+ * to the rest. 100 callers in this process each make one request at the same moment through
+ * one kindly downstream per strategy, and retry until they succeed. We count what the server
+ * saw: total requests, the most retries that arrived in one slot, and when the last caller
+ * succeeded — beside the physical lower bound (190 requests, 1.0 s).
+ */
+import { type DownstreamOptions, downstream } from '../src/index.js';
+import { startSlotLimitedServer } from './support/slot-limited-server.js';
+
+const CLIENTS = 100;
+const CAPACITY = 10;
+const SLOT_MS = 100;
+const LOWER_BOUND = { requests: CLIENTS + (CLIENTS - CAPACITY), ms: (CLIENTS / CAPACITY) * SLOT_MS };
+
+/** Retry until success, bounded in time (unbounded attempts must be bounded explicitly). */
+const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 };
+
+const strategies: Array<{ name: string; options: DownstreamOptions }> = [
+  { name: 'fixed 1 s', options: { retry: { ...untilSuccess, backoff: { shape: 'constant', base: 1_000, jitter: 'none' } } } },
+  {
+    name: 'exponential, no jitter',
+    options: { retry: { ...untilSuccess, backoff: { base: 200, factor: 2, cap: 5_000, jitter: 'none' } } },
+  },
+  {
+    name: 'exponential + full jitter',
+    options: { retry: { ...untilSuccess, backoff: { base: 200, factor: 2, cap: 5_000, jitter: 'full' } } },
+  },
+];
+
+interface Row {
+  strategy: string;
+  totalRequests: number;
+  peakRetriesPerSlot: number;
+  allSucceededMs: number;
+}
+
+async function measure(name: string, options: DownstreamOptions, retryAfterSeconds?: number): Promise<Row> {
+  const server = await startSlotLimitedServer({ capacity: CAPACITY, slotMs: SLOT_MS, retryAfterSeconds });
+  const api = downstream(`herd ${name}`, options);
+  const callOnce = () =>
+    api.call(async ({ attempt, signal }) => {
+      const response = await fetch(server.url, { headers: { 'x-retry-attempt': String(attempt - 1) }, signal });
+      await response.arrayBuffer();
+      if (response.status !== 200) {
+        throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status, response });
+      }
+    });
+  server.reset();
+  await Promise.all(Array.from({ length: CLIENTS }, callOnce));
+  const row = {
+    strategy: name,
+    totalRequests: server.totalRequests,
+    peakRetriesPerSlot: Math.max(0, ...server.retriesPerSlot.map((n) => n ?? 0)),
+    allSucceededMs: Math.round(server.lastSuccessMs),
+  };
+  await server.close();
+  return row;
+}
+
+const rows: Row[] = [];
+for (const s of strategies) {
+  process.stderr.write(`running ${s.name}…\n`);
+  rows.push(await measure(s.name, s.options));
+}
+
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+console.log(`\nHerd: ${CLIENTS} clients at t=0, server serves ${CAPACITY} per ${SLOT_MS} ms slot, 429 to the rest (real HTTP on loopback)\n`);
+console.log(`${'strategy'.padEnd(34)}${pad('requests', 10)}${pad('peak retries/slot', 19)}${pad('all succeeded', 15)}`);
+for (const r of rows) {
+  console.log(
+    `${r.strategy.padEnd(34)}${pad(r.totalRequests, 10)}${pad(r.peakRetriesPerSlot, 19)}${pad(`${(r.allSucceededMs / 1000).toFixed(2)} s`, 15)}`,
+  );
+}
+console.log(
+  `${'lower bound'.padEnd(34)}${pad(LOWER_BOUND.requests, 10)}${pad('—', 19)}${pad(`${(LOWER_BOUND.ms / 1000).toFixed(2)} s`, 15)}`,
+);

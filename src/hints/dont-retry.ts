@@ -1,0 +1,32 @@
+import { type HeaderSource, headerValue } from './headers.js';
+import { GRPC_RETRY_PUSHBACK_HEADER, isGrpcPushbackStop } from './rate-limit-fields.js';
+import { trimOws } from './hint-ms.js';
+
+/**
+ * The header a kindly server sets on a failure it already retried (SPEC S7): its retries,
+ * budget or breaker are exhausted, so an upstream kindly client must not retry again.
+ * Only the layer next to the failing dependency retries, which keeps a chain of N layers
+ * at N attempts instead of Nᴸ.
+ */
+export const RETRY_EXHAUSTED_HEADER = 'x-retry-exhausted';
+
+/** Envoy sets this (any value) when it rejected the request for overload; Envoy itself does not retry it. */
+export const ENVOY_OVERLOADED_HEADER = 'x-envoy-overloaded';
+
+/**
+ * Did the callee say "don't retry this" (SPEC S7)? True for any of:
+ * - `x-retry-exhausted: 1` (also `true`, any case; `0`, empty or other values are not a stop);
+ * - `x-envoy-overloaded` present, whatever its value;
+ * - a negative `grpc-retry-pushback-ms` (gRFC A6's "do not retry").
+ * Never throws.
+ */
+export function readDontRetry(headers: HeaderSource): boolean {
+  const exhausted = headerValue(headers, RETRY_EXHAUSTED_HEADER);
+  if (exhausted !== undefined) {
+    const text = trimOws(exhausted).toLowerCase();
+    if (text === '1' || text === 'true') return true;
+  }
+  if (headerValue(headers, ENVOY_OVERLOADED_HEADER) !== undefined) return true;
+  const pushback = headerValue(headers, GRPC_RETRY_PUSHBACK_HEADER);
+  return pushback !== undefined && isGrpcPushbackStop(pushback);
+}

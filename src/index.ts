@@ -1,0 +1,47 @@
+// kindly's public surface. Everything a user imports comes from here (or a subpath export).
+export { Backoff, BACKOFF_DEFAULTS, type BackoffOptions, type BackoffShape, type Jitter } from './backoff/backoff.js';
+export type { Classification, Outcome } from './classify/outcome.js';
+export {
+  AttemptTimeoutError,
+  BulkheadRejectedError,
+  CircuitOpenError,
+  DeadlineExceededError,
+  GiveUpError,
+  type GiveUpReason,
+  HttpStatusError,
+  isAttemptTimeoutError,
+  isBulkheadRejectedError,
+  isCircuitOpenError,
+  isDeadlineExceededError,
+  isGiveUpError,
+  isHttpStatusError,
+  isKindlyError,
+  KindlyError,
+} from './errors/errors.js';
+export { InvalidOptionsError } from './options/validate.js';
+export {
+  background,
+  interactive,
+  RETRY_DEFAULTS,
+  type RetryDecision,
+  type RetryInput,
+  type RetryOptions,
+  RetryPolicy,
+} from './policies/retry-decision.js';
+export { type Random, SeededRandom, systemRandom } from './random/random.js';
+export type { CallContext, Operation } from './runtime/attempt.js';
+export { currentDeadlineScope, type DeadlineScope, runWithDeadline } from './runtime/deadline-context.js';
+export {
+  type CallOptions,
+  DOWNSTREAM_DEFAULTS,
+  Downstream,
+  type DownstreamOptions,
+  downstream,
+  type Fallback,
+  type FallbackInfo,
+} from './runtime/downstream.js';
+export { EVENTS, type KindlyEvent, type KindlyEventType } from './telemetry/events.js';
+export type { StatsSnapshot } from './telemetry/stats.js';
+export type { Cancel, Clock } from './time/clock.js';
+export { SystemClock, systemClock } from './time/system-clock.js';
+export { VirtualClock } from './time/virtual-clock.js';

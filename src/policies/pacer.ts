@@ -1,0 +1,295 @@
+import { OptionsValidator } from '../options/validate.js';
+import { DeliveryRate } from './delivery-rate.js';
+
+/** What one answer told the pacer: served, rejected for load (429/503), or timed out. */
+export type PacerSignal = 'ok' | 'rejected' | 'timeout';
+
+export interface PacerOptions {
+  /**
+   * Factor applied to the allowed rate when paced requests are still rejected, in (0, 1).
+   * @default 0.7
+   */
+  decrease?: number;
+  /**
+   * Time for the rate to climb back to where it was cut (the cubic's K), in ms; it then
+   * keeps probing upward, slowly at first. @default 1_000
+   */
+  recoveryMs?: number;
+  /**
+   * Throttling ends after this long without a rejection or timeout, once nobody is waiting
+   * and any wait hint has passed. @default 2_000
+   */
+  quietMs?: number;
+  /** Window of the delivery-rate estimator, in ms. @default 1_000 */
+  windowMs?: number;
+  /** Buckets the estimator's window is split into. @default 10 */
+  buckets?: number;
+  /**
+   * Longest gap between two paced sends, in ms: while throttling at least one request per
+   * `maxSpacingMs` goes out, so a callee rejecting everything is still probed. @default 1_000
+   */
+  maxSpacingMs?: number;
+  /** Whether the runtime paces first attempts too, not only retries. @default false */
+  paceFirstAttempts?: boolean;
+}
+
+export const PACER_DEFAULTS = {
+  /** @default 0.7 */
+  decrease: 0.7,
+  /** @default 1_000 */
+  recoveryMs: 1_000,
+  /** @default 2_000 */
+  quietMs: 2_000,
+  /** @default 1_000 */
+  windowMs: 1_000,
+  /** @default 10 */
+  buckets: 10,
+  /** @default 1_000 */
+  maxSpacingMs: 1_000,
+  /** @default false */
+  paceFirstAttempts: false,
+} as const satisfies PacerOptions;
+
+const KEYS = ['decrease', 'recoveryMs', 'quietMs', 'windowMs', 'buckets', 'maxSpacingMs', 'paceFirstAttempts'] as const;
+
+/** RFC 6298's gain for the smoothed round-trip time, used only when `sentAtMs` is not given. */
+const RTT_GAIN = 1 / 8;
+
+/**
+ * Adaptive pacing (SPEC S6.4): learns how fast the callee will serve us and, while it is
+ * throttling us, releases requests at that rate instead of letting each sleep on its own.
+ * No rate is configured or written anywhere: every rate comes from measurement.
+ *
+ * **Not throttling** (the healthy case): `reserve` returns 0 and books nothing; the only
+ * work per answer is the delivery-rate estimator's O(1) update.
+ *
+ * **Entering** — the first rejection (429/503), timeout or wait hint. With `D` the measured
+ * delivery rate (successes per unit time over the estimator's window, see `DeliveryRate`):
+ *
+ *     W = D                       (or, if nothing succeeded, the answer rate A; floor 1/maxSpacingMs)
+ *
+ * No cut here: the requests now being rejected were sent unpaced, and D is what the callee
+ * proved it serves. Until the first cut, W is raised to D whenever D grows (answers from
+ * the same burst still arriving) and the queue is re-packed at the new rate.
+ *
+ * **Allowed rate**, CUBIC-like (RFC 9438) but scale-free, with β = `decrease`,
+ * K = `recoveryMs`, `tₚ` the time the curve is back at W:
+ *
+ *     u(t)    = max(−1, (t − tₚ) / K)
+ *     rate(t) = max(1 / maxSpacingMs, W × (1 + (1 − β) × u³))
+ *
+ * At entry tₚ = now (flat at W, then probing upward: +(1 − β) × W after K, faster after).
+ *
+ * **Cutting** — a paced request is rejected or times out (it was booked after the last
+ * decision, so the current rate is still too high):
+ *
+ *     W  = min(rate(now), D)      tₚ = now + K      ⇒ rate(now) = β × W
+ *
+ * then concave recovery to W over K and convex probing beyond: a callee whose capacity
+ * doubled is found in ≈ K × (1 + ∛(1/(1 − β))) ≈ 2.5 s with the defaults, whatever its scale.
+ * Answers to requests booked before the cut do not cut again (TCP's once per round).
+ *
+ * **Pacing** — a virtual queue. `reserve(now)` books the next slot and returns the wait:
+ *
+ *     slot = max(now, hintUntil, next)      next = slot + 1 / rate(max(now, hintUntil))
+ *
+ * so N callers reserving at one instant get slots 1/rate apart, and after a wait hint none
+ * is earlier than the hint.
+ *
+ * **Leaving** — after `quietMs` without rejection or timeout, with the queue drained and
+ * any hint passed.
+ *
+ * Sans-IO: every method takes `nowMs` (monotonic ms); nothing here sleeps or reads a clock.
+ */
+export class Pacer {
+  readonly decrease: number;
+  readonly recoveryMs: number;
+  readonly quietMs: number;
+  readonly windowMs: number;
+  readonly buckets: number;
+  readonly maxSpacingMs: number;
+  /** Read by the runtime: pace first attempts too, not only retries. */
+  readonly paceFirstAttempts: boolean;
+
+  private readonly estimator: DeliveryRate;
+  private readonly minRate: number;
+  private active = false;
+  /** Before the first cut of a throttling episode, W follows the measured rate upward. */
+  private entryPhase = false;
+  /** W: the level the cubic curve returns to, requests per ms. */
+  private level = 0;
+  /** tₚ: when the curve is back at W. */
+  private plateauAt = 0;
+  /** Rejections of requests sent before this were booked at an older rate and don't cut. */
+  private cutGateAt = 0;
+  private lastRejectAt = Number.NEGATIVE_INFINITY;
+  private hintUntil = Number.NEGATIVE_INFINITY;
+  /** The virtual queue: the next free slot, and where the current backlog began. */
+  private next = Number.NEGATIVE_INFINITY;
+  private queueStart = 0;
+  private queuedSinceStart = 0;
+  private srtt: number | undefined;
+  private cutCount = 0;
+  private pacedCount = 0;
+
+  constructor(options: PacerOptions = {}) {
+    const v = new OptionsValidator('pacer');
+    v.knownKeys(options, KEYS)
+      .number('decrease', options?.decrease, 0, 1)
+      .check(options?.decrease !== 0 && options?.decrease !== 1, `Expected \`decrease\` in (0, 1), got ${options?.decrease}`)
+      .duration('recoveryMs', options?.recoveryMs, { min: 1 })
+      .duration('quietMs', options?.quietMs)
+      .duration('windowMs', options?.windowMs, { min: 1 })
+      .integer('buckets', options?.buckets, 1)
+      .duration('maxSpacingMs', options?.maxSpacingMs, { min: 1 })
+      .check(
+        options?.paceFirstAttempts === undefined || typeof options.paceFirstAttempts === 'boolean',
+        `Expected \`paceFirstAttempts\` to be a boolean, got ${JSON.stringify(options?.paceFirstAttempts)}`,
+      );
+    v.done();
+    const d = PACER_DEFAULTS;
+    this.decrease = options.decrease ?? d.decrease;
+    this.recoveryMs = options.recoveryMs ?? d.recoveryMs;
+    this.quietMs = options.quietMs ?? d.quietMs;
+    this.windowMs = options.windowMs ?? d.windowMs;
+    this.buckets = options.buckets ?? d.buckets;
+    this.maxSpacingMs = options.maxSpacingMs ?? d.maxSpacingMs;
+    this.paceFirstAttempts = options.paceFirstAttempts ?? d.paceFirstAttempts;
+    this.estimator = new DeliveryRate(this.windowMs, this.buckets);
+    this.minRate = 1 / this.maxSpacingMs;
+  }
+
+  /**
+   * Reports one answer. `hintMs` is the callee's wait hint, if any (on any signal: a
+   * success saying "remaining 0, reset in 10 s" is a hint too). `sentAtMs` is when that
+   * attempt was sent: pass it — it is what measures the delivery rate and tells answers to
+   * old requests from answers to paced ones. Without it the pacer assumes
+   * `now − smoothed latency` (latency learned from the answers that did carry it, else 0).
+   */
+  onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number): void {
+    let sent: number;
+    if (sentAtMs === undefined) sent = nowMs - (this.srtt ?? 0);
+    else {
+      sent = sentAtMs;
+      const latency = nowMs - sentAtMs;
+      if (latency >= 0) this.srtt = this.srtt === undefined ? latency : this.srtt + RTT_GAIN * (latency - this.srtt);
+    }
+    const ok = signal === 'ok';
+    this.estimator.record(nowMs, sent, ok);
+    if (hintMs !== undefined && hintMs > 0) {
+      const until = nowMs + hintMs;
+      if (until > this.hintUntil) this.hintUntil = until;
+      if (!this.active) this.enter(nowMs);
+    }
+    if (ok) {
+      if (this.active && this.entryPhase) this.followMeasured(nowMs);
+      return;
+    }
+    this.lastRejectAt = nowMs;
+    if (!this.active) this.enter(nowMs);
+    else if (sent >= this.cutGateAt) this.cut(nowMs);
+  }
+
+  /**
+   * Books a send slot: returns the ms to wait before sending (0 when not throttling). Call
+   * it once per request that will be sent; the slot is taken whether or not it is used.
+   */
+  reserve(nowMs: number): number {
+    if (!this.throttling(nowMs)) return 0;
+    const ready = nowMs > this.hintUntil ? nowMs : this.hintUntil;
+    if (this.next <= ready) {
+      // The queue has drained: a new backlog starts here.
+      this.next = ready;
+      this.queueStart = ready;
+      this.queuedSinceStart = 0;
+    }
+    let slot = this.next;
+    if (this.entryPhase) {
+      // W may have risen since earlier bookings of this backlog: pack the rest at W.
+      const packed = this.queueStart + this.queuedSinceStart / this.level;
+      if (packed < slot) slot = packed > ready ? packed : ready;
+    }
+    this.queuedSinceStart++;
+    this.next = slot + 1 / this.allowed(ready);
+    const wait = slot - nowMs;
+    if (wait > 0) {
+      this.pacedCount++;
+      return wait;
+    }
+    return 0;
+  }
+
+  /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
+  throttling(nowMs: number): boolean {
+    if (
+      this.active &&
+      nowMs - this.lastRejectAt >= this.quietMs &&
+      this.next <= nowMs &&
+      this.hintUntil <= nowMs
+    ) {
+      this.active = false;
+      this.entryPhase = false;
+    }
+    return this.active;
+  }
+
+  /**
+   * The learned rate in requests per second: the allowed send rate while throttling,
+   * otherwise the measured delivery rate; `undefined` before anything was measured.
+   */
+  rate(nowMs: number): number | undefined {
+    if (this.throttling(nowMs)) return this.allowed(nowMs > this.hintUntil ? nowMs : this.hintUntil) * 1000;
+    const measured = this.estimator.rate(nowMs);
+    return measured === undefined ? undefined : measured * 1000;
+  }
+
+  /** Rate cuts since creation (paced requests still rejected). */
+  get cuts(): number {
+    return this.cutCount;
+  }
+
+  /** Reservations that had to wait, since creation. */
+  get paced(): number {
+    return this.pacedCount;
+  }
+
+  /** rate(t) of the doc comment, requests per ms. */
+  private allowed(t: number): number {
+    let u = (t - this.plateauAt) / this.recoveryMs;
+    if (u < -1) u = -1;
+    const r = this.level * (1 + (1 - this.decrease) * u * u * u);
+    return r > this.minRate ? r : this.minRate;
+  }
+
+  private enter(nowMs: number): void {
+    const measured = this.estimator.rate(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
+    this.level = measured > this.minRate ? measured : this.minRate;
+    this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
+    this.cutGateAt = nowMs;
+    this.active = true;
+    this.entryPhase = true;
+    if (this.next < nowMs) this.next = Number.NEGATIVE_INFINITY;
+  }
+
+  private followMeasured(nowMs: number): void {
+    const measured = this.estimator.rate(nowMs);
+    if (measured !== undefined && measured > this.level) {
+      this.level = measured;
+      this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
+    }
+  }
+
+  private cut(nowMs: number): void {
+    // Nothing delivered in the window means the proven rate is nil: down to the floor.
+    const measured = this.estimator.rate(nowMs) ?? 0;
+    const current = this.allowed(nowMs);
+    const base = measured < current ? measured : current;
+    this.level = base > this.minRate ? base : this.minRate;
+    this.plateauAt = nowMs + this.recoveryMs;
+    this.entryPhase = false;
+    // Everything already booked goes out at the old spacing; only answers to requests sent
+    // after that backlog tell us about the new rate.
+    this.cutGateAt = this.next > nowMs ? this.next : nowMs;
+    this.cutCount++;
+  }
+}

@@ -1,0 +1,130 @@
+import type { Classification } from '../classify/outcome.js';
+import { BucketCounter } from './bucket-counter.js';
+import { Simulation } from './engine.js';
+import { GIVE_UP } from './retry-state.js';
+import { SlotServer } from './slot-server.js';
+
+/** The thundering-herd experiment's setup (SPEC S11.1). */
+export interface HerdSetup {
+  /** Clients, each sending one request at t = 0. */
+  clients: number;
+  /** Requests the server serves per slot. */
+  capacity: number;
+  /** Slot length, whole ms. */
+  slotMs: number;
+  seed: number;
+}
+
+/** What the server says to a client it could not serve: 429, no wait hint. */
+export const REJECTED: Readonly<Classification> = Object.freeze({
+  outcome: 'failed',
+  retryable: true,
+  throttled: true,
+  status: 429,
+});
+
+/** The client side of one herd run: how the clients of one strategy behave. */
+export interface HerdClients {
+  /** Client `client` sends an attempt now; returns its 1-based attempt number. */
+  send(client: number, now: number): number;
+  /** Its attempt was served (response delivered now). */
+  served(client: number, now: number): void;
+  /** Its attempt was rejected (response delivered now): ms until it tries again, or `GIVE_UP`. */
+  rejected(client: number, now: number): number;
+}
+
+/** A named way for rejected clients to come back. */
+export interface HerdStrategy {
+  name: string;
+  /** One line: the policy and its parameters. */
+  description: string;
+  /** Whether a run's outcome depends on the seed (jitter): deterministic ones run one seed. */
+  random: boolean;
+  /** Builds the clients' state for one run; they draw randomness from `sim.random` only. */
+  create(sim: Simulation, setup: HerdSetup): HerdClients;
+}
+
+export interface HerdRun {
+  /** Every attempt that reached the server, first tries included. */
+  totalRequests: number;
+  /** The most retries (attempts after a client's first) arriving in one slot. */
+  peakRetriesPerSlot: number;
+  /** When the last client's success was delivered; `Infinity` if some client gave up. */
+  allSucceededMs: number;
+  succeeded: number;
+  gaveUp: number;
+  /** Attempts per slot, first tries included (only when `recordSeries`). */
+  requestsPerSlot: number[] | undefined;
+}
+
+/**
+ * One run of the herd: `clients` requests at t = 0 against a `SlotServer`; every rejected
+ * client asks its strategy when to come back. The wait starts when the response arrives (end
+ * of the slot). Runs until every client has succeeded or given up.
+ */
+export function runHerd(
+  setup: HerdSetup,
+  strategy: HerdStrategy,
+  options: { recordSeries?: boolean; onProgress?: (finishedClients: number) => void } = {},
+): HerdRun {
+  const sim = new Simulation({ seed: setup.seed });
+  const clients = strategy.create(sim, setup);
+  const perSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
+  const retriesPerSlot = new BucketCounter(setup.slotMs);
+  const onProgress = options.onProgress;
+  let total = 0;
+  let succeeded = 0;
+  let gaveUp = 0;
+  let lastSuccess = 0;
+
+  const server = new SlotServer(sim, { capacity: setup.capacity, slotMs: setup.slotMs }, (client, ok, now) => {
+    if (ok) {
+      succeeded++;
+      lastSuccess = now;
+      clients.served(client, now);
+    } else {
+      const delay = clients.rejected(client, now);
+      if (delay !== GIVE_UP) {
+        sim.after(delay, send, client);
+        return;
+      }
+      gaveUp++;
+    }
+    // A client finished: report every 2^16 of them.
+    if (onProgress !== undefined && ((succeeded + gaveUp) & 0xffff) === 0) onProgress(succeeded + gaveUp);
+  });
+  const send = sim.on((client, now) => {
+    const attempt = clients.send(client, now);
+    total++;
+    perSlot?.add(now);
+    if (attempt > 1) retriesPerSlot.add(now);
+    server.arrive(client, now);
+  });
+
+  for (let c = 0; c < setup.clients; c++) sim.at(0, send, c);
+  sim.run();
+  onProgress?.(succeeded + gaveUp);
+
+  return {
+    totalRequests: total,
+    peakRetriesPerSlot: retriesPerSlot.max(),
+    allSucceededMs: gaveUp === 0 ? lastSuccess : Number.POSITIVE_INFINITY,
+    succeeded,
+    gaveUp,
+    requestsPerSlot: perSlot?.toArray(),
+  };
+}
+
+/**
+ * The physical lower bound (SPEC S11.1): every client's first try, plus one retry for each
+ * client rejected in the first slot; and as many slots as it takes to serve everyone once.
+ */
+export function herdLowerBound(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs'>): {
+  totalRequests: number;
+  allSucceededMs: number;
+} {
+  return {
+    totalRequests: setup.clients + Math.max(0, setup.clients - setup.capacity),
+    allSucceededMs: Math.ceil(setup.clients / setup.capacity) * setup.slotMs,
+  };
+}

@@ -1,0 +1,137 @@
+import type { Chart } from './model.js';
+
+/** Colours that stay distinct for colour-blind readers (Okabe–Ito, then a few more). */
+const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442', '#7F3C8D', '#8C564B'];
+
+const WIDTH = 960;
+const PLOT_HEIGHT = 320;
+const MARGIN = { left: 64, right: 24, top: 36, bottom: 52 };
+const LEGEND_ITEM_WIDTH = 180;
+const LEGEND_ROW_HEIGHT = 20;
+
+export function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Tick values 0, step, 2·step, … covering [0, max], with step 1, 2 or 5 × 10^k. */
+export function niceTicks(max: number, target = 6): number[] {
+  if (!(max > 0) || !Number.isFinite(max)) return [0, 1];
+  const raw = max / target;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? 10 * magnitude;
+  const ticks: number[] = [];
+  for (let v = 0; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
+  if (ticks[ticks.length - 1]! < max) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
+  return ticks;
+}
+
+function fmt(v: number): string {
+  return String(Number(v.toPrecision(6)));
+}
+
+/**
+ * A line chart as a standalone inline `<svg>`: labelled axes, one `<path>` per series (with
+ * `class="series"` and `data-series="<name>"`), a legend, and dashed reference lines for the
+ * markers. Pure string building: no DOM, no external resources.
+ */
+export function renderChart(chart: Chart, id: string): string {
+  const legendColumns = Math.max(1, Math.floor((WIDTH - MARGIN.left - MARGIN.right) / LEGEND_ITEM_WIDTH));
+  const legendRows = Math.ceil(chart.series.length / legendColumns);
+  const height = MARGIN.top + PLOT_HEIGHT + MARGIN.bottom + legendRows * LEGEND_ROW_HEIGHT + 8;
+  const plotW = WIDTH - MARGIN.left - MARGIN.right;
+  const plotH = PLOT_HEIGHT;
+
+  let xMax = 0;
+  let yMax = 0;
+  for (const s of chart.series) {
+    for (const [x, y] of s.points) {
+      if (chart.xMax === undefined || x <= chart.xMax) if (y > yMax) yMax = y;
+      if (x > xMax) xMax = x;
+    }
+  }
+  for (const m of chart.markers ?? []) {
+    if (m.axis === 'y' && m.value > yMax) yMax = m.value;
+    if (m.axis === 'x' && m.value > xMax) xMax = m.value;
+  }
+  if (chart.xMax !== undefined) xMax = chart.xMax;
+  const xTicks = niceTicks(xMax);
+  const yTicks = niceTicks(yMax * 1.05);
+  const xTop = xTicks[xTicks.length - 1]!;
+  const yTop = yTicks[yTicks.length - 1]!;
+  const sx = (x: number) => MARGIN.left + (x / xTop) * plotW;
+  const sy = (y: number) => MARGIN.top + plotH - (y / yTop) * plotH;
+  const r = (v: number) => Math.round(v * 10) / 10;
+
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" id="${escapeXml(id)}" class="chart" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeXml(chart.title)}">`,
+  );
+  parts.push(`<title>${escapeXml(chart.title)}</title>`);
+  parts.push(`<defs><clipPath id="${escapeXml(id)}-plot"><rect x="${MARGIN.left}" y="${MARGIN.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>`);
+  parts.push(`<text x="${MARGIN.left}" y="22" class="chart-title">${escapeXml(chart.title)}</text>`);
+
+  // Grid and ticks.
+  for (const t of yTicks) {
+    const y = r(sy(t));
+    parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y}" y2="${y}" class="grid"/>`);
+    parts.push(`<text x="${MARGIN.left - 6}" y="${y + 4}" text-anchor="end" class="tick">${fmt(t)}</text>`);
+  }
+  for (const t of xTicks) {
+    const x = r(sx(t));
+    parts.push(`<line x1="${x}" x2="${x}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH + 5}" class="axis"/>`);
+    parts.push(`<text x="${x}" y="${MARGIN.top + plotH + 18}" text-anchor="middle" class="tick">${fmt(t)}</text>`);
+  }
+  parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH}" class="axis"/>`);
+  parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="axis"/>`);
+  parts.push(
+    `<text x="${MARGIN.left + plotW / 2}" y="${MARGIN.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(chart.xLabel)}</text>`,
+  );
+  parts.push(
+    `<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(chart.yLabel)}</text>`,
+  );
+
+  // Series.
+  parts.push(`<g clip-path="url(#${escapeXml(id)}-plot)">`);
+  chart.series.forEach((s, i) => {
+    const color = PALETTE[i % PALETTE.length]!;
+    const d: string[] = [];
+    let last: readonly [number, number] | undefined;
+    for (const p of s.points) {
+      if (chart.xMax !== undefined && last !== undefined && last[0] > chart.xMax) break;
+      if (last === undefined) d.push(`M${r(sx(p[0]))} ${r(sy(p[1]))}`);
+      else if (chart.steps) d.push(`H${r(sx(p[0]))}V${r(sy(p[1]))}`);
+      else d.push(`L${r(sx(p[0]))} ${r(sy(p[1]))}`);
+      last = p;
+    }
+    parts.push(
+      `<path class="series" data-series="${escapeXml(s.name)}" d="${d.join('')}" fill="none" stroke="${color}" stroke-width="1.8" stroke-linejoin="round"><title>${escapeXml(s.name)}</title></path>`,
+    );
+  });
+  parts.push('</g>');
+
+  // Reference lines.
+  for (const m of chart.markers ?? []) {
+    if (m.axis === 'y') {
+      const y = r(sy(m.value));
+      parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y}" y2="${y}" class="marker"/>`);
+      parts.push(`<text x="${MARGIN.left + plotW - 4}" y="${y - 5}" text-anchor="end" class="marker-label">${escapeXml(m.label)}</text>`);
+    } else if (m.value <= xTop) {
+      const x = r(sx(m.value));
+      parts.push(`<line x1="${x}" x2="${x}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="marker"/>`);
+      parts.push(`<text x="${x + 4}" y="${MARGIN.top + 12}" class="marker-label">${escapeXml(m.label)}</text>`);
+    }
+  }
+
+  // Legend.
+  const legendTop = MARGIN.top + plotH + MARGIN.bottom;
+  chart.series.forEach((s, i) => {
+    const x = MARGIN.left + (i % legendColumns) * LEGEND_ITEM_WIDTH;
+    const y = legendTop + Math.floor(i / legendColumns) * LEGEND_ROW_HEIGHT;
+    const color = PALETTE[i % PALETTE.length]!;
+    parts.push(
+      `<g class="legend-item" data-legend="${escapeXml(s.name)}"><line x1="${x}" x2="${x + 22}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="3"/><text x="${x + 28}" y="${y + 4}" class="legend">${escapeXml(s.name)}</text></g>`,
+    );
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}

@@ -1,0 +1,178 @@
+import { RetryPolicy, type RetryOptions } from '../../policies/retry-decision.js';
+import { BucketCounter } from '../bucket-counter.js';
+import { Dependency, TIMED_OUT } from '../dependency.js';
+import { Simulation } from '../engine.js';
+import { number } from '../report/format.js';
+import type { Table } from '../report/model.js';
+import { bucketSeries } from '../report/series.js';
+import { GIVE_UP, RetryState } from '../retry-state.js';
+import { num, type Scenario, type ScenarioContext, type ScenarioParams } from '../scenario.js';
+import { SteadyArrivals } from '../steady-arrivals.js';
+
+/** Load is counted per second, the granularity at which a callee's peak usually matters. */
+const BUCKET_MS = 1_000;
+
+export interface UniformVariant {
+  variant: string;
+  description: string;
+  requests: number;
+  attempts: number;
+  /** attempts / requests. */
+  loadMultiplier: number;
+  /** Most attempts in one second. */
+  peakPerSecond: number;
+  /** Most first attempts (new requests) in one second. */
+  arrivalsPeakPerSecond: number;
+  perSecond: number[];
+}
+
+/** One run: steady arrivals, each retried by `retry` against a callee that never answers. */
+export function runUniform(
+  setup: { ratePerSecond: number; durationMs: number; timeoutMs: number; seed: number },
+  variant: string,
+  description: string,
+  retry: RetryOptions,
+): UniformVariant {
+  const sim = new Simulation({ seed: setup.seed });
+  const policy = new RetryPolicy(retry);
+  const callee = new Dependency({ whenDown: 'hang', down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
+  const perSecond = new BucketCounter(BUCKET_MS);
+  const arrivalsPerSecond = new BucketCounter(BUCKET_MS);
+  let attempts = 0;
+  let state: RetryState;
+
+  const timedOut = sim.on((request, now) => {
+    const delay = state.next(request, TIMED_OUT, now);
+    if (delay !== GIVE_UP) sim.after(delay, send, request);
+  });
+  const send = sim.on((request, now) => {
+    state.attempt(request, now);
+    attempts++;
+    perSecond.add(now);
+    // The callee is down for good and never answers: every attempt ends at the caller's timeout.
+    sim.after(callee.answerDelay(callee.call(now), setup.timeoutMs), timedOut, request);
+  });
+  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (request, now) => {
+    arrivalsPerSecond.add(now);
+    sim.at(now, send, request);
+  });
+  state = new RetryState(policy, sim.random, arrivals.count);
+  arrivals.start();
+  sim.run();
+  return {
+    variant,
+    description,
+    requests: arrivals.count,
+    attempts,
+    loadMultiplier: arrivals.count === 0 ? 0 : attempts / arrivals.count,
+    peakPerSecond: perSecond.max(),
+    arrivalsPeakPerSecond: arrivalsPerSecond.max(),
+    perSecond: perSecond.toArray(),
+  };
+}
+
+/** The schedules compared: the herd's exponential ceiling, with and without full jitter. */
+function variants(attempts: number): { name: string; description: string; retry: RetryOptions }[] {
+  const backoff = { shape: 'exponential', base: 200, factor: 2, cap: 5_000 } as const;
+  return [
+    {
+      name: 'no jitter',
+      description: `${attempts} attempts, delay min(5 s, 100 ms × 2ⁿ) after the n-th timeout`,
+      retry: { maxAttempts: attempts, backoff: { ...backoff, jitter: 'none' } },
+    },
+    {
+      name: 'full jitter',
+      description: `${attempts} attempts, delay uniform in [0, min(5 s, 100 ms × 2ⁿ)]`,
+      retry: { maxAttempts: attempts, backoff: { ...backoff, jitter: 'full' } },
+    },
+  ];
+}
+
+function run(params: ScenarioParams, context: ScenarioContext) {
+  const setup = {
+    ratePerSecond: num(params, 'rate'),
+    durationMs: num(params, 'duration') * 1000,
+    timeoutMs: num(params, 'timeout-ms'),
+    seed: num(params, 'seed'),
+  };
+  const maxAttempts = num(params, 'attempts');
+  const chosen = variants(maxAttempts);
+  if (context.retry !== undefined) chosen.push({ name: 'config', description: 'your --config retry options', retry: context.retry });
+  const rows = chosen.map((v, i) => {
+    const r = runUniform(setup, v.name, v.description, v.retry);
+    context.onProgress?.(i + 1, chosen.length);
+    return r;
+  });
+  const [plain, jittered] = rows as [UniformVariant, UniformVariant];
+
+  const json = {
+    scenario: 'uniform',
+    parameters: { ...setup, attempts: maxAttempts },
+    loadMultiplier: { withoutJitter: plain.loadMultiplier, withJitter: jittered.loadMultiplier },
+    peakPerSecond: { withoutJitter: plain.peakPerSecond, withJitter: jittered.peakPerSecond },
+    variants: rows.map(({ perSecond: _, ...r }) => r),
+  };
+  const table: Table = {
+    columns: ['variant', 'requests', 'attempts', 'load', 'peak attempts/s', 'peak new requests/s'],
+    align: ['left', 'right', 'right', 'right', 'right', 'right'],
+    rows: rows.map((r) => [
+      r.variant,
+      String(r.requests),
+      String(r.attempts),
+      `${r.loadMultiplier.toFixed(2)}×`,
+      String(r.peakPerSecond),
+      String(r.arrivalsPeakPerSecond),
+    ]),
+  };
+  return {
+    json,
+    report: {
+      title: `kindly sim uniform — ${number(setup.ratePerSecond)} requests/s to a callee that always times out`,
+      parameters: [
+        ['rate', `${number(setup.ratePerSecond)}/s`],
+        ['for', `${number(setup.durationMs / 1000)} s`],
+        ['attempt timeout', `${setup.timeoutMs} ms`],
+        ['attempts', String(maxAttempts)],
+        ['seed', String(setup.seed)],
+      ] as const,
+      tables: [{ title: '', table }],
+      charts: [
+        {
+          title: 'Attempts per second',
+          xLabel: 'time (s)',
+          yLabel: 'attempts per second',
+          series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
+          markers: [
+            { axis: 'y', value: setup.ratePerSecond * maxAttempts, label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts` },
+          ],
+          steps: true,
+        },
+      ],
+      notes: [
+        `Jitter moves retries in time; it cannot remove any. Every request still makes ${maxAttempts} attempts, so the load is ${maxAttempts}× either way.`,
+        'When arrivals are already steady there is no burst to spread: the un-jittered schedule keeps the per-second load flat, while jitter lets retries cluster by chance, so its per-second peak is no lower and usually higher.',
+        ...chosen.map((v) => `${v.name}: ${v.description}.`),
+      ],
+    },
+  };
+}
+
+export const uniform: Scenario = {
+  name: 'uniform',
+  summary: 'steady arrivals to a callee that always times out: jitter does not reduce load',
+  description: [
+    'Requests arrive steadily (--rate per second, for --duration seconds) at a callee that never',
+    'answers; each attempt ends at the caller\'s --timeout-ms and is retried up to --attempts attempts',
+    'in all, with the herd\'s exponential schedule (base 200 ms, factor 2, cap 5 s), without and with',
+    'full jitter. Measured: attempts ÷ requests (the load multiplier) and the most attempts in one',
+    'second.',
+  ],
+  options: [
+    { name: 'rate', kind: 'number', min: 0.001, max: 1_000_000, default: 11, help: 'new requests per second' },
+    { name: 'duration', kind: 'number', min: 0, max: 86_400, default: 60, help: 'seconds of arrivals' },
+    { name: 'timeout-ms', kind: 'integer', min: 1, max: 3_600_000, default: 1_000, help: 'attempt timeout, ms' },
+    { name: 'attempts', kind: 'integer', min: 1, max: 100, default: 3, help: 'attempts per request, the first included' },
+    { name: 'seed', kind: 'integer', min: 0, max: 2 ** 31, default: 1, help: 'seed' },
+  ],
+  run,
+};
