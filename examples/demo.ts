@@ -48,13 +48,16 @@ async function measure(name: string, options: DownstreamOptions, retryAfterSecon
         throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status, response });
       }
     });
-  server.reset();
+  // Open the connections first, so that the herd's first requests leave together.
+  await Promise.all(Array.from({ length: CLIENTS }, () => fetch(server.url).then((r) => r.arrayBuffer())));
+  await server.reset();
   await Promise.all(Array.from({ length: CLIENTS }, callOnce));
+  const stats = await server.stats();
   const row = {
     strategy: name,
-    totalRequests: server.totalRequests,
-    peakRetriesPerSlot: Math.max(0, ...server.retriesPerSlot.map((n) => n ?? 0)),
-    allSucceededMs: Math.round(server.lastSuccessMs),
+    totalRequests: stats.totalRequests,
+    peakRetriesPerSlot: Math.max(0, ...stats.retriesPerSlot),
+    allSucceededMs: Math.round(stats.lastSuccessMs),
   };
   await server.close();
   return row;

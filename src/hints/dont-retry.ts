@@ -1,6 +1,6 @@
 import { type HeaderSource, headerValue } from './headers.js';
-import { GRPC_RETRY_PUSHBACK_HEADER, isGrpcPushbackStop } from './rate-limit-fields.js';
 import { trimOws } from './hint-ms.js';
+import { GRPC_RETRY_PUSHBACK_HEADER, isGrpcPushbackStop } from './rate-limit-fields.js';
 
 /**
  * The header a kindly server sets on a failure it already retried (SPEC S7): its retries,

@@ -162,7 +162,7 @@ type RateLimitMembers = { shape: 'list' | 'dictionary'; items: Member[] };
 function readRateLimitMembers(rateLimit: string): RateLimitMembers | undefined {
   if (typeof rateLimit !== 'string') return undefined;
   const list = parseList(rateLimit);
-  if (list !== undefined && list.some((item) => item.params.has('r'))) return { shape: 'list', items: list };
+  if (list?.some((item) => item.params.has('r'))) return { shape: 'list', items: list };
   const dictionary = parseDictionary(rateLimit);
   if (dictionary !== undefined && find(dictionary, 'remaining') !== undefined) {
     return { shape: 'dictionary', items: dictionary };

@@ -188,6 +188,7 @@ export class Pacer {
     this.lastRejectAt = nowMs;
     if (!this.active) this.enter(nowMs);
     else if (sent >= this.cutGateAt) this.cut(nowMs);
+    else if (this.entryPhase) this.followMeasured(nowMs);
   }
 
   /**
@@ -262,29 +263,26 @@ export class Pacer {
   }
 
   private enter(nowMs: number): void {
-    const measured = this.estimator.rate(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
-    this.level = measured > this.minRate ? measured : this.minRate;
-    this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
-    this.cutGateAt = nowMs;
     this.active = true;
     this.entryPhase = true;
+    this.level = 0;
+    this.cutGateAt = nowMs;
     if (this.next < nowMs) this.next = Number.NEGATIVE_INFINITY;
+    this.followMeasured(nowMs);
   }
 
+  /** Entry phase: W = max(W, D), or max(W, A) while nothing has succeeded in the window. */
   private followMeasured(nowMs: number): void {
-    const measured = this.estimator.rate(nowMs);
-    if (measured !== undefined && measured > this.level) {
+    let measured = this.estimator.rate(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
+    if (measured < this.minRate) measured = this.minRate;
+    if (measured > this.level) {
       this.level = measured;
       this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
     }
   }
 
   private cut(nowMs: number): void {
-    // Nothing delivered in the window means the proven rate is nil: down to the floor.
-    const measured = this.estimator.rate(nowMs) ?? 0;
-    const current = this.allowed(nowMs);
-    const base = measured < current ? measured : current;
-    this.level = base > this.minRate ? base : this.minRate;
+    this.level = this.allowed(nowMs);
     this.plateauAt = nowMs + this.recoveryMs;
     this.entryPhase = false;
     // Everything already booked goes out at the old spacing; only answers to requests sent

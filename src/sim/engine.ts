@@ -54,7 +54,7 @@ export class Simulation {
 
   /** Schedules `kind(arg)` at absolute time `time` (never in the past: earlier means now). */
   at(time: number, kind: EventKind, arg = 0): void {
-    this.queue.push(time > this.time ? time : this.time, kind, arg);
+    this.queue.push(Math.max(time, this.time), kind, arg);
   }
 
   /** Schedules `kind(arg)` `delayMs` from now. */

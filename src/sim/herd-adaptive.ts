@@ -1,5 +1,5 @@
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
-import { RetryPolicy, type RetryOptions } from '../policies/retry-decision.js';
+import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
 import { REJECTED } from './herd-run.js';
 import { GIVE_UP, RetryState } from './retry-state.js';

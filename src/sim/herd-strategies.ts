@@ -1,4 +1,4 @@
-import { RetryPolicy, type RetryOptions } from '../policies/retry-decision.js';
+import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
 import { REJECTED } from './herd-run.js';
 import { RetryState } from './retry-state.js';

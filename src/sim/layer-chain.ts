@@ -61,7 +61,8 @@ export class LayerChain {
     private readonly dependency: Dependency,
     private readonly onAnswer: (request: number, ok: boolean, now: number) => void,
   ) {
-    if (!Number.isInteger(options.layers) || options.layers < 1) throw new RangeError(`Expected layers ≥ 1, got ${options.layers}`);
+    if (!Number.isInteger(options.layers) || options.layers < 1)
+      throw new RangeError(`Expected layers ≥ 1, got ${options.layers}`);
     this.callsAt = new Array<number>(options.layers + 1).fill(0);
     this.state = new RetryState(options.policy, sim.random, 1024);
     this.hopMs = options.hopMs ?? 1;

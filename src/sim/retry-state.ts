@@ -1,7 +1,7 @@
 import type { Classification } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
-import type { Random } from '../random/random.js';
 import type { RetryInput, RetryPolicy } from '../policies/retry-decision.js';
+import type { Random } from '../random/random.js';
 
 /** `RetryState.next` returns this instead of a delay when the call gives up. */
 export const GIVE_UP = -1;
@@ -71,7 +71,7 @@ export class RetryState {
     input.classification = classification;
     input.elapsedMs = now - this.startedAt[id]!;
     const prev = this.previousDelay[id]!;
-    input.previousDelayMs = prev === prev ? prev : undefined;
+    input.previousDelayMs = Number.isNaN(prev) ? undefined : prev;
     input.admit = admit;
     const decision = this.policy.decide(input, this.random);
     if (!decision.retry) {

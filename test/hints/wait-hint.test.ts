@@ -58,7 +58,7 @@ describe('readWaitHint precedence', () => {
     });
   });
 
-  it('uses RateLimit-Policy\'s window for an exhausted item without t, labelled as such', () => {
+  it("uses RateLimit-Policy's window for an exhausted item without t, labelled as such", () => {
     const headers = { RateLimit: '"day";r=0', 'RateLimit-Policy': '"day";q=1000;w=86400' };
     expect(readWaitHint(headers, NOW)).toEqual({ ms: 86_400_000, source: 'ratelimit-policy' });
   });
@@ -74,7 +74,10 @@ describe('readWaitHint: a reset field is a wait only when the quota is what stop
       ms: 30_000,
       source: 'x-ratelimit-reset',
     });
-    expect(readWaitHint({ 'RateLimit-Reset': '12', 'RateLimit-Remaining': '0' }, NOW)).toEqual({ ms: 12_000, source: 'ratelimit-reset' });
+    expect(readWaitHint({ 'RateLimit-Reset': '12', 'RateLimit-Remaining': '0' }, NOW)).toEqual({
+      ms: 12_000,
+      source: 'ratelimit-reset',
+    });
   });
 
   it('remaining above 0 means it is not, even when throttled', () => {
@@ -85,7 +88,10 @@ describe('readWaitHint: a reset field is a wait only when the quota is what stop
 
   it('with no remaining count (or a malformed one) it is a wait only when throttled (429/503)', () => {
     expect(readWaitHint({ 'x-ratelimit-reset': '30' }, NOW)).toBeUndefined();
-    expect(readWaitHint({ 'x-ratelimit-reset': '30' }, NOW, { throttled: true })).toEqual({ ms: 30_000, source: 'x-ratelimit-reset' });
+    expect(readWaitHint({ 'x-ratelimit-reset': '30' }, NOW, { throttled: true })).toEqual({
+      ms: 30_000,
+      source: 'x-ratelimit-reset',
+    });
     expect(readWaitHint({ 'ratelimit-reset': '30', 'ratelimit-remaining': 'lots' }, NOW, { throttled: true })).toEqual({
       ms: 30_000,
       source: 'ratelimit-reset',

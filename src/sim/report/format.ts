@@ -17,9 +17,18 @@ export function number(value: number, decimals = 2): string {
 }
 
 /** "median (min–max)", or just the value when all three are equal. */
-export function spreadText(s: Spread, show: (v: number) => string = (v) => number(v, 1)): string {
+export function spreadText(
+  s: Spread,
+  show: (v: number) => string = (v) => number(v, 1),
+  showBound: (v: number) => string = show,
+): string {
   if (s.min === s.max) return show(s.median);
-  return `${show(s.median)} (${show(s.min)}–${show(s.max)})`;
+  return `${show(s.median)} (${showBound(s.min)}–${showBound(s.max)})`;
+}
+
+/** Milliseconds as seconds without the unit, for ranges next to a value that has it. */
+export function bareSeconds(ms: number): string {
+  return seconds(ms).replace(/ s$/, '');
 }
 
 /** Replaces non-finite numbers by `null` so the value survives `JSON.stringify` faithfully. */

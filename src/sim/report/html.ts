@@ -40,7 +40,9 @@ export function renderHtml(report: Report): string {
   parts.push('<html lang="en">');
   parts.push('<head>');
   parts.push('<meta charset="utf-8">');
-  parts.push(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`);
+  parts.push(
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+  );
   parts.push('<meta name="viewport" content="width=device-width, initial-scale=1">');
   parts.push(`<title>${escapeXml(report.title)}</title>`);
   parts.push(`<style>${STYLE}</style>`);
@@ -48,7 +50,9 @@ export function renderHtml(report: Report): string {
   parts.push('<body>');
   parts.push(`<h1>${escapeXml(report.title)}</h1>`);
   if (report.parameters.length > 0) {
-    parts.push(`<p class="params">${report.parameters.map(([k, v]) => `${escapeXml(k)} <b>${escapeXml(v)}</b>`).join(' · ')}</p>`);
+    parts.push(
+      `<p class="params">${report.parameters.map(([k, v]) => `${escapeXml(k)} <b>${escapeXml(v)}</b>`).join(' · ')}</p>`,
+    );
   }
   for (const { title, table } of report.tables) {
     if (title) parts.push(`<h2>${escapeXml(title)}</h2>`);

@@ -67,7 +67,9 @@ export function renderChart(chart: Chart, id: string): string {
     `<svg xmlns="http://www.w3.org/2000/svg" id="${escapeXml(id)}" class="chart" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeXml(chart.title)}">`,
   );
   parts.push(`<title>${escapeXml(chart.title)}</title>`);
-  parts.push(`<defs><clipPath id="${escapeXml(id)}-plot"><rect x="${MARGIN.left}" y="${MARGIN.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>`);
+  parts.push(
+    `<defs><clipPath id="${escapeXml(id)}-plot"><rect x="${MARGIN.left}" y="${MARGIN.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>`,
+  );
   parts.push(`<text x="${MARGIN.left}" y="22" class="chart-title">${escapeXml(chart.title)}</text>`);
 
   // Grid and ticks.
@@ -81,7 +83,9 @@ export function renderChart(chart: Chart, id: string): string {
     parts.push(`<line x1="${x}" x2="${x}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH + 5}" class="axis"/>`);
     parts.push(`<text x="${x}" y="${MARGIN.top + plotH + 18}" text-anchor="middle" class="tick">${fmt(t)}</text>`);
   }
-  parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH}" class="axis"/>`);
+  parts.push(
+    `<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH}" class="axis"/>`,
+  );
   parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="axis"/>`);
   parts.push(
     `<text x="${MARGIN.left + plotW / 2}" y="${MARGIN.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(chart.xLabel)}</text>`,
@@ -114,7 +118,9 @@ export function renderChart(chart: Chart, id: string): string {
     if (m.axis === 'y') {
       const y = r(sy(m.value));
       parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${y}" y2="${y}" class="marker"/>`);
-      parts.push(`<text x="${MARGIN.left + plotW - 4}" y="${y - 5}" text-anchor="end" class="marker-label">${escapeXml(m.label)}</text>`);
+      parts.push(
+        `<text x="${MARGIN.left + plotW - 4}" y="${y - 5}" text-anchor="end" class="marker-label">${escapeXml(m.label)}</text>`,
+      );
     } else if (m.value <= xTop) {
       const x = r(sx(m.value));
       parts.push(`<line x1="${x}" x2="${x}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="marker"/>`);

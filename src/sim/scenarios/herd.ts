@@ -1,11 +1,11 @@
 import type { RetryOptions } from '../../policies/retry-decision.js';
-import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../herd-run.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
+import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
+import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
-import { jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import { bucketSeries } from '../report/series.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, str } from '../scenario.js';
+import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type Spread, spread } from '../summary.js';
 
 /** Every built-in herd strategy, in report order. */
@@ -75,7 +75,7 @@ function selectedStrategies(params: ScenarioParams, retry: RetryOptions | undefi
   return chosen;
 }
 
-function run(params: ScenarioParams, context: ScenarioContext) {
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const setup = {
     clients: num(params, 'clients'),
     capacity: num(params, 'capacity'),
@@ -129,7 +129,7 @@ function run(params: ScenarioParams, context: ScenarioContext) {
         r.strategy,
         spreadText(r.totalRequests),
         spreadText(r.peakRetriesPerSlot),
-        spreadText(r.allSucceededMs, seconds),
+        spreadText(r.allSucceededMs, seconds, bareSeconds),
         boundText,
         String(r.seeds),
       ];

@@ -1,4 +1,4 @@
-import { RetryPolicy, type RetryOptions } from '../../policies/retry-decision.js';
+import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
 import { BucketCounter } from '../bucket-counter.js';
 import { Dependency, TIMED_OUT } from '../dependency.js';
 import { Simulation } from '../engine.js';
@@ -6,7 +6,7 @@ import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { GIVE_UP, RetryState } from '../retry-state.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams } from '../scenario.js';
+import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 /** Load is counted per second, the granularity at which a callee's peak usually matters. */
@@ -52,10 +52,14 @@ export function runUniform(
     // The callee is down for good and never answers: every attempt ends at the caller's timeout.
     sim.after(callee.answerDelay(callee.call(now), setup.timeoutMs), timedOut, request);
   });
-  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (request, now) => {
-    arrivalsPerSecond.add(now);
-    sim.at(now, send, request);
-  });
+  const arrivals = new SteadyArrivals(
+    sim,
+    { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs },
+    (request, now) => {
+      arrivalsPerSecond.add(now);
+      sim.at(now, send, request);
+    },
+  );
   state = new RetryState(policy, sim.random, arrivals.count);
   arrivals.start();
   sim.run();
@@ -88,7 +92,7 @@ function variants(attempts: number): { name: string; description: string; retry:
   ];
 }
 
-function run(params: ScenarioParams, context: ScenarioContext) {
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const setup = {
     ratePerSecond: num(params, 'rate'),
     durationMs: num(params, 'duration') * 1000,
@@ -97,7 +101,8 @@ function run(params: ScenarioParams, context: ScenarioContext) {
   };
   const maxAttempts = num(params, 'attempts');
   const chosen = variants(maxAttempts);
-  if (context.retry !== undefined) chosen.push({ name: 'config', description: 'your --config retry options', retry: context.retry });
+  if (context.retry !== undefined)
+    chosen.push({ name: 'config', description: 'your --config retry options', retry: context.retry });
   const rows = chosen.map((v, i) => {
     const r = runUniform(setup, v.name, v.description, v.retry);
     context.onProgress?.(i + 1, chosen.length);
@@ -143,7 +148,11 @@ function run(params: ScenarioParams, context: ScenarioContext) {
           yLabel: 'attempts per second',
           series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
           markers: [
-            { axis: 'y', value: setup.ratePerSecond * maxAttempts, label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts` },
+            {
+              axis: 'y',
+              value: setup.ratePerSecond * maxAttempts,
+              label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts`,
+            },
           ],
           steps: true,
         },
@@ -162,8 +171,8 @@ export const uniform: Scenario = {
   summary: 'steady arrivals to a callee that always times out: jitter does not reduce load',
   description: [
     'Requests arrive steadily (--rate per second, for --duration seconds) at a callee that never',
-    'answers; each attempt ends at the caller\'s --timeout-ms and is retried up to --attempts attempts',
-    'in all, with the herd\'s exponential schedule (base 200 ms, factor 2, cap 5 s), without and with',
+    "answers; each attempt ends at the caller's --timeout-ms and is retried up to --attempts attempts",
+    "in all, with the herd's exponential schedule (base 200 ms, factor 2, cap 5 s), without and with",
     'full jitter. Measured: attempts ÷ requests (the load multiplier) and the most attempts in one',
     'second.',
   ],

@@ -1,0 +1,121 @@
+import { realpathSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RetryOptions } from '../policies/retry-decision.js';
+import { renderHtml } from '../sim/report/html.js';
+import { renderText } from '../sim/report/text.js';
+import { type ScenarioContext, withDefaults } from '../sim/scenario.js';
+import { findScenario, SCENARIOS } from '../sim/scenarios.js';
+import type { Clock } from '../time/clock.js';
+import { systemClock } from '../time/system-clock.js';
+import { parseSimArgs } from './args.js';
+import { loadRetryConfig } from './config.js';
+import { mainHelp, scenarioHelp, simHelp } from './help.js';
+import { Progress, type Writable } from './progress.js';
+import { UsageError } from './usage-error.js';
+
+/** Where the CLI writes, and what it may know about the terminal. */
+export interface CliIo {
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+  /** Whether stderr is a terminal (progress is shown only then). @default io.stderr.isTTY */
+  isTTY?: boolean;
+  /** Base for relative file names. @default process.cwd() */
+  cwd?: string;
+  /** Wall time, for the progress indicator only. @default systemClock */
+  clock?: Pick<Clock, 'monotonic'>;
+}
+
+/** Exit codes: 0 done, 1 something failed while running, 2 bad command line. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/**
+ * The `kindly` command, in-process: runs `argv` (without the node and script names) and
+ * resolves to the exit code. Never throws and never calls `process.exit`.
+ */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`kindly: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`kindly: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.stdout.write(mainHelp());
+    return EXIT_OK;
+  }
+  if (command !== 'sim') throw new UsageError(`unknown command "${command}" (see kindly --help)`);
+
+  const [name, ...args] = rest;
+  if (name === '--help' || name === '-h') {
+    io.stdout.write(simHelp());
+    return EXIT_OK;
+  }
+  if (name === undefined) {
+    throw new UsageError(`sim: missing scenario, one of ${SCENARIOS.map((s) => s.name).join(', ')} (see kindly sim --help)`);
+  }
+  const scenario = findScenario(name);
+  if (scenario === undefined) {
+    throw new UsageError(`sim: unknown scenario "${name}", expected one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  }
+  const parsed = parseSimArgs(scenario, args);
+  if (parsed.help) {
+    io.stdout.write(scenarioHelp(scenario));
+    return EXIT_OK;
+  }
+  const cwd = io.cwd ?? process.cwd();
+  let retry: RetryOptions | undefined;
+  if (parsed.config !== undefined) retry = await loadRetryConfig(parsed.config, cwd);
+
+  const tty = io.isTTY ?? io.stderr.isTTY === true;
+  const progress = tty ? new Progress(io.stderr, io.clock ?? systemClock, `kindly sim ${scenario.name}`) : undefined;
+  const context: ScenarioContext = { retry, onProgress: progress && ((done, total) => progress.update(done, total)) };
+  let result: ReturnType<typeof scenario.run>;
+  try {
+    result = scenario.run(withDefaults(scenario, parsed.params), context);
+  } finally {
+    progress?.done();
+  }
+
+  if (parsed.report !== undefined) {
+    const path = resolve(cwd, parsed.report);
+    try {
+      await writeFile(path, renderHtml(result.report));
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      throw new Error(`cannot write report ${parsed.report} (${code ?? String(error)})`);
+    }
+    io.stderr.write(`kindly: report written to ${parsed.report}\n`);
+  }
+  io.stdout.write(parsed.json ? `${JSON.stringify(result.json, null, 2)}\n` : renderText(result.report));
+  return EXIT_OK;
+}
+
+/** True when this file is the program being run (`tsx src/cli/main.ts …`), not an import. */
+function isMain(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+    process.exitCode = code;
+  });
+}

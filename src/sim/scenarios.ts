@@ -1,0 +1,13 @@
+import type { Scenario } from './scenario.js';
+import { amplification } from './scenarios/amplification.js';
+import { budget } from './scenarios/budget.js';
+import { deadDependency } from './scenarios/dead-dependency.js';
+import { herd } from './scenarios/herd.js';
+import { uniform } from './scenarios/uniform.js';
+
+/** The built-in scenarios (SPEC S11), in the order `kindly sim --help` lists them. */
+export const SCENARIOS: readonly Scenario[] = [herd, uniform, amplification, deadDependency, budget];
+
+export function findScenario(name: string): Scenario | undefined {
+  return SCENARIOS.find((s) => s.name === name);
+}

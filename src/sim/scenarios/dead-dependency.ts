@@ -1,0 +1,277 @@
+import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
+import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
+import { BucketCounter } from '../bucket-counter.js';
+import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED, TIMED_OUT } from '../dependency.js';
+import { Simulation } from '../engine.js';
+import { number, seconds } from '../report/format.js';
+import type { Table } from '../report/model.js';
+import { bucketSeries } from '../report/series.js';
+import { GIVE_UP, RetryState } from '../retry-state.js';
+import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
+import { SteadyArrivals } from '../steady-arrivals.js';
+
+const BUCKET_MS = 1_000;
+
+export interface DeadDependencySetup {
+  ratePerSecond: number;
+  durationMs: number;
+  downFromMs: number;
+  downForMs: number;
+  /** How the callee fails while down. */
+  failure: 'refuse' | 'timeout';
+  /** Attempt timeout, ms (what a hanging callee costs per attempt). */
+  timeoutMs: number;
+  seed: number;
+}
+
+export interface DeadDependencyVariant {
+  variant: string;
+  breaker: boolean;
+  requests: number;
+  /** Attempts that reached the callee. */
+  attempts: number;
+  /** Attempts that reached the callee while it was down. */
+  requestsToDead: number;
+  /** Attempts the breaker failed fast (never sent). */
+  failedFast: number;
+  /** Attempts failed fast after the callee was back. */
+  failedFastAfterRecovery: number;
+  succeeded: number;
+  failed: number;
+  /** Times the breaker opened. */
+  breakerOpens: number;
+  /**
+   * How long after the callee came back the breaker kept failing fast: from the callee's
+   * return to the breaker's closing (0 without a breaker, or if it was closed then).
+   */
+  recoveryDelayMs: number;
+  /** Attempts that reached the callee, per second. */
+  perSecond: number[];
+}
+
+/**
+ * One run: steady arrivals, each call retried with `retry`; with `breaker`, every attempt asks
+ * kindly's `CircuitBreaker` first, and a call whose attempt is refused by it fails fast.
+ */
+export function runDeadDependency(
+  setup: DeadDependencySetup,
+  variant: string,
+  retry: RetryOptions,
+  breakerOptions: CircuitBreakerOptions | undefined,
+): DeadDependencyVariant {
+  const sim = new Simulation({ seed: setup.seed });
+  const policy = new RetryPolicy(retry);
+  const backAt = setup.downFromMs + setup.downForMs;
+  const callee = new Dependency({
+    whenDown: setup.failure === 'refuse' ? 'refuse' : 'hang',
+    down: [{ fromMs: setup.downFromMs, untilMs: backAt }],
+  });
+  let closedAfterBackAt = Number.NaN;
+  const breaker =
+    breakerOptions === undefined
+      ? undefined
+      : new CircuitBreaker(
+          {
+            ...breakerOptions,
+            onStateChange: (_from, to, at) => {
+              if (to === 'closed' && at >= backAt && Number.isNaN(closedAfterBackAt)) closedAfterBackAt = at;
+            },
+          },
+          sim.random,
+        );
+  const perSecond = new BucketCounter(BUCKET_MS);
+  // Per call: the breaker permit of its attempt in flight, and what it saw.
+  let permits = new Int32Array(1024);
+  let seen = new Uint8Array(1024);
+  let failedFast = 0;
+  let failedFastAfterRecovery = 0;
+  let succeeded = 0;
+  let failed = 0;
+  let state: RetryState;
+
+  // Step (4) of the retry decision: an open breaker ends the call.
+  const admit = () => (breaker !== undefined && breaker.state(sim.now) === 'open' ? ('circuit-open' as const) : undefined);
+
+  const answered = sim.on((call, now) => {
+    const answer = seen[call]!;
+    if (answer === ANSWER_OK) {
+      breaker?.onSuccess(now, permits[call]!);
+      succeeded++;
+      return;
+    }
+    const classification = answer === ANSWER_REFUSED ? REFUSED : TIMED_OUT;
+    breaker?.onError(now, permits[call]!, classification);
+    const delay = state.next(call, classification, now, admit);
+    if (delay === GIVE_UP) failed++;
+    else sim.after(delay, attempt, call);
+  });
+  const attempt = sim.on((call, now) => {
+    if (call >= permits.length) {
+      const p = new Int32Array(permits.length * 2);
+      p.set(permits);
+      permits = p;
+      const s = new Uint8Array(seen.length * 2);
+      s.set(seen);
+      seen = s;
+    }
+    if (breaker !== undefined) {
+      const permit = breaker.tryAcquire(now);
+      if (permit === BREAKER_REJECTED) {
+        // Rejected locally: outcome `failed`, never sent; the breaker said stop, so no retry.
+        failedFast++;
+        if (now >= backAt) failedFastAfterRecovery++;
+        failed++;
+        return;
+      }
+      permits[call] = permit;
+    }
+    state.attempt(call, now);
+    perSecond.add(now);
+    const answer = callee.call(now);
+    seen[call] = callee.seenAs(answer, setup.timeoutMs);
+    sim.after(callee.answerDelay(answer, setup.timeoutMs), answered, call);
+  });
+  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
+    sim.at(now, attempt, call),
+  );
+  state = new RetryState(policy, sim.random, arrivals.count);
+  arrivals.start();
+  sim.run();
+
+  return {
+    variant,
+    breaker: breaker !== undefined,
+    requests: arrivals.count,
+    attempts: callee.calls,
+    requestsToDead: callee.callsWhileDown,
+    failedFast,
+    failedFastAfterRecovery,
+    succeeded,
+    failed,
+    breakerOpens: breaker?.opens ?? 0,
+    recoveryDelayMs: Number.isNaN(closedAfterBackAt) ? 0 : closedAfterBackAt - backAt,
+    perSecond: perSecond.toArray(),
+  };
+}
+
+/** The client's retry options: kindly's defaults (3 attempts, exponential 100 ms, full jitter). */
+const CLIENT_RETRY: RetryOptions = {};
+/** kindly's default breaker: 5 failures in a row, 5 s break doubling up to 60 s, ±10% jitter. */
+const BREAKER: CircuitBreakerOptions = {};
+
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const setup: DeadDependencySetup = {
+    ratePerSecond: num(params, 'rate'),
+    durationMs: num(params, 'duration') * 1000,
+    downFromMs: num(params, 'down-from') * 1000,
+    downForMs: num(params, 'down-for') * 1000,
+    failure: str(params, 'failure') as 'refuse' | 'timeout',
+    timeoutMs: num(params, 'timeout-ms'),
+    seed: num(params, 'seed'),
+  };
+  const runs: [string, RetryOptions, CircuitBreakerOptions | undefined][] = [
+    ['without breaker', CLIENT_RETRY, undefined],
+    ['with breaker', CLIENT_RETRY, BREAKER],
+  ];
+  if (context.retry !== undefined) {
+    runs.push(['config, without breaker', context.retry, undefined], ['config, with breaker', context.retry, BREAKER]);
+  }
+  const rows = runs.map(([name, retry, breaker], i) => {
+    const r = runDeadDependency(setup, name, retry, breaker);
+    context.onProgress?.(i + 1, runs.length);
+    return r;
+  });
+  const [without, withBreaker] = rows as [DeadDependencyVariant, DeadDependencyVariant];
+  const backAt = setup.downFromMs + setup.downForMs;
+
+  const json = {
+    scenario: 'dead-dependency',
+    parameters: setup,
+    requestsToDead: { withoutBreaker: without.requestsToDead, withBreaker: withBreaker.requestsToDead },
+    reduction: withBreaker.requestsToDead === 0 ? null : without.requestsToDead / withBreaker.requestsToDead,
+    recoveryDelayMs: withBreaker.recoveryDelayMs,
+    variants: rows.map(({ perSecond: _, ...r }) => r),
+  };
+  const table: Table = {
+    columns: [
+      'variant',
+      'requests',
+      'sent',
+      'sent while down',
+      'failed fast',
+      'succeeded',
+      'failed',
+      'breaker opens',
+      'recovery delay',
+    ],
+    align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+    rows: rows.map((r) => [
+      r.variant,
+      String(r.requests),
+      String(r.attempts),
+      String(r.requestsToDead),
+      String(r.failedFast),
+      String(r.succeeded),
+      String(r.failed),
+      String(r.breakerOpens),
+      r.breaker ? seconds(r.recoveryDelayMs) : '—',
+    ]),
+  };
+  const ratio = json.reduction;
+  return {
+    json,
+    report: {
+      title: `kindly sim dead-dependency — ${number(setup.ratePerSecond)} requests/s, callee down from ${seconds(setup.downFromMs)} to ${seconds(backAt)}`,
+      parameters: [
+        ['rate', `${number(setup.ratePerSecond)}/s`],
+        ['for', seconds(setup.durationMs)],
+        ['down', `${seconds(setup.downFromMs)} – ${seconds(backAt)}`],
+        ['failure', setup.failure === 'refuse' ? 'connection refused' : `no answer (timeout ${setup.timeoutMs} ms)`],
+        ['seed', String(setup.seed)],
+      ] as const,
+      tables: [{ title: '', table }],
+      charts: [
+        {
+          title: 'Attempts reaching the callee per second',
+          xLabel: 'time (s)',
+          yLabel: 'attempts per second',
+          series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
+          markers: [
+            { axis: 'x', value: setup.downFromMs / 1000, label: 'callee down' },
+            { axis: 'x', value: backAt / 1000, label: 'callee back' },
+          ],
+          steps: true,
+        },
+      ],
+      notes: [
+        `The breaker cut the requests sent to the dead callee ${ratio === null ? 'to zero' : `${number(ratio, 1)}×`} (${without.requestsToDead} → ${withBreaker.requestsToDead}).`,
+        `Its cost: after the callee came back, calls kept failing fast for ${seconds(withBreaker.recoveryDelayMs)} (${withBreaker.failedFastAfterRecovery} calls), until a half-open probe succeeded.`,
+        'Clients: kindly default retry options (3 attempts, exponential from 100 ms, full jitter). Breaker: kindly defaults (opens after 5 failures in a row; 5 s break, doubling per re-opening up to 60 s, ±10% jitter; one probe).',
+      ],
+    },
+  };
+}
+
+export const deadDependency: Scenario = {
+  name: 'dead-dependency',
+  summary: 'callee down for a while then back: requests that reach it, with and without a breaker',
+  description: [
+    'Requests arrive steadily (--rate per second for --duration seconds). The callee is down from',
+    '--down-from for --down-for seconds and refuses connections (--failure refuse) or never answers',
+    '(--failure timeout, attempt timeout --timeout-ms); otherwise it answers in 10 ms. Clients use',
+    "kindly's default retry options (3 attempts, exponential from 100 ms, full jitter), without and",
+    "with kindly's default CircuitBreaker (5 failures in a row; 5 s break doubling up to 60 s, ±10%).",
+    'Measured: attempts that reach the callee while it is down, and how long after it came back the',
+    'breaker kept failing fast (recovery delay: from its return to the breaker closing).',
+  ],
+  options: [
+    { name: 'rate', kind: 'number', min: 0.001, max: 1_000_000, default: 100, help: 'new requests per second' },
+    { name: 'duration', kind: 'number', min: 0, max: 86_400, default: 60, help: 'seconds of arrivals' },
+    { name: 'down-from', kind: 'number', min: 0, max: 86_400, default: 10, help: 'callee goes down at this second' },
+    { name: 'down-for', kind: 'number', min: 0, max: 86_400, default: 30, help: 'seconds it stays down' },
+    { name: 'failure', kind: 'choice', choices: ['refuse', 'timeout'], default: 'refuse', help: 'how it fails while down' },
+    { name: 'timeout-ms', kind: 'integer', min: 1, max: 3_600_000, default: 1_000, help: 'attempt timeout, ms' },
+    { name: 'seed', kind: 'integer', min: 0, max: 2 ** 31, default: 1, help: 'seed' },
+  ],
+  run,
+};
