@@ -70,7 +70,9 @@ for (const s of strategies) {
 }
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
-console.log(`\nHerd: ${CLIENTS} clients at t=0, server serves ${CAPACITY} per ${SLOT_MS} ms slot, 429 to the rest (real HTTP on loopback)\n`);
+console.log(
+  `\nHerd: ${CLIENTS} clients at t=0, server serves ${CAPACITY} per ${SLOT_MS} ms slot, 429 to the rest (real HTTP on loopback)\n`,
+);
 console.log(`${'strategy'.padEnd(34)}${pad('requests', 10)}${pad('peak retries/slot', 19)}${pad('all succeeded', 15)}`);
 for (const r of rows) {
   console.log(

@@ -1,5 +1,5 @@
 // kindly's public surface. Everything a user imports comes from here (or a subpath export).
-export { Backoff, BACKOFF_DEFAULTS, type BackoffOptions, type BackoffShape, type Jitter } from './backoff/backoff.js';
+export { BACKOFF_DEFAULTS, Backoff, type BackoffOptions, type BackoffShape, type Jitter } from './backoff/backoff.js';
 export type { Classification, Outcome } from './classify/outcome.js';
 export {
   AttemptTimeoutError,

@@ -54,7 +54,11 @@ process.on('message', (message: { type: string }) => {
   } else if (message.type === 'stats') {
     process.send?.({
       type: 'stats',
-      stats: { ...stats, requestsPerSlot: Array.from(stats.requestsPerSlot, (n) => n ?? 0), retriesPerSlot: Array.from(stats.retriesPerSlot, (n) => n ?? 0) },
+      stats: {
+        ...stats,
+        requestsPerSlot: Array.from(stats.requestsPerSlot, (n) => n ?? 0),
+        retriesPerSlot: Array.from(stats.retriesPerSlot, (n) => n ?? 0),
+      },
     });
   } else if (message.type === 'close') {
     server.closeAllConnections();

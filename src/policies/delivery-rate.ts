@@ -2,17 +2,19 @@
  * How fast the callee is actually serving us: a BBR-style delivery-rate estimator over a
  * sliding window of fixed buckets (by receive time).
  *
- * Each bucket holds the successes received in it, the earliest send time among them and the
- * latest receive time. Over the live buckets:
+ * For the set S of successes received in the window, with their send and receive times:
  *
- *     D = Σ successes / (latest receive − earliest send)        requests per ms
+ *     spread = max(latest send − earliest send, latest receive − earliest receive)
+ *     D = (|S| − 1) / spread                        when spread > 0
+ *     D = |S| / (latest receive − earliest send)     when spread = 0 (one burst, one answer time)
  *
- * i.e. the rate at which this set of requests was delivered, from the first one's send to
- * the last one's answer. Measuring from the *send* time is what makes the first sample
- * right: 10 successes of a burst sent at t = 0 and answered together at t = 100 ms are 10
- * per 100 ms, not 10 per instant; and ending at the last answer (not at `now`) keeps the
- * value steady between batches of answers. A steady flow reads slightly low (the latency is
- * counted once), never high.
+ * The first form is BBR's `delivered / max(send_elapsed, ack_elapsed)`: in a steady flow at
+ * rate r, |S| − 1 gaps span the window on both clocks, so D = r whatever the latency; and
+ * answers that arrive bunched (a server that replies at the end of each slot) are judged by
+ * how far apart they were *sent*, so bunching does not inflate D. The second is BBR's first
+ * sample, measured from the start of the flight: 10 successes to a burst sent at t = 0 and
+ * answered together at t = 100 ms are 10 per 100 ms — the most the callee proved, since it
+ * may have needed the whole round trip to serve them.
  *
  * `peak` is a max filter of D over the window (BBR's bottleneck-bandwidth filter): sending
  * less than the callee could serve for a while (an app-limited stretch, uneven pacing)
@@ -25,44 +27,30 @@
 export class DeliveryRate {
   readonly bucketMs: number;
   private readonly n: number;
-  private readonly successes: Float64Array;
-  private readonly successFrom: Float64Array;
-  private readonly successTo: Float64Array;
-  private readonly answers: Float64Array;
-  private readonly answerFrom: Float64Array;
-  private readonly answerTo: Float64Array;
+  private readonly successes: Extremes;
+  private readonly answers: Extremes;
   private readonly peaks: Float64Array;
   private head = Number.NEGATIVE_INFINITY;
 
   constructor(windowMs: number, buckets: number) {
     this.bucketMs = windowMs / buckets;
     this.n = buckets;
-    this.successes = new Float64Array(buckets);
-    this.successFrom = new Float64Array(buckets).fill(Number.POSITIVE_INFINITY);
-    this.successTo = new Float64Array(buckets).fill(Number.NEGATIVE_INFINITY);
-    this.answers = new Float64Array(buckets);
-    this.answerFrom = new Float64Array(buckets).fill(Number.POSITIVE_INFINITY);
-    this.answerTo = new Float64Array(buckets).fill(Number.NEGATIVE_INFINITY);
+    this.successes = new Extremes(buckets);
+    this.answers = new Extremes(buckets);
     this.peaks = new Float64Array(buckets);
   }
 
   /** An answer to a request sent at `sentAtMs` arrived at `nowMs`; `ok` if it succeeded. */
   record(nowMs: number, sentAtMs: number, ok: boolean): void {
     const i = this.advance(nowMs);
-    this.answers[i]! += 1;
-    if (sentAtMs < this.answerFrom[i]!) this.answerFrom[i] = sentAtMs;
-    if (nowMs > this.answerTo[i]!) this.answerTo[i] = nowMs;
-    if (ok) {
-      this.successes[i]! += 1;
-      if (sentAtMs < this.successFrom[i]!) this.successFrom[i] = sentAtMs;
-      if (nowMs > this.successTo[i]!) this.successTo[i] = nowMs;
-    }
+    this.answers.add(i, sentAtMs, nowMs);
+    if (ok) this.successes.add(i, sentAtMs, nowMs);
   }
 
   /** D: successes per ms over the window, or `undefined` when none succeeded in it. */
   rate(nowMs: number): number | undefined {
     this.advance(nowMs);
-    return this.read(this.successes, this.successFrom, this.successTo);
+    return this.successes.rate();
   }
 
   /**
@@ -71,34 +59,19 @@ export class DeliveryRate {
    */
   peak(nowMs: number): number | undefined {
     const i = this.advance(nowMs);
-    const d = this.read(this.successes, this.successFrom, this.successTo);
+    const d = this.successes.rate();
     if (d === undefined) return undefined;
-    if (d > this.peaks[i]!) this.peaks[i] = d;
+    const peaks = this.peaks;
+    if (d > peaks[i]!) peaks[i] = d;
     let best = 0;
-    for (let b = 0; b < this.n; b++) if (this.peaks[b]! > best) best = this.peaks[b]!;
+    for (let b = 0; b < this.n; b++) if (peaks[b]! > best) best = peaks[b]!;
     return best;
   }
 
   /** Answers (of any kind) per ms over the window, or `undefined` when there were none. */
   answerRate(nowMs: number): number | undefined {
     this.advance(nowMs);
-    return this.read(this.answers, this.answerFrom, this.answerTo);
-  }
-
-  private read(counts: Float64Array, from: Float64Array, to: Float64Array): number | undefined {
-    let total = 0;
-    let earliest = Number.POSITIVE_INFINITY;
-    let latest = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < this.n; i++) {
-      total += counts[i]!;
-      if (from[i]! < earliest) earliest = from[i]!;
-      if (to[i]! > latest) latest = to[i]!;
-    }
-    if (total === 0) return undefined;
-    // An answer at its own send instant (a local rejection) carries no duration; one
-    // millisecond is the resolution below which a rate means nothing.
-    const span = latest - earliest;
-    return total / (span > 1 ? span : 1);
+    return this.answers.rate();
   }
 
   private advance(nowMs: number): number {
@@ -108,17 +81,73 @@ export class DeliveryRate {
       const from = this.head === Number.NEGATIVE_INFINITY || bucket - this.head >= n ? bucket - n + 1 : this.head + 1;
       for (let b = from; b <= bucket; b++) {
         const i = mod(b, n);
-        this.successes[i] = 0;
-        this.successFrom[i] = Number.POSITIVE_INFINITY;
-        this.successTo[i] = Number.NEGATIVE_INFINITY;
-        this.answers[i] = 0;
-        this.answerFrom[i] = Number.POSITIVE_INFINITY;
-        this.answerTo[i] = Number.NEGATIVE_INFINITY;
+        this.successes.clear(i);
+        this.answers.clear(i);
         this.peaks[i] = 0;
       }
       this.head = bucket;
     }
     return mod(this.head, n);
+  }
+}
+
+/** Per bucket: how many answers, and the extremes of their send and receive times. */
+class Extremes {
+  private readonly count: Float64Array;
+  private readonly sentMin: Float64Array;
+  private readonly sentMax: Float64Array;
+  private readonly recvMin: Float64Array;
+  private readonly recvMax: Float64Array;
+
+  constructor(private readonly n: number) {
+    this.count = new Float64Array(n);
+    this.sentMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+    this.sentMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
+    this.recvMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+    this.recvMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
+  }
+
+  add(i: number, sent: number, recv: number): void {
+    this.count[i]! += 1;
+    if (sent < this.sentMin[i]!) this.sentMin[i] = sent;
+    if (sent > this.sentMax[i]!) this.sentMax[i] = sent;
+    if (recv < this.recvMin[i]!) this.recvMin[i] = recv;
+    if (recv > this.recvMax[i]!) this.recvMax[i] = recv;
+  }
+
+  clear(i: number): void {
+    this.count[i] = 0;
+    this.sentMin[i] = Number.POSITIVE_INFINITY;
+    this.sentMax[i] = Number.NEGATIVE_INFINITY;
+    this.recvMin[i] = Number.POSITIVE_INFINITY;
+    this.recvMax[i] = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The D formula of `DeliveryRate` over every bucket. */
+  rate(): number | undefined {
+    let total = 0;
+    let sentMin = Number.POSITIVE_INFINITY;
+    let sentMax = Number.NEGATIVE_INFINITY;
+    let recvMin = Number.POSITIVE_INFINITY;
+    let recvMax = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < this.n; i++) {
+      const c = this.count[i]!;
+      if (c === 0) continue;
+      total += c;
+      if (this.sentMin[i]! < sentMin) sentMin = this.sentMin[i]!;
+      if (this.sentMax[i]! > sentMax) sentMax = this.sentMax[i]!;
+      if (this.recvMin[i]! < recvMin) recvMin = this.recvMin[i]!;
+      if (this.recvMax[i]! > recvMax) recvMax = this.recvMax[i]!;
+    }
+    if (total === 0) return undefined;
+    const sendSpread = sentMax - sentMin;
+    const recvSpread = recvMax - recvMin;
+    const spread = sendSpread > recvSpread ? sendSpread : recvSpread;
+    if (spread > 0) return (total - 1) / spread;
+    // One burst answered at one instant. Below a millisecond (an answer at its own send
+    // instant, e.g. a local rejection) a duration means nothing.
+    const flight = recvMax - sentMin;
+    return total / (flight > 1 ? flight : 1);
   }
 }
 

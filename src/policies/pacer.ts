@@ -11,6 +11,11 @@ export interface PacerOptions {
    */
   decrease?: number;
   /**
+   * The allowed rate never exceeds this × the peak measured delivery rate, ≥ 1: probing
+   * runs ahead of what the callee proved it serves by this much at most. @default 1.25
+   */
+  probeGain?: number;
+  /**
    * Time for the rate to climb back to where it was cut (the cubic's K), in ms; it then
    * keeps probing upward, slowly at first. @default 1_000
    */
@@ -36,6 +41,8 @@ export interface PacerOptions {
 export const PACER_DEFAULTS = {
   /** @default 0.7 */
   decrease: 0.7,
+  /** @default 1.25 */
+  probeGain: 1.25,
   /** @default 1_000 */
   recoveryMs: 1_000,
   /** @default 2_000 */
@@ -50,7 +57,7 @@ export const PACER_DEFAULTS = {
   paceFirstAttempts: false,
 } as const satisfies PacerOptions;
 
-const KEYS = ['decrease', 'recoveryMs', 'quietMs', 'windowMs', 'buckets', 'maxSpacingMs', 'paceFirstAttempts'] as const;
+const KEYS = ['decrease', 'probeGain', 'recoveryMs', 'quietMs', 'windowMs', 'buckets', 'maxSpacingMs', 'paceFirstAttempts'] as const;
 
 /** RFC 6298's gain for the smoothed round-trip time, used only when `sentAtMs` is not given. */
 const RTT_GAIN = 1 / 8;
@@ -108,6 +115,7 @@ export class Pacer {
   readonly windowMs: number;
   readonly buckets: number;
   readonly maxSpacingMs: number;
+  readonly probeGain: number;
   /** Read by the runtime: pace first attempts too, not only retries. */
   readonly paceFirstAttempts: boolean;
 
@@ -118,16 +126,20 @@ export class Pacer {
   private entryPhase = false;
   /** W: the level the cubic curve returns to, requests per ms. */
   private level = 0;
+  /** probeGain × peak delivery rate: the rate never runs further ahead of what was delivered. */
+  private ceiling = Number.POSITIVE_INFINITY;
   /** tₚ: when the curve is back at W. */
   private plateauAt = 0;
   /** Rejections of requests sent before this were booked at an older rate and don't cut. */
   private cutGateAt = 0;
   private lastRejectAt = Number.NEGATIVE_INFINITY;
   private hintUntil = Number.NEGATIVE_INFINITY;
-  /** The virtual queue: the next free slot, and where the current backlog began. */
+  /** The virtual queue: the next free slot. */
   private next = Number.NEGATIVE_INFINITY;
-  private queueStart = 0;
-  private queuedSinceStart = 0;
+  /** Bookings made at one instant: when, the first one's slot, and how many. */
+  private batchAt = Number.NaN;
+  private batchStart = 0;
+  private batchCount = 0;
   private srtt: number | undefined;
   private cutCount = 0;
   private pacedCount = 0;
@@ -142,6 +154,7 @@ export class Pacer {
       .duration('windowMs', options?.windowMs, { min: 1 })
       .integer('buckets', options?.buckets, 1)
       .duration('maxSpacingMs', options?.maxSpacingMs, { min: 1 })
+      .number('probeGain', options?.probeGain, 1, 100)
       .check(
         options?.paceFirstAttempts === undefined || typeof options.paceFirstAttempts === 'boolean',
         `Expected \`paceFirstAttempts\` to be a boolean, got ${JSON.stringify(options?.paceFirstAttempts)}`,
@@ -154,6 +167,7 @@ export class Pacer {
     this.windowMs = options.windowMs ?? d.windowMs;
     this.buckets = options.buckets ?? d.buckets;
     this.maxSpacingMs = options.maxSpacingMs ?? d.maxSpacingMs;
+    this.probeGain = options.probeGain ?? d.probeGain;
     this.paceFirstAttempts = options.paceFirstAttempts ?? d.paceFirstAttempts;
     this.estimator = new DeliveryRate(this.windowMs, this.buckets);
     this.minRate = 1 / this.maxSpacingMs;
@@ -182,13 +196,13 @@ export class Pacer {
       if (!this.active) this.enter(nowMs);
     }
     if (ok) {
-      if (this.active && this.entryPhase) this.followMeasured(nowMs);
+      if (this.active) this.sample(nowMs);
       return;
     }
     this.lastRejectAt = nowMs;
     if (!this.active) this.enter(nowMs);
-    else if (sent >= this.cutGateAt) this.cut(nowMs);
-    else if (this.entryPhase) this.followMeasured(nowMs);
+    else if (sent > this.cutGateAt) this.cut(nowMs);
+    else if (this.entryPhase) this.sample(nowMs);
   }
 
   /**
@@ -198,19 +212,18 @@ export class Pacer {
   reserve(nowMs: number): number {
     if (!this.throttling(nowMs)) return 0;
     const ready = nowMs > this.hintUntil ? nowMs : this.hintUntil;
-    if (this.next <= ready) {
-      // The queue has drained: a new backlog starts here.
-      this.next = ready;
-      this.queueStart = ready;
-      this.queuedSinceStart = 0;
-    }
-    let slot = this.next;
-    if (this.entryPhase) {
-      // W may have risen since earlier bookings of this backlog: pack the rest at W.
-      const packed = this.queueStart + this.queuedSinceStart / this.level;
+    let slot = this.next > ready ? this.next : ready;
+    if (nowMs !== this.batchAt) {
+      this.batchAt = nowMs;
+      this.batchStart = slot;
+      this.batchCount = 0;
+    } else if (this.entryPhase) {
+      // Answers of one burst arriving together: W may have risen since the first of them
+      // booked, so pack the rest of this instant's bookings at W.
+      const packed = this.batchStart + this.batchCount / this.level;
       if (packed < slot) slot = packed > ready ? packed : ready;
     }
-    this.queuedSinceStart++;
+    this.batchCount++;
     this.next = slot + 1 / this.allowed(ready);
     const wait = slot - nowMs;
     if (wait > 0) {
@@ -258,7 +271,8 @@ export class Pacer {
   private allowed(t: number): number {
     let u = (t - this.plateauAt) / this.recoveryMs;
     if (u < -1) u = -1;
-    const r = this.level * (1 + (1 - this.decrease) * u * u * u);
+    let r = this.level * (1 + (1 - this.decrease) * u * u * u);
+    if (r > this.ceiling) r = this.ceiling;
     return r > this.minRate ? r : this.minRate;
   }
 
@@ -266,14 +280,21 @@ export class Pacer {
     this.active = true;
     this.entryPhase = true;
     this.level = 0;
+    this.ceiling = Number.POSITIVE_INFINITY;
     this.cutGateAt = nowMs;
     if (this.next < nowMs) this.next = Number.NEGATIVE_INFINITY;
-    this.followMeasured(nowMs);
+    this.sample(nowMs);
   }
 
-  /** Entry phase: W = max(W, D), or max(W, A) while nothing has succeeded in the window. */
-  private followMeasured(nowMs: number): void {
-    let measured = this.estimator.rate(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
+  /**
+   * Takes a delivery-rate sample into the peak filter: the ceiling follows it, and in the
+   * entry phase W rises to it (to the answer rate A while nothing has succeeded).
+   */
+  private sample(nowMs: number): void {
+    const peak = this.estimator.peak(nowMs);
+    if (peak !== undefined) this.ceiling = this.probeGain * peak;
+    if (!this.entryPhase) return;
+    let measured = peak ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (measured < this.minRate) measured = this.minRate;
     if (measured > this.level) {
       this.level = measured;
@@ -282,7 +303,13 @@ export class Pacer {
   }
 
   private cut(nowMs: number): void {
-    this.level = this.allowed(nowMs);
+    let level = this.allowed(nowMs);
+    const peak = this.estimator.peak(nowMs);
+    if (peak !== undefined) {
+      if (peak < level) level = peak;
+      this.ceiling = this.probeGain * peak;
+    }
+    this.level = level > this.minRate ? level : this.minRate;
     this.plateauAt = nowMs + this.recoveryMs;
     this.entryPhase = false;
     // Everything already booked goes out at the old spacing; only answers to requests sent

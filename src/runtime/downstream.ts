@@ -1,8 +1,12 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
-import { DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
+import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
 import { OptionsValidator } from '../options/validate.js';
-import { RetryPolicy, type RetryOptions } from '../policies/retry-decision.js';
+import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
+import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
+import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
@@ -10,6 +14,7 @@ import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
 import { AttemptContext, type Operation, runAttempt } from './attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
+import { type Lane, Lanes } from './lanes.js';
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
@@ -31,6 +36,20 @@ export interface DownstreamOptions {
   classify?: (error: unknown, nowMs: number) => Classification | undefined;
   /** Used when a call gives up or is rejected fast; receives the reason. */
   fallback?: Fallback<unknown>;
+  /**
+   * Retry budget (SPEC S6.1): retries ≤ ratio × requests + reserve over a sliding window, per
+   * budget key (the downstream by default; see `CallOptions.budgetKey`). `false` turns it off.
+   * @default { ratio: 0.2, windowMs: 10_000, reservePerSecond: 10 }
+   */
+  budget?: RetryBudgetOptions | false;
+  /** Circuit breaker (SPEC S6.2), per key. Off unless given (`{}` for the defaults). */
+  breaker?: CircuitBreakerOptions;
+  /** Bulkhead (SPEC S6.3), per key. Off unless given. */
+  bulkhead?: BulkheadOptions;
+  /** Adaptive pacing (SPEC S6.4), per key. Off unless given (`{}` for the defaults). */
+  pacing?: PacerOptions;
+  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default 1_000 */
+  maxKeys?: number;
   /** @default the system clock */
   clock?: Clock;
   /** @default Math.random */
@@ -40,6 +59,7 @@ export interface DownstreamOptions {
 export const DOWNSTREAM_DEFAULTS = {
   attemptTimeout: 10_000,
   idempotent: true,
+  maxKeys: 1_000,
 } as const;
 
 export interface FallbackInfo {
@@ -59,6 +79,10 @@ export interface CallOptions<T> {
   timeout?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
+  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`.fetch()`: the host) */
+  key?: string;
+  /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
+  budgetKey?: string;
   /**
    * For a non-idempotent call whose attempt ended `unknown`: asked before the retry whether
    * the previous attempt took effect. `true` ends the call (reason `verified-applied`),
@@ -75,7 +99,21 @@ export interface CallOptions<T> {
   onAttemptError?: (error: unknown, info: { attempt: number; willRetry: boolean }) => void;
 }
 
-const KEYS = ['retry', 'attemptTimeout', 'totalTimeout', 'idempotent', 'classify', 'fallback', 'clock', 'random'] as const;
+const KEYS = [
+  'retry',
+  'attemptTimeout',
+  'totalTimeout',
+  'idempotent',
+  'classify',
+  'fallback',
+  'budget',
+  'breaker',
+  'bulkhead',
+  'pacing',
+  'maxKeys',
+  'clock',
+  'random',
+] as const;
 
 const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
 
@@ -95,6 +133,12 @@ export class Downstream {
   private readonly fallback: Fallback<unknown> | undefined;
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
+  private readonly budgets: KeyedRetryBudgets | undefined;
+  private readonly lanes: Lanes;
+  /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
+  private readonly laned: boolean;
+  private readonly paceFirstAttempts: boolean;
+  private readonly budgetShrinks: boolean;
   private inFlight = 0;
 
   constructor(name: string, options: DownstreamOptions = {}) {
@@ -111,7 +155,9 @@ export class Downstream {
       const retryOptions = options.retry ?? {};
       // Unbounded attempts may also be bounded by a total timeout on the downstream.
       const bounded =
-        retryOptions.maxAttempts === Number.POSITIVE_INFINITY && retryOptions.maxElapsed === undefined && options.totalTimeout !== undefined
+        retryOptions.maxAttempts === Number.POSITIVE_INFINITY &&
+        retryOptions.maxElapsed === undefined &&
+        options.totalTimeout !== undefined
           ? { ...retryOptions, maxElapsed: options.totalTimeout }
           : retryOptions;
       try {
@@ -120,13 +166,51 @@ export class Downstream {
         for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
       }
     }
+    v.integer('maxKeys', options.maxKeys, 1);
+    const clock = options.clock ?? systemClock;
+    const random = options.random ?? systemRandom;
+    const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
+    // Each policy validates its own options; build one now so every problem surfaces here.
+    const collect = (label: string, build: () => unknown) => {
+      try {
+        return build();
+      } catch (error) {
+        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `${label}: ${p}`);
+        return undefined;
+      }
+    };
+    const budgets =
+      options.budget === false
+        ? undefined
+        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as KeyedRetryBudgets | undefined);
+    if (options.breaker !== undefined) collect('breaker', () => new CircuitBreaker(options.breaker ?? {}, random));
+    if (options.bulkhead !== undefined) collect('bulkhead', () => new Bulkhead(options.bulkhead ?? {}, clock));
+    if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
     v.done();
     this.name = name;
+    this.budgets = budgets;
+    this.paceFirstAttempts = options.pacing?.paceFirstAttempts ?? false;
+    this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
+    this.lanes = new Lanes({
+      breaker: options.breaker,
+      bulkhead: options.bulkhead,
+      pacing: options.pacing,
+      clock,
+      random,
+      maxKeys,
+      onBreakerChange: (key, from, to, atMs) => {
+        if (to === 'open') this.stats_.breakerOpens++;
+        if (this.events.active) this.events.emit({ type: 'breaker-state', downstream: this.name, atMs, key, from, to });
+      },
+    });
+    this.laned = this.lanes.enabled;
     this.retry = retry as RetryPolicy;
-    this.clock = options.clock ?? systemClock;
-    this.random = options.random ?? systemRandom;
+    this.clock = clock;
+    this.random = random;
     this.attemptTimeout =
-      options.attemptTimeout === false ? Number.POSITIVE_INFINITY : (options.attemptTimeout ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
+      options.attemptTimeout === false
+        ? Number.POSITIVE_INFINITY
+        : (options.attemptTimeout ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
     this.totalTimeout = options.totalTimeout;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
@@ -145,7 +229,7 @@ export class Downstream {
 
   /** A snapshot of this downstream's counters (SPEC S9). */
   stats(): StatsSnapshot {
-    return this.stats_.snapshot({ queueDepth: 0, inFlight: this.inFlight });
+    return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
   }
 
   /** Classifies an error: the user's classifier first, then kindly's. */
@@ -179,6 +263,16 @@ export class Downstream {
     const scope: DeadlineScope | undefined =
       hasDeadline && inherited?.deadline !== deadline ? { deadline, signal, onGiveUp: inherited?.onGiveUp } : undefined;
 
+    // Pipeline order (SPEC S6.5): deadline → retry loop: budget → breaker → pacing →
+    // bulkhead → attempt timeout → operation.
+    const budgets = this.budgets;
+    const budgetKey = options?.budgetKey ?? this.name;
+    budgets?.recordRequest(budgetKey, startedAt);
+    const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
+    const breaker = lane?.breaker;
+    const pacer = lane?.pacer;
+    const bulkhead = lane?.bulkhead;
+
     const retry = this.retry;
     const idempotent = options?.idempotent ?? this.idempotent;
     const emitting = this.events;
@@ -187,12 +281,14 @@ export class Downstream {
     let lastError: unknown;
     let lastOutcome: 'failed' | 'unknown' = 'failed';
     let needsVerify = false;
+    // Step (4) of the retry decision: the system-wide limits, consulted only when the
+    // per-call rules allow a retry. Built lazily: the success path never needs it.
+    let admit: (() => GiveUpReason | undefined) | undefined;
 
     for (;;) {
       attempt++;
-      const attemptStart = attempt === 1 ? startedAt : clock.monotonic();
-      const remaining = deadline - attemptStart;
-      if (remaining < retry.minAttemptTime || (hasDeadline && remaining <= 0)) {
+      let attemptStart = attempt === 1 ? startedAt : clock.monotonic();
+      if (deadline - attemptStart < retry.minAttemptTime || (hasDeadline && deadline <= attemptStart)) {
         const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
         return this.giveUp('deadline', attempt - 1, startedAt, lastError === undefined ? 'failed' : lastOutcome, cause, undefined, options);
       }
@@ -203,19 +299,69 @@ export class Downstream {
         if (applied) return this.giveUp('verified-applied', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
       }
 
+      // Breaker: an open circuit fails fast; the call never reaches the callee.
+      let permit = 0;
+      if (breaker !== undefined) {
+        permit = breaker.tryAcquire(attemptStart);
+        if (permit === BREAKER_REJECTED) {
+          const retryAfterMs = breaker.retryAfterMs(attemptStart);
+          const cause = new CircuitOpenError({ attempts: attempt - 1, downstream: this.name, retryAfterMs });
+          return this.giveUp('circuit-open', attempt - 1, startedAt, 'failed', cause, retryAfterMs, options);
+        }
+      }
+      // Pacing: while the callee is throttling us, attempts leave at the learned rate.
+      if (pacer !== undefined && (attempt > 1 || this.paceFirstAttempts)) {
+        const wait = pacer.reserve(attemptStart);
+        if (wait > 0) {
+          if (attemptStart + wait > deadline - retry.minAttemptTime) {
+            breaker?.onNeutral(attemptStart, permit);
+            return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+          }
+          stats.pacingDelays++;
+          stats.pacingDelayMs += wait;
+          if (emitting.active) {
+            emitting.emit({
+              type: 'pacing-delay',
+              downstream: this.name,
+              atMs: attemptStart,
+              delayMs: wait,
+              rate: pacer.rate(attemptStart),
+            });
+          }
+          try {
+            await clock.sleep(wait, signal);
+          } catch {
+            breaker?.onNeutral(clock.monotonic(), permit);
+            return this.aborted(signal as AbortSignal, attempt - 1, startedAt, lastOutcome);
+          }
+          attemptStart = clock.monotonic();
+        }
+      }
+      // Bulkhead: a slot at once, or a bounded wait in line (within the deadline).
+      if (bulkhead !== undefined && !bulkhead.tryAcquire()) {
+        try {
+          await bulkhead.acquire(signal, deadline - attemptStart);
+        } catch (error) {
+          breaker?.onNeutral(clock.monotonic(), permit);
+          if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+          stats.bulkheadRejections++;
+          const why = (error as { why?: 'queue-full' | 'queue-timeout' }).why ?? 'queue-full';
+          if (emitting.active) {
+            emitting.emit({ type: 'bulkhead-rejected', downstream: this.name, atMs: clock.monotonic(), why });
+          }
+          return this.giveUp('rejected', attempt - 1, startedAt, 'failed', error, undefined, options);
+        }
+        attemptStart = clock.monotonic();
+      }
+
+      const remaining = deadline - attemptStart;
       let timeoutMs = this.attemptTimeout;
       let deadlineBound = false;
       if (remaining < timeoutMs) {
         timeoutMs = remaining;
         deadlineBound = true;
       }
-      const context = new AttemptContext(
-        attempt,
-        retry.maxAttempts - attempt,
-        hasDeadline ? deadline : undefined,
-        clock,
-        signal,
-      );
+      const context = new AttemptContext(attempt, retry.maxAttempts - attempt, hasDeadline ? deadline : undefined, clock, signal);
       stats.attempts++;
       if (attempt > 1) stats.retries++;
       this.inFlight++;
@@ -233,6 +379,13 @@ export class Downstream {
           this.name,
         );
         this.inFlight--;
+        bulkhead?.release();
+        if (lane !== undefined || this.budgetShrinks) {
+          const now = clock.monotonic();
+          breaker?.onSuccess(now, permit);
+          pacer?.onResult(now, 'ok', undefined, attemptStart);
+          budgets?.recordOutcome(budgetKey, now, true);
+        }
         stats.successes++;
         if (attempt > 1) {
           stats.retrySuccesses++;
@@ -253,10 +406,22 @@ export class Downstream {
         return value;
       } catch (error) {
         this.inFlight--;
-        if (signal?.aborted) return this.aborted(signal, attempt, startedAt, 'unknown');
+        bulkhead?.release();
         const now = clock.monotonic();
+        if (signal?.aborted) {
+          breaker?.onNeutral(now, permit);
+          return this.aborted(signal, attempt, startedAt, 'unknown');
+        }
         const classification = this.classify(error);
         if (classification.timeout) stats.timeouts++;
+        breaker?.onError(now, permit, classification);
+        if (pacer !== undefined) {
+          const pacing: PacerSignal | undefined = classification.throttled ? 'rejected' : classification.timeout ? 'timeout' : undefined;
+          if (pacing !== undefined || classification.hintMs !== undefined) {
+            pacer.onResult(now, pacing ?? 'rejected', classification.hintMs, attemptStart);
+          }
+        }
+        budgets?.recordOutcome(budgetKey, now, false);
         lastError = error;
         lastOutcome = classification.outcome;
         if (emitting.active) {
@@ -271,6 +436,18 @@ export class Downstream {
             error,
           });
         }
+        if (admit === undefined && (budgets !== undefined || breaker !== undefined)) {
+          admit = () => {
+            const at = clock.monotonic();
+            if (breaker !== undefined && breaker.state(at) === 'open') return 'circuit-open';
+            if (budgets !== undefined && !budgets.tryRetry(budgetKey, at)) {
+              stats.budgetRejections++;
+              if (emitting.active) emitting.emit({ type: 'budget-exhausted', downstream: this.name, atMs: at, key: budgetKey });
+              return 'budget';
+            }
+            return undefined;
+          };
+        }
         const decision = retry.decide(
           {
             attempt,
@@ -280,6 +457,7 @@ export class Downstream {
             elapsedMs: now - startedAt,
             deadlineRemainingMs: deadline - now,
             previousDelayMs: previousDelay,
+            admit,
           },
           this.random,
         );
@@ -296,7 +474,9 @@ export class Downstream {
         options?.onAttemptError?.(error, { attempt, willRetry: decision.retry });
         if (!decision.retry) {
           if (attempt > 1) stats.retriedRequests++;
-          return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, decision.retryAfterMs, options);
+          const retryAfterMs =
+            decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? breaker?.retryAfterMs(clock.monotonic()) : undefined);
+          return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, retryAfterMs, options);
         }
         previousDelay = decision.delayMs;
         needsVerify = decision.verify;
@@ -313,9 +493,12 @@ export class Downstream {
             cause: describeCause(classification, error),
           });
         }
-        if (decision.delayMs > 0) {
+        // While pacing, the pacer (not each caller's own backoff) decides when retries leave:
+        // its queue releases them at the learned rate, wait hints included (SPEC S6.4).
+        const sleepMs = pacer?.throttling(now) ? 0 : decision.delayMs;
+        if (sleepMs > 0) {
           try {
-            await clock.sleep(decision.delayMs, signal);
+            await clock.sleep(sleepMs, signal);
           } catch {
             // Only an abort interrupts a sleep.
             return this.aborted(signal as AbortSignal, attempt, startedAt, lastOutcome);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Classification } from '../../src/classify/outcome.js';
-import { RETRY_DEFAULTS, RetryPolicy, background, interactive } from '../../src/policies/retry-decision.js';
+import { background, interactive, RETRY_DEFAULTS, RetryPolicy } from '../../src/policies/retry-decision.js';
 import { SeededRandom } from '../../src/random/random.js';
 
 const retryable: Classification = { outcome: 'unknown', retryable: true };
@@ -24,7 +24,10 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
   it('each step has its own reason', () => {
     const p = new RetryPolicy();
     const r = random();
-    expect(p.decide({ ...base, classification: { ...retryable, dontRetry: true } }, r)).toMatchObject({ retry: false, reason: 'dont-retry' });
+    expect(p.decide({ ...base, classification: { ...retryable, dontRetry: true } }, r)).toMatchObject({
+      retry: false,
+      reason: 'dont-retry',
+    });
     expect(p.decide({ ...base, classification: { outcome: 'failed', retryable: false } }, r)).toMatchObject({
       retry: false,
       reason: 'not-retryable',
@@ -46,7 +49,9 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
 
   it('a failed outcome of a non-idempotent call may be retried; unknown only through verify', () => {
     const p = new RetryPolicy();
-    expect(p.decide({ ...base, idempotent: false, classification: { outcome: 'failed', retryable: true } }, random())).toMatchObject({
+    expect(
+      p.decide({ ...base, idempotent: false, classification: { outcome: 'failed', retryable: true } }, random()),
+    ).toMatchObject({
       retry: true,
       verify: false,
     });
@@ -106,19 +111,26 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
 
   it('property: non-retryable errors are never retried', () => {
     fc.assert(
-      fc.property(fc.constantFrom('failed', 'unknown' as const), fc.boolean(), fc.boolean(), (outcome, idempotent, verifiable) => {
-        const d = new RetryPolicy().decide(
-          { ...base, idempotent, verifiable, classification: { outcome, retryable: false } },
-          random(),
-        );
-        expect(d.retry).toBe(false);
-      }),
+      fc.property(
+        fc.constantFrom('failed', 'unknown' as const),
+        fc.boolean(),
+        fc.boolean(),
+        (outcome, idempotent, verifiable) => {
+          const d = new RetryPolicy().decide(
+            { ...base, idempotent, verifiable, classification: { outcome, retryable: false } },
+            random(),
+          );
+          expect(d.retry).toBe(false);
+        },
+      ),
     );
   });
 
   it('unbounded retrying must be written explicitly and bounded in time', () => {
     expect(() => new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY })).toThrow('finite `maxElapsed`');
-    expect(new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 }).maxAttempts).toBe(Number.POSITIVE_INFINITY);
+    expect(new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 }).maxAttempts).toBe(
+      Number.POSITIVE_INFINITY,
+    );
     expect(() => new RetryPolicy({ maxAttempts: 0 })).toThrow('`maxAttempts` to be an integer ≥ 1, got 0');
     expect(() => new RetryPolicy({ maxAttempts: -3, hintJitter: 2 })).toThrow(/maxAttempts[\s\S]*hintJitter/);
   });

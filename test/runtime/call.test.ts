@@ -46,7 +46,7 @@ async function drive<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ val
 
 describe('downstream().call — retry loop (SPEC S3)', () => {
   it('pins its defaults: 3 attempts, 10 s attempt timeout, idempotent', () => {
-    expect(DOWNSTREAM_DEFAULTS).toEqual({ attemptTimeout: 10_000, idempotent: true });
+    expect(DOWNSTREAM_DEFAULTS).toEqual({ attemptTimeout: 10_000, idempotent: true, maxKeys: 1_000 });
     const api = downstream('x');
     expect(api.retry.maxAttempts).toBe(3);
     expect(api.attemptTimeout).toBe(10_000);

@@ -1,0 +1,125 @@
+/**
+ * Largest request body kindly reads into memory to be able to send it again, in bytes.
+ * Bodies that are already replayable (strings, bytes, Blob, FormData, URLSearchParams) are
+ * never copied; only one-shot streams are buffered.
+ * @default 1_048_576 (1 MiB)
+ */
+export const DEFAULT_MAX_BUFFERED_BODY = 1_048_576;
+
+/** A request body prepared for one logical call. */
+export type PreparedBody =
+  /** Can be handed to `fetch` again on every attempt. */
+  | { replayable: true; body: unknown }
+  /**
+   * A stream larger than the limit: the bytes read so far followed by the rest of the
+   * original. It can be sent once.
+   */
+  | { replayable: false; body: ReadableStream<Uint8Array> };
+
+/**
+ * Makes `body` safe to send more than once, or says it cannot be.
+ *
+ * - `null`/`undefined`, strings, `ArrayBuffer`, typed arrays and `DataView`, `Blob`,
+ *   `FormData`, `URLSearchParams`: replayable as they are (fetch reads them afresh each time);
+ * - `ReadableStream`, async iterables (Node `Readable`, generators): read into memory up to
+ *   `limit` bytes. A stream that ends within the limit becomes one `Uint8Array` (replayable);
+ *   a longer one is handed back as a one-shot stream that replays the bytes already read and
+ *   then the rest — nothing is lost, but it can be sent only once.
+ * - anything else is passed through untouched (fetch will convert or reject it).
+ */
+export async function prepareBody(body: unknown, limit: number = DEFAULT_MAX_BUFFERED_BODY): Promise<PreparedBody> {
+  if (isReplayable(body)) return { replayable: true, body };
+  const source = chunkSource(body);
+  if (source === undefined) return { replayable: true, body };
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const next = await source.next();
+    if (next.done) break;
+    const chunk = toBytes(next.value);
+    chunks.push(chunk);
+    total += chunk.byteLength;
+    if (total > limit) return { replayable: false, body: resume(chunks, source) };
+  }
+  return { replayable: true, body: concat(chunks, total) };
+}
+
+function isReplayable(body: unknown): boolean {
+  if (body === null || body === undefined || typeof body === 'string') return true;
+  if (typeof body !== 'object') return false;
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true;
+  const g = globalThis as { Blob?: Function; FormData?: Function; URLSearchParams?: Function };
+  for (const type of [g.Blob, g.FormData, g.URLSearchParams]) {
+    if (typeof type === 'function' && body instanceof type) return true;
+  }
+  return false;
+}
+
+interface ChunkSource {
+  next(): Promise<IteratorResult<unknown>>;
+  cancel(reason: unknown): Promise<void>;
+}
+
+function chunkSource(body: unknown): ChunkSource | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const stream = body as { getReader?: () => ReadableStreamDefaultReader<unknown> };
+  if (typeof stream.getReader === 'function') {
+    const reader = stream.getReader();
+    return {
+      next: () => reader.read() as Promise<IteratorResult<unknown>>,
+      cancel: (reason) => reader.cancel(reason),
+    };
+  }
+  const iterable = body as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> };
+  if (typeof iterable[Symbol.asyncIterator] === 'function') {
+    const iterator = iterable[Symbol.asyncIterator]();
+    return {
+      next: () => iterator.next(),
+      cancel: async () => {
+        await iterator.return?.();
+      },
+    };
+  }
+  return undefined;
+}
+
+function toBytes(chunk: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (typeof chunk === 'string') return new TextEncoder().encode(chunk);
+  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
+  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new TypeError(`Request body stream yielded a ${typeof chunk}; expected bytes or strings`);
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** The bytes already read, then the rest of the source, as one stream. */
+function resume(buffered: Uint8Array[], source: ChunkSource): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (i < buffered.length) {
+        controller.enqueue(buffered[i] as Uint8Array);
+        buffered[i++] = EMPTY; // let the buffered bytes go as soon as they are sent
+        return;
+      }
+      const next = await source.next();
+      if (next.done) controller.close();
+      else controller.enqueue(toBytes(next.value));
+    },
+    cancel(reason) {
+      return source.cancel(reason);
+    },
+  });
+}
+
+const EMPTY = new Uint8Array(0);

@@ -1,0 +1,100 @@
+import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import { Pacer, type PacerOptions } from '../policies/pacer.js';
+import type { Random } from '../random/random.js';
+import type { Clock } from '../time/clock.js';
+
+/**
+ * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
+ * for each key (by default one key, the downstream's name; `.fetch()` keys by host). Each
+ * is optional. Lanes are created on first use and bounded in number.
+ */
+export interface Lane {
+  readonly key: string;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly bulkhead: Bulkhead | undefined;
+  readonly pacer: Pacer | undefined;
+}
+
+export interface LaneOptions {
+  breaker: CircuitBreakerOptions | undefined;
+  bulkhead: BulkheadOptions | undefined;
+  pacing: PacerOptions | undefined;
+  clock: Clock;
+  random: Random;
+  /** Told of every breaker state change. */
+  onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
+  /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
+  maxKeys: number;
+}
+
+export class Lanes {
+  private readonly lanes = new Map<string, Lane>();
+  private last: Lane | undefined;
+
+  constructor(private readonly options: LaneOptions) {}
+
+  /** Whether any per-key policy is configured at all (when not, lanes are skipped entirely). */
+  get enabled(): boolean {
+    const o = this.options;
+    return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
+  }
+
+  get(key: string): Lane {
+    const last = this.last;
+    if (last !== undefined && last.key === key) return last;
+    let lane = this.lanes.get(key);
+    if (lane === undefined) {
+      lane = this.create(key);
+      if (this.lanes.size >= this.options.maxKeys) this.evictOne();
+      this.lanes.set(key, lane);
+    }
+    this.last = lane;
+    return lane;
+  }
+
+  /** Calls waiting for a bulkhead slot, over all keys. */
+  get queued(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) n += lane.bulkhead?.queued ?? 0;
+    return n;
+  }
+
+  /** Every lane, for stats. */
+  values(): IterableIterator<Lane> {
+    return this.lanes.values();
+  }
+
+  private create(key: string): Lane {
+    const o = this.options;
+    return {
+      key,
+      breaker:
+        o.breaker === undefined
+          ? undefined
+          : new CircuitBreaker(
+              {
+                ...o.breaker,
+                onStateChange: (from, to, now) => {
+                  o.breaker?.onStateChange?.(from, to, now);
+                  o.onBreakerChange(key, from, to, now);
+                },
+              },
+              o.random,
+            ),
+      bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
+      pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
+    };
+  }
+
+  /** Drops the oldest lane with nothing running or queued (its state is forgotten). */
+  private evictOne(): void {
+    for (const [key, lane] of this.lanes) {
+      if ((lane.bulkhead?.active ?? 0) === 0 && (lane.bulkhead?.queued ?? 0) === 0) {
+        this.lanes.delete(key);
+        if (this.last === lane) this.last = undefined;
+        return;
+      }
+    }
+  }
+}

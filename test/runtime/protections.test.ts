@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BulkheadRejectedError,
+  CircuitOpenError,
+  type DownstreamOptions,
+  downstream,
+  GiveUpError,
+  type KindlyEvent,
+  SeededRandom,
+  VirtualClock,
+} from '../../src/index.js';
+
+const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
+
+function setup(options: DownstreamOptions = {}) {
+  const clock = new VirtualClock();
+  const api = downstream('api', { clock, random: new SeededRandom(11), ...options });
+  const events: KindlyEvent[] = [];
+  api.onAny((e) => events.push(e));
+  return { clock, api, events };
+}
+
+async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  let out: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => (out = { value }),
+    (error: unknown) => (out = { error }),
+  );
+  for (let i = 0; i < 10_000 && out === undefined; i++) {
+    await clock.advance(0);
+    const next = clock.nextAt();
+    if (out === undefined && next !== undefined) await clock.advanceTo(next);
+  }
+  if (out === undefined) throw new Error('never settled');
+  return out;
+}
+
+describe('pipeline with protections (SPEC S6.5)', () => {
+  it('an open breaker fails fast with outcome failed and retryAfterMs, then lets a probe through after the break', async () => {
+    const { clock, api, events } = setup({
+      retry: false,
+      breaker: { threshold: 3, breakMs: 1_000, breakJitter: 0 },
+    });
+    let reached = 0;
+    const failing = () =>
+      api.call(async () => {
+        reached++;
+        throw status(503);
+      });
+    for (let i = 0; i < 3; i++) await settle(clock, failing());
+    expect(reached).toBe(3);
+    const { error } = await settle(clock, failing());
+    expect(reached).toBe(3); // never reached the callee
+    const e = error as GiveUpError;
+    expect(e.reason).toBe('circuit-open');
+    expect(e.outcome).toBe('failed');
+    expect(e.cause).toBeInstanceOf(CircuitOpenError);
+    expect(e.retryAfterMs).toBe(1_000);
+    expect(events.some((ev) => ev.type === 'breaker-state' && ev.to === 'open')).toBe(true);
+    expect(api.stats().breakerOpens).toBe(1);
+
+    await clock.advance(1_000);
+    const probe = await settle(clock, api.call(async () => 'recovered'));
+    expect(probe.value).toBe('recovered');
+    expect(events.filter((ev) => ev.type === 'breaker-state').map((ev) => (ev as { to: string }).to)).toEqual([
+      'open',
+      'half-open',
+      'closed',
+    ]);
+  });
+
+  it('4xx answers do not open the breaker', async () => {
+    const { clock, api } = setup({ retry: false, breaker: { threshold: 2 } });
+    for (let i = 0; i < 5; i++) await settle(clock, api.call(async () => Promise.reject(status(404))));
+    const { value } = await settle(clock, api.call(async () => 'ok'));
+    expect(value).toBe('ok');
+  });
+
+  it('an empty retry budget stops retries with reason budget; another key is unaffected', async () => {
+    const { clock, api, events } = setup({
+      budget: { ratio: 0, reservePerSecond: 0.1, windowMs: 10_000 }, // one retry per 10 s window
+      retry: { maxAttempts: 3, backoff: { base: 1, jitter: 'none' } },
+    });
+    const fail = (budgetKey: string) => api.call(async () => Promise.reject(status(503)), { budgetKey });
+    const first = (await settle(clock, fail('read'))).error as GiveUpError;
+    expect(first.reason).toBe('budget');
+    expect(first.attempts).toBe(2); // one retry was in the reserve
+    const second = (await settle(clock, fail('read'))).error as GiveUpError;
+    expect(second.reason).toBe('budget');
+    expect(second.attempts).toBe(1);
+    const other = (await settle(clock, fail('write'))).error as GiveUpError;
+    expect(other.attempts).toBe(2);
+    expect(events.filter((e) => e.type === 'budget-exhausted').length).toBe(3);
+    expect(api.stats().budgetRejections).toBe(3);
+  });
+
+  it('a full bulkhead rejects at once with outcome failed', async () => {
+    const { clock, api } = setup({ bulkhead: { maxConcurrent: 1, maxQueue: 0 } });
+    let release!: () => void;
+    const holding = api.call(() => new Promise<void>((r) => (release = r)));
+    await clock.advance(0);
+    const { error } = await settle(clock, api.call(async () => 'never'));
+    expect((error as GiveUpError).reason).toBe('rejected');
+    expect((error as GiveUpError).outcome).toBe('failed');
+    expect((error as GiveUpError).cause).toBeInstanceOf(BulkheadRejectedError);
+    expect(api.stats().bulkheadRejections).toBe(1);
+    release();
+    await settle(clock, holding);
+    expect((await settle(clock, api.call(async () => 'now'))).value).toBe('now');
+  });
+
+  it('queued callers are admitted in order and the queue depth shows in stats', async () => {
+    const { clock, api } = setup({ bulkhead: { maxConcurrent: 1, maxQueue: 5, queueTimeoutMs: 10_000 } });
+    const order: number[] = [];
+    const calls = [0, 1, 2].map((i) =>
+      api.call(async () => {
+        order.push(i);
+        await clock.sleep(10);
+      }),
+    );
+    await clock.advance(0);
+    expect(api.stats().queueDepth).toBe(2);
+    await Promise.all(calls.map((c) => settle(clock, c)));
+    expect(order).toEqual([0, 1, 2]);
+  });
+
+  it('while the callee throttles, retries leave at the pacer’s learned rate', async () => {
+    const { clock, api, events } = setup({
+      budget: false,
+      pacing: {},
+      retry: { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000, backoff: { base: 1, jitter: 'none' } },
+    });
+    // A callee serving 5 per 100 ms slot, answering at the end of the slot.
+    const served = new Map<number, number>();
+    const callee = async () => {
+      const slot = Math.floor(clock.monotonic() / 100);
+      const n = (served.get(slot) ?? 0) + 1;
+      served.set(slot, n);
+      await clock.sleep((slot + 1) * 100 - clock.monotonic());
+      if (n > 5) throw status(429);
+      return 'ok';
+    };
+    const results = await Promise.all(Array.from({ length: 40 }, () => settle(clock, api.call(callee))));
+    expect(results.every((r) => r.value === 'ok')).toBe(true);
+    const paced = events.filter((e) => e.type === 'pacing-delay');
+    expect(paced.length).toBeGreaterThan(20);
+    const attempts = api.stats().attempts;
+    // 40 first tries + 35 necessary retries is the floor; unpaced 1 ms retries would need hundreds.
+    expect(attempts).toBeLessThan(40 + 35 + 20);
+  });
+
+  it('a fallback answers when the breaker is open', async () => {
+    const { clock, api } = setup({ retry: false, breaker: { threshold: 1 } });
+    await settle(clock, api.call(async () => Promise.reject(status(500))));
+    const { value } = await settle(
+      clock,
+      api.call(async () => 'fresh', { fallback: ({ reason }) => `cached (${reason})` }),
+    );
+    expect(value).toBe('cached (circuit-open)');
+  });
+
+  it('invalid protection options are reported at construction with every problem', () => {
+    expect(() =>
+      downstream('x', {
+        budget: { ratio: 2 },
+        breaker: { threshold: 0 },
+        bulkhead: { maxConcurrent: -1 },
+        pacing: { decrease: 3 },
+      }),
+    ).toThrow(/budget:[\s\S]*ratio[\s\S]*breaker:[\s\S]*threshold[\s\S]*bulkhead:[\s\S]*maxConcurrent[\s\S]*pacing:[\s\S]*decrease/);
+  });
+});
