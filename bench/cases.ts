@@ -1,11 +1,14 @@
-import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
+import { bulkhead, ConsecutiveBreaker, circuitBreaker, handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import pRetry from 'p-retry';
-import { downstream } from '../src/index.js';
+// The built package, as users get it (run `npm run build` first; `npm run bench` does).
+import { downstream } from '../dist/index.js';
 
 /** One benchmark case: `setup` builds the wrapper once and returns the function measured. */
 export interface BenchCase {
   name: string;
-  setup: () => Promise<() => Promise<number>> | (() => Promise<number>);
+  /** A synchronous operation (policy bookkeeping), measured without an await. */
+  sync?: boolean;
+  setup: () => (() => Promise<number> | number) | Promise<() => Promise<number> | number>;
 }
 
 /** The operation every case wraps: an already-resolved async call. */
@@ -32,3 +35,31 @@ export const cases: BenchCase[] = [
     setup: () => () => pRetry(operation, { retries: 2 }),
   },
 ];
+
+cases.push(
+  {
+    name: 'kindly:full',
+    setup: () => {
+      const api = downstream('bench-full', {
+        retry: { maxAttempts: 3 },
+        attemptTimeout: 10_000,
+        budget: {},
+        breaker: {},
+        bulkhead: { maxConcurrent: 1_000 },
+      });
+      return () => api.call(operation);
+    },
+  },
+  {
+    name: 'cockatiel:full',
+    setup: () => {
+      const policy = wrap(
+        retry(handleAll, { maxAttempts: 2 }),
+        circuitBreaker(handleAll, { halfOpenAfter: 5_000, breaker: new ConsecutiveBreaker(5) }),
+        bulkhead(1_000),
+        timeout(10_000, TimeoutStrategy.Cooperative),
+      );
+      return () => policy.execute(operation);
+    },
+  },
+);

@@ -7,17 +7,19 @@
  * wrapper around it. Each wrapper is built once, outside the measured loop, as a user would.
  */
 import { bench, do_not_optimize, run } from 'mitata';
+import { budgetCases } from './budget.js';
 import { cases } from './cases.js';
 
 const json = process.argv.includes('--json');
 const filter = process.argv.find((a) => a.startsWith('--filter='))?.slice('--filter='.length);
 
-for (const c of cases) {
+for (const c of [...cases, ...budgetCases]) {
   if (filter !== undefined && !c.name.includes(filter)) continue;
   const fn = await c.setup();
   // Sanity: every case must really run the operation and resolve.
   if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
-  bench(c.name, async () => do_not_optimize(await fn()));
+  if (c.sync) bench(c.name, () => do_not_optimize(fn()));
+  else bench(c.name, async () => do_not_optimize(await fn()));
 }
 
 const result = await run({ format: 'quiet', throw: true });

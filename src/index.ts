@@ -1,5 +1,6 @@
 // kindly's public surface. Everything a user imports comes from here (or a subpath export).
 export { BACKOFF_DEFAULTS, Backoff, type BackoffOptions, type BackoffShape, type Jitter } from './backoff/backoff.js';
+export * from './classify/index.js';
 export type { Classification, Outcome } from './classify/outcome.js';
 export {
   AttemptTimeoutError,
@@ -18,7 +19,30 @@ export {
   isKindlyError,
   KindlyError,
 } from './errors/errors.js';
+export * from './hints/index.js';
 export { InvalidOptionsError } from './options/validate.js';
+export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
+export {
+  BREAKER_ALLOWED,
+  BREAKER_REJECTED,
+  type BreakerMode,
+  type BreakerState,
+  CIRCUIT_BREAKER_DEFAULTS,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  DEFAULT_BREAKER_FAILURE_PREDICATE,
+} from './policies/circuit-breaker.js';
+export { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from './policies/pacer.js';
+export {
+  KEYED_RETRY_BUDGETS_DEFAULTS,
+  KeyedRetryBudgets,
+  type KeyedRetryBudgetsOptions,
+  RETRY_BUDGET_DEFAULTS,
+  RetryBudget,
+  type RetryBudgetOptions,
+  SHRINK_ON_ERRORS_DEFAULTS,
+  type ShrinkOnErrorsOptions,
+} from './policies/retry-budget.js';
 export {
   background,
   interactive,

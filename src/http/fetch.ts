@@ -93,6 +93,10 @@ export interface KindlyRequestInit extends RequestInit, KindlyFetchOptions {
   verify?: CallOptions<Response>['verify'];
   /** Used instead of failing when the call gives up or is rejected fast. */
   fallback?: Fallback<Response>;
+  /** The breaker / bulkhead / pacer lane. @default the URL's host (`api.example.com:8443`) */
+  key?: string;
+  /** The retry budget drawn on. @default the downstream's name */
+  budgetKey?: string;
 }
 
 export const FETCH_DEFAULTS = {
@@ -116,7 +120,7 @@ const OPTION_KEYS = [
   'connectTimeout',
   'fetch',
 ] as const;
-const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback'] as const;
+const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
 const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CALL_KEYS]);
 
 /**
@@ -240,6 +244,7 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
 
   const callOptions: CallOptions<Response> & HttpCallHooks = {
     idempotent,
+    key: options.key ?? hostOf(request.url),
     classify: (error, nowMs) => {
       const failure = failures.get(error as object);
       if (failure === undefined) return undefined;
@@ -266,6 +271,7 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
   if (options.timeout !== undefined) callOptions.timeout = options.timeout;
   if (options.verify !== undefined) callOptions.verify = options.verify;
   if (options.fallback !== undefined) callOptions.fallback = options.fallback;
+  if (options.budgetKey !== undefined) callOptions.budgetKey = options.budgetKey;
   const waitOnline = options.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = options.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
   if ((waitOnline || waitVisible) && pageEnvironment().window !== undefined) {
@@ -320,6 +326,10 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
       ? `Expected \`idempotencyKey\` to be a boolean (a fixed key belongs to one call, not to every call), got ${String(key)}`
       : `Expected \`idempotencyKey\` to be true, false or a non-empty string, got ${String(key)}`,
   );
+  for (const name of ['key', 'budgetKey'] as const) {
+    const value = options[name];
+    v.check(value === undefined || typeof value === 'string', `Expected \`${name}\` to be a string, got ${String(value)}`);
+  }
   for (const name of ['secretQueryParams', 'retryableStatuses', 'bodyHintExtractors'] as const) {
     const value = options[name];
     v.check(value === undefined || Array.isArray(value), `Expected \`${name}\` to be an array, got ${String(value)}`);
@@ -391,6 +401,16 @@ function attemptSignal(attempt: AbortSignal, caller: AbortSignal | undefined): A
   if (caller === undefined) return attempt;
   const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
   return typeof any === 'function' ? any.call(AbortSignal, [attempt, caller]) : attempt;
+}
+
+/** The lane key of a URL: its host (with port), so one failing host does not open the breaker for another. */
+function hostOf(url: string): string {
+  const location = (globalThis as { location?: { href?: string } }).location;
+  try {
+    return new URL(url, location?.href).host;
+  } catch {
+    return url;
+  }
 }
 
 /** On Node (no page) always; in a page only for requests to the page's own origin. */

@@ -70,9 +70,9 @@ function chunkSource(body: unknown): ChunkSource | undefined {
       cancel: (reason) => reader.cancel(reason),
     };
   }
-  const iterable = body as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> };
-  if (typeof iterable[Symbol.asyncIterator] === 'function') {
-    const iterator = iterable[Symbol.asyncIterator]();
+  const iterate = (body as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> })[Symbol.asyncIterator];
+  if (typeof iterate === 'function') {
+    const iterator = iterate.call(body);
     return {
       next: () => iterator.next(),
       cancel: async () => {

@@ -281,6 +281,7 @@ export class Pacer {
     this.entryPhase = true;
     this.level = 0;
     this.ceiling = Number.POSITIVE_INFINITY;
+    this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
     this.cutGateAt = nowMs;
     if (this.next < nowMs) this.next = Number.NEGATIVE_INFINITY;
     this.sample(nowMs);
@@ -296,10 +297,7 @@ export class Pacer {
     if (!this.entryPhase) return;
     let measured = peak ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (measured < this.minRate) measured = this.minRate;
-    if (measured > this.level) {
-      this.level = measured;
-      this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
-    }
+    if (measured > this.level) this.level = measured;
   }
 
   private cut(nowMs: number): void {

@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { runWithDeadline } from '../runtime/deadline-context.js';
+import { beginRequest, type KindlyServerOptions, type RequestContext, requestScope, resolveServerOptions } from './server-context.js';
+
+/** The slice of Fastify's request, reply and instance the plugin uses (no type dependency on fastify). */
+interface FastifyRequestLike {
+  raw: IncomingMessage;
+  kindly: RequestContext | null;
+}
+interface FastifyReplyLike {
+  raw: ServerResponse;
+}
+type HookDone = (error?: Error) => void;
+interface FastifyLike {
+  decorateRequest(name: string, value: unknown): unknown;
+  addHook(name: 'onRequest' | 'preHandler', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: HookDone) => void): unknown;
+}
+
+/** Keys Fastify itself may put in a plugin's options. */
+const FASTIFY_OWN_KEYS = ['prefix', 'logLevel', 'logSerializers'];
+
+/**
+ * Fastify plugin (Fastify 4 and 5): `request.kindly` carries the request's clamped deadline
+ * and signal, every kindly call in the handler inherits them, and a failure reply after an
+ * exhausted kindly call is marked `x-retry-exhausted: 1`.
+ *
+ * The scope is entered in `onRequest` and entered again in `preHandler`, because Fastify parses
+ * the body from stream events that do not carry the async context along.
+ * Registered application-wide (it is not encapsulated, like a `fastify-plugin` plugin).
+ *
+ * ```ts
+ * await app.register(kindlyFastify, { maxTimeoutMs: 10_000 });
+ * ```
+ */
+export const kindlyFastify = Object.assign(
+  function kindlyFastify(fastify: FastifyLike, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
+    const own: Record<string, unknown> = { ...(options ?? {}) };
+    for (const key of FASTIFY_OWN_KEYS) delete own[key];
+    const settings = resolveServerOptions(own as KindlyServerOptions, 'kindlyFastify');
+    fastify.decorateRequest('kindly', null);
+    fastify.addHook('onRequest', (request, reply, next) => {
+      const context = beginRequest(request.raw, reply.raw, settings);
+      request.kindly = context;
+      request.raw.kindly = context;
+      runWithDeadline(context.scope, () => next());
+    });
+    fastify.addHook('preHandler', (request, _reply, next) => {
+      const scope = requestScope(request.raw);
+      if (scope === undefined) next();
+      else runWithDeadline(scope, () => next());
+    });
+    done();
+  },
+  {
+    // What fastify-plugin sets: do not encapsulate (hooks apply to every route), and a name.
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: 'kindly',
+    [Symbol.for('plugin-meta')]: { name: 'kindly', fastify: '>=4' },
+  },
+);

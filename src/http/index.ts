@@ -1,0 +1,38 @@
+// kindly's HTTP integration (SPEC S5, S7, S8): fetch through a downstream, idempotency keys,
+// deadline and attempt headers, and server middleware for node:http, Express and Fastify.
+export { ATTEMPT_HEADER, ENVOY_ATTEMPT_COUNT_HEADER, GRPC_PREVIOUS_ATTEMPTS_HEADER, readPreviousAttempts } from './attempt-header.js';
+export { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
+export {
+  DEFAULT_MAX_TIMEOUT_MS,
+  formatRequestTimeout,
+  GRPC_TIMEOUT_HEADER,
+  type InboundBudget,
+  parseGrpcTimeout,
+  parseRequestTimeoutMs,
+  readInboundBudget,
+  REQUEST_TIMEOUT_HEADER,
+} from './deadline-header.js';
+export {
+  HttpRequestError,
+  isHttpRequestError,
+  isRequestBodyNotReplayableError,
+  RequestBodyNotReplayableError,
+} from './errors.js';
+export { kindlyExpress } from './express.js';
+export { kindlyFastify } from './fastify.js';
+export { createFetch, FETCH_DEFAULTS, fetchThrough, type KindlyFetchOptions, type KindlyRequestInit } from './fetch.js';
+export { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './idempotency-key.js';
+export { withKindly } from './node-http.js';
+export { type PageEnvironment, pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+export { DEFAULT_SECRET_QUERY_PARAMS, REDACTED, redactUrl } from './redact.js';
+export { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody } from './request-body.js';
+export { DRAIN_LIMIT } from './response-body.js';
+export {
+  EXHAUSTED_REASONS,
+  getRequestContext,
+  getRequestSignal,
+  type KindlyServerOptions,
+  type RequestContext,
+  SERVER_DEFAULTS,
+} from './server-context.js';
+export { httpStatusError } from './status-error.js';

@@ -1,0 +1,36 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { runWithDeadline } from '../runtime/deadline-context.js';
+import { beginRequest, type KindlyServerOptions, type RequestContext, resolveServerOptions } from './server-context.js';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Set by kindly's server middleware: the request's deadline, signal and retry state. */
+    kindly?: RequestContext;
+  }
+}
+
+/**
+ * Wraps a `node:http` request handler (SPEC S5, S7): the handler runs with the request's
+ * deadline (from `x-request-timeout-ms` / `grpc-timeout`, clamped to `maxTimeoutMs`) and signal
+ * in scope, so every kindly call it makes inherits them; `req.kindly` carries them; and a
+ * failure response after an exhausted kindly call is marked `x-retry-exhausted: 1`.
+ *
+ * ```ts
+ * http.createServer(withKindly(async (req, res) => {
+ *   const upstream = await payments.fetch('http://payments/charge'); // inherits the deadline
+ *   res.writeHead(upstream.status).end();
+ * }));
+ * ```
+ */
+export function withKindly<Req extends IncomingMessage, Res extends ServerResponse>(
+  handler: (req: Req, res: Res) => unknown,
+  options?: KindlyServerOptions,
+): (req: Req, res: Res) => unknown {
+  if (typeof handler !== 'function') throw new TypeError(`withKindly: expected a request handler, got ${typeof handler}`);
+  const settings = resolveServerOptions(options, 'withKindly');
+  return (req, res) => {
+    const context = beginRequest(req, res, settings);
+    req.kindly = context;
+    return runWithDeadline(context.scope, () => handler(req, res));
+  };
+}

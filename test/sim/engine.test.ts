@@ -1,0 +1,73 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SeededRandom } from '../../src/random/random.js';
+import { Simulation } from '../../src/sim/engine.js';
+
+describe('Simulation', () => {
+  it('runs handlers in time order with their argument and the current time', () => {
+    const sim = new Simulation({ seed: 1 });
+    const seen: [number, number][] = [];
+    const k = sim.on((arg, now) => seen.push([arg, now]));
+    sim.at(30, k, 3);
+    sim.at(10, k, 1);
+    sim.after(20, k, 2);
+    expect(sim.run()).toBe(3);
+    expect(seen).toEqual([
+      [1, 10],
+      [2, 20],
+      [3, 30],
+    ]);
+    expect(sim.now).toBe(30);
+    expect(sim.eventsFired).toBe(3);
+  });
+
+  it('never schedules into the past: earlier times and negative delays mean now', () => {
+    const sim = new Simulation({ seed: 1 });
+    const times: number[] = [];
+    const k = sim.on((_a, now) => times.push(now));
+    const first = sim.on(() => {
+      sim.at(5, k);
+      sim.after(-3, k);
+    });
+    sim.at(50, first);
+    sim.run();
+    expect(times).toEqual([50, 50]);
+  });
+
+  it('stops at untilMs, moving time there, and resumes later', () => {
+    const sim = new Simulation({ seed: 1 });
+    const fired: number[] = [];
+    const k = sim.on((arg) => fired.push(arg));
+    sim.at(10, k, 1);
+    sim.at(100, k, 2);
+    expect(sim.run(50)).toBe(1);
+    expect(sim.now).toBe(50);
+    expect(sim.pending).toBe(1);
+    sim.run();
+    expect(fired).toEqual([1, 2]);
+  });
+
+  it('stop() ends the run after the current event', () => {
+    const sim = new Simulation({ seed: 1 });
+    const fired: number[] = [];
+    const k = sim.on((arg) => {
+      fired.push(arg);
+      if (arg === 2) sim.stop();
+    });
+    for (let i = 1; i <= 4; i++) sim.at(i, k, i);
+    sim.run();
+    expect(fired).toEqual([1, 2]);
+    sim.run();
+    expect(fired).toEqual([1, 2, 3, 4]);
+  });
+
+  it('creates one SeededRandom from the seed before anything runs', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
+        const sim = new Simulation({ seed });
+        const reference = new SeededRandom(seed);
+        for (let i = 0; i < 5; i++) expect(sim.random.next()).toBe(reference.next());
+      }),
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { withDefaults } from '../../../src/sim/scenario.js';
+import { HERD_STRATEGY_NAMES, herd } from '../../../src/sim/scenarios/herd.js';
+
+type Row = {
+  strategy: string;
+  seeds: number;
+  totalRequests: { min: number; median: number; max: number };
+  peakRetriesPerSlot: { min: number; median: number; max: number };
+  allSucceededMs: { min: number | null; median: number | null; max: number | null };
+  lowerBound: { totalRequests: number; allSucceededMs: number };
+  attempts: number;
+};
+
+function rows(json: Record<string, unknown>): Row[] {
+  return json.strategies as Row[];
+}
+
+describe('herd scenario', () => {
+  it('defaults: 100 clients, capacity 10, 100 ms slots, 200 seeds from 1, every strategy', () => {
+    expect(withDefaults(herd)).toEqual({ strategy: 'all', clients: 100, capacity: 10, 'slot-ms': 100, seeds: 200, seed: 1 });
+    expect(HERD_STRATEGY_NAMES).toEqual(['fixed', 'exponential', 'full', 'equal', 'decorrelated', 'floor', 'adaptive']);
+  });
+
+  it('JSON: per strategy min/median/max, lower bound and attempts; deterministic rows have min = median = max', () => {
+    const { json } = herd.run(withDefaults(herd, { seeds: 20 }), {});
+    expect(json.lowerBound).toEqual({ totalRequests: 190, allSucceededMs: 1000 });
+    const r = rows(json);
+    expect(r.map((x) => x.strategy)).toEqual(HERD_STRATEGY_NAMES);
+    const fixed = r[0]!;
+    expect(fixed).toMatchObject({
+      seeds: 1,
+      totalRequests: { min: 550, median: 550, max: 550 },
+      peakRetriesPerSlot: { min: 90, median: 90, max: 90 },
+      allSucceededMs: { min: 10_000, median: 10_000, max: 10_000 },
+      lowerBound: { totalRequests: 190, allSucceededMs: 1000 },
+      attempts: 550,
+    });
+    expect(r[1]).toMatchObject({ totalRequests: { median: 550 }, peakRetriesPerSlot: { median: 90 }, allSucceededMs: { median: 27_200 } });
+    const full = r[2]!;
+    expect(full.seeds).toBe(20);
+    expect(full.totalRequests.min).toBeLessThanOrEqual(full.totalRequests.median);
+    expect(full.totalRequests.median).toBeLessThanOrEqual(full.totalRequests.max);
+    expect(json.attempts).toBe(r.reduce((s, x) => s + x.attempts, 0));
+  });
+
+  it('adaptive meets SPEC S13: median ≤ 209 requests and ≤ 1300 ms', () => {
+    const { json } = herd.run(withDefaults(herd, { strategy: 'adaptive' }), {});
+    const [adaptive] = rows(json);
+    expect(adaptive!.strategy).toBe('adaptive');
+    expect(adaptive!.totalRequests.median).toBeLessThanOrEqual(209);
+    expect(adaptive!.allSucceededMs.median).toBeLessThanOrEqual(1300);
+  });
+
+  it('adds a `config` row for the user’s retry options; give-ups show as null "all succeeded"', () => {
+    const { json, report } = herd.run(withDefaults(herd, { strategy: 'fixed', seeds: 3 }), {
+      retry: { maxAttempts: 2, backoff: { jitter: 'full' } },
+    });
+    const r = rows(json);
+    expect(r.map((x) => x.strategy)).toEqual(['fixed', 'config']);
+    expect(r[1]!.seeds).toBe(3);
+    expect(r[1]!.allSucceededMs).toEqual({ min: null, median: null, max: null });
+    expect(report.tables[0]!.table.columns).toContain('gave up');
+  });
+
+  it('identical seed ⇒ identical JSON, byte for byte', () => {
+    const a = JSON.stringify(herd.run(withDefaults(herd, { seeds: 10, seed: 42 }), {}).json);
+    const b = JSON.stringify(herd.run(withDefaults(herd, { seeds: 10, seed: 42 }), {}).json);
+    const c = JSON.stringify(herd.run(withDefaults(herd, { seeds: 10, seed: 43 }), {}).json);
+    expect(a).toBe(b);
+    expect(c).not.toBe(a);
+  });
+
+  it('report: one series per strategy, capacity and lower bound marked, a zoomed view when runs are long', () => {
+    const { report } = herd.run(withDefaults(herd, { seeds: 2 }), {});
+    expect(report.charts).toHaveLength(2);
+    for (const chart of report.charts) {
+      expect(chart.series.map((s) => s.name)).toEqual(HERD_STRATEGY_NAMES);
+      expect(chart.markers).toEqual([
+        { axis: 'y', value: 10, label: 'capacity: 10 per slot' },
+        { axis: 'x', value: 1, label: 'lower bound: all served by 1.0 s' },
+      ]);
+    }
+    const table = report.tables[0]!.table;
+    expect(table.rows.every((row) => row.includes('190 req · 1.0 s'))).toBe(true);
+  });
+
+  it('reports progress up to the total', () => {
+    const calls: [number, number][] = [];
+    herd.run(withDefaults(herd, { strategy: 'fixed', clients: 70_000, capacity: 7_000 }), {
+      onProgress: (done, total) => calls.push([done, total]),
+    });
+    expect(calls.at(-1)).toEqual([70_000, 70_000]);
+  });
+});
