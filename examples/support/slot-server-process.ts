@@ -66,6 +66,9 @@ process.on('message', (message: { type: string }) => {
   }
 });
 
+// If the demo dies, so does its server: an orphan would hold the port and the terminal.
+process.on('disconnect', () => process.exit(0));
+
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ type: 'listening', port: (server.address() as AddressInfo).port });
 });

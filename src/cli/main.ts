@@ -37,6 +37,8 @@ export const EXIT_USAGE = 2;
  * resolves to the exit code. Never throws and never calls `process.exit`.
  */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  toleratePipeClose(io.stdout);
+  toleratePipeClose(io.stderr);
   try {
     return await dispatch(argv, io);
   } catch (error) {
@@ -101,6 +103,22 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   }
   io.stdout.write(parsed.json ? `${JSON.stringify(result.json, null, 2)}\n` : renderText(result.report));
   return EXIT_OK;
+}
+
+const tolerant = new WeakSet<object>();
+
+/**
+ * `kindly sim herd | head` closes the pipe before everything is written: the rest of the
+ * output is simply not wanted, so EPIPE is ignored instead of crashing the process with an
+ * unhandled 'error' event. One listener per stream, however often `run` is called.
+ */
+function toleratePipeClose(stream: Writable): void {
+  const emitter = stream as Writable & { on?: (event: string, listener: (error: unknown) => void) => unknown };
+  if (typeof emitter.on !== 'function' || tolerant.has(emitter)) return;
+  tolerant.add(emitter);
+  emitter.on('error', (error) => {
+    if ((error as { code?: string }).code !== 'EPIPE') throw error;
+  });
 }
 
 /** True when this file is the program being run (`tsx src/cli/main.ts …`), not an import. */

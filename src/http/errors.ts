@@ -12,11 +12,14 @@ export class RequestBodyNotReplayableError extends KindlyError {
   constructor(
     /** The request, for the message: `POST https://api.example.com/upload` (redacted). */
     readonly request: string,
-    readonly maxBufferedBody: number,
+    /** The buffering limit the stream exceeded; `undefined` when streams are never buffered (axios). */
+    readonly maxBufferedBody: number | undefined,
     details: ConstructorParameters<typeof KindlyError>[1],
   ) {
     super(
-      `${request}: the request body is a stream larger than maxBufferedBody (${maxBufferedBody} bytes) and was already sent, so it cannot be retried; pass a Blob, ArrayBuffer or string body, or raise maxBufferedBody`,
+      maxBufferedBody === undefined
+        ? `${request}: the request body is a stream, already sent once, so the request cannot be retried; pass a Buffer, ArrayBuffer or string body to make it retryable`
+        : `${request}: the request body is a stream larger than maxBufferedBody (${maxBufferedBody} bytes), already sent once, so the request cannot be retried; pass a Blob, ArrayBuffer or string body, or raise maxBufferedBody`,
       details,
     );
   }

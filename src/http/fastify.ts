@@ -33,7 +33,10 @@ const FASTIFY_OWN_KEYS = ['prefix', 'logLevel', 'logSerializers'];
  * ```
  */
 export const kindlyFastify = Object.assign(
-  function kindlyFastify(fastify: FastifyLike, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
+  // `instance` is typed loosely so that a real FastifyInstance is accepted whatever its
+  // generics; the plugin uses only the slice described by FastifyLike.
+  function kindlyFastify(instance: object, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
+    const fastify = instance as FastifyLike;
     const own: Record<string, unknown> = { ...(options ?? {}) };
     for (const key of FASTIFY_OWN_KEYS) delete own[key];
     const settings = resolveServerOptions(own as KindlyServerOptions, 'kindlyFastify');

@@ -18,7 +18,7 @@ import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody } from './request-body.js';
-import { DRAIN_LIMIT, drainBody, peekText, rebuildResponse, withoutUrl } from './response-body.js';
+import { DRAIN_LIMIT, type Drain, drainBody, peekText, rebuildResponse, withoutUrl } from './response-body.js';
 
 /** kindly's options for HTTP calls, set once with `createFetch` or per call in the init. */
 export interface KindlyFetchOptions {
@@ -140,7 +140,7 @@ interface FailedResponse {
   /** A wait hint found in the body, when the headers had none. */
   bodyHintMs: number | undefined;
   /** Set when the attempt is retried: the body read (and the connection freed) or dropped. */
-  drained: Promise<Uint8Array | undefined> | undefined;
+  drained: Drain | undefined;
 }
 
 /**
@@ -186,6 +186,8 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
   const underlying = await chooseFetch(options);
   const bodySignal = request.signal ?? currentDeadlineScope()?.signal;
   const failures = new WeakMap<object, FailedResponse>();
+  /** The failed response of the previous attempt, whose body is being drained. */
+  let retried: FailedResponse | undefined;
 
   const oneShot = (error: unknown, attempt: number): unknown => {
     if (prepared.replayable) return error;
@@ -200,6 +202,12 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
   };
 
   const operation = async (ctx: CallContext): Promise<Response> => {
+    // Let the previous attempt's connection go back to the pool before asking for one, or the
+    // pool opens a second connection while the first is still busy with the old body. The wait
+    // is bounded by this attempt's own timeout: a stalled body is then cancelled instead.
+    const previous = retried?.drained;
+    retried = undefined;
+    if (previous !== undefined) await drained(previous, ctx.signal);
     const headers = new Headers(baseHeaders);
     if (propagate) {
       headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
@@ -263,7 +271,9 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
     onAttemptError: (error, { willRetry }) => {
       if (!willRetry) return;
       const failure = failures.get(error as object);
-      if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+      if (failure === undefined) return;
+      failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+      retried = failure;
     },
   };
   if (request.signal !== undefined) callOptions.signal = request.signal;
@@ -286,7 +296,7 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
     if (failure === undefined) throw error;
     // A response whose attempt was followed by a retry had its body drained to free the
     // connection; the call then stopped before that retry (deadline, verify): hand back a copy.
-    if (failure.drained !== undefined) return rebuildResponse(failure.response, await failure.drained);
+    if (failure.drained !== undefined) return rebuildResponse(failure.response, await failure.drained.bytes);
     return failure.response;
   }
 }
@@ -401,6 +411,21 @@ function attemptSignal(attempt: AbortSignal, caller: AbortSignal | undefined): A
   if (caller === undefined) return attempt;
   const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
   return typeof any === 'function' ? any.call(AbortSignal, [attempt, caller]) : attempt;
+}
+
+/** Waits for `drain` to finish, cancelling it if `signal` aborts first. */
+async function drained(drain: Drain, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) {
+    drain.cancel();
+    return;
+  }
+  const onAbort = () => drain.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await drain.bytes;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** The lane key of a URL: its host (with port), so one failing host does not open the breaker for another. */

@@ -6,20 +6,31 @@
  */
 export const DRAIN_LIMIT = 64 * 1024;
 
+/** A body being read to its end in the background; `cancel` gives up on it (closing the connection). */
+export interface Drain {
+  /** The bytes, or `undefined` when the body was too large, failed or was cancelled. Never rejects. */
+  readonly bytes: Promise<Uint8Array | undefined>;
+  cancel(): void;
+}
+
 /**
- * Reads `response`'s body to the end when it fits in `limit` bytes (freeing the connection and
- * keeping the bytes), otherwise cancels it (the connection is closed, never leaked). Resolves
- * with the bytes, or `undefined` when the body was too large or failed. Never rejects.
+ * Starts reading `response`'s body to the end when it fits in `limit` bytes (freeing the
+ * connection and keeping the bytes), otherwise cancels it (the connection is closed, never
+ * leaked).
  */
-export async function drainBody(response: Response, limit: number = DRAIN_LIMIT): Promise<Uint8Array | undefined> {
+export function drainBody(response: Response, limit: number = DRAIN_LIMIT): Drain {
   const body = response.body;
-  if (body === null) return new Uint8Array(0);
+  if (body === null) return { bytes: Promise.resolve(new Uint8Array(0)), cancel: () => undefined };
   let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
     reader = body.getReader();
   } catch {
-    return undefined; // locked or already read by someone else
+    return { bytes: Promise.resolve(undefined), cancel: () => undefined }; // locked or already read elsewhere
   }
+  return { bytes: readAll(reader, limit), cancel: () => void reader.cancel().catch(() => undefined) };
+}
+
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -36,6 +47,7 @@ export async function drainBody(response: Response, limit: number = DRAIN_LIMIT)
   } catch {
     return undefined;
   }
+  if (total === 0 && chunks.length === 0) return new Uint8Array(0);
   const out = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

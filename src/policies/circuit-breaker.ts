@@ -344,7 +344,7 @@ export class CircuitBreaker {
     const from = this.st;
     this.opensInRow++;
     const jittered = this.breakCeiling(this.opensInRow) * (1 + this.breakJitter * (2 * this.random.next() - 1));
-    this.lastBreak = jittered < this.maxBreakMs ? jittered : this.maxBreakMs;
+    this.lastBreak = Math.min(jittered, this.maxBreakMs);
     this.openUntil = nowMs + this.lastBreak;
     this.st = OPEN;
     this.openCount++;

@@ -5,8 +5,9 @@
  * For the set S of successes received in the window, with their send and receive times:
  *
  *     spread = max(latest send − earliest send, latest receive − earliest receive)
- *     D = (|S| − 1) / spread                        when spread > 0
- *     D = |S| / (latest receive − earliest send)     when spread = 0 (one burst, one answer time)
+ *     rtt    = min over S of (receive − send)
+ *     D = (|S| − 1) / spread                        when spread ≥ rtt (a flow)
+ *     D = |S| / (latest receive − earliest send)     otherwise (one flight)
  *
  * The first form is BBR's `delivered / max(send_elapsed, ack_elapsed)`: in a steady flow at
  * rate r, |S| − 1 gaps span the window on both clocks, so D = r whatever the latency; and
@@ -105,6 +106,7 @@ class Extremes {
     this.sentMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
     this.recvMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
     this.recvMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
+    this.latencyMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
   }
 
   add(i: number, sent: number, recv: number): void {
@@ -113,6 +115,7 @@ class Extremes {
     if (sent > this.sentMax[i]!) this.sentMax[i] = sent;
     if (recv < this.recvMin[i]!) this.recvMin[i] = recv;
     if (recv > this.recvMax[i]!) this.recvMax[i] = recv;
+    if (recv - sent < this.latencyMin[i]!) this.latencyMin[i] = recv - sent;
   }
 
   clear(i: number): void {
@@ -121,6 +124,7 @@ class Extremes {
     this.sentMax[i] = Number.NEGATIVE_INFINITY;
     this.recvMin[i] = Number.POSITIVE_INFINITY;
     this.recvMax[i] = Number.NEGATIVE_INFINITY;
+    this.latencyMin[i] = Number.POSITIVE_INFINITY;
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */
@@ -130,6 +134,7 @@ class Extremes {
     let sentMax = Number.NEGATIVE_INFINITY;
     let recvMin = Number.POSITIVE_INFINITY;
     let recvMax = Number.NEGATIVE_INFINITY;
+    let latencyMin = Number.POSITIVE_INFINITY;
     for (let i = 0; i < this.n; i++) {
       const c = this.count[i]!;
       if (c === 0) continue;
@@ -138,16 +143,20 @@ class Extremes {
       if (this.sentMax[i]! > sentMax) sentMax = this.sentMax[i]!;
       if (this.recvMin[i]! < recvMin) recvMin = this.recvMin[i]!;
       if (this.recvMax[i]! > recvMax) recvMax = this.recvMax[i]!;
+      if (this.latencyMin[i]! < latencyMin) latencyMin = this.latencyMin[i]!;
     }
     if (total === 0) return undefined;
     const sendSpread = sentMax - sentMin;
     const recvSpread = recvMax - recvMin;
-    const spread = sendSpread > recvSpread ? sendSpread : recvSpread;
-    if (spread > 0) return (total - 1) / spread;
-    // One burst answered at one instant. Below a millisecond (an answer at its own send
-    // instant, e.g. a local rejection) a duration means nothing.
+    const spread = Math.max(sendSpread, recvSpread);
+    // A flow that spans more than a round trip is judged BBR's way. Samples spanning less
+    // than one round trip are a single flight (a burst that left together, even if a real
+    // client's sends spread over a few ms): gaps inside it say nothing about the callee.
+    if (spread > 0 && spread >= latencyMin) return (total - 1) / spread;
+    // One flight: what it delivered over the whole flight. Below a millisecond (an answer
+    // at its own send instant, e.g. a local rejection) a duration means nothing.
     const flight = recvMax - sentMin;
-    return total / (flight > 1 ? flight : 1);
+    return total / Math.max(flight, 1);
   }
 }
 

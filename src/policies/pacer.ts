@@ -6,18 +6,21 @@ export type PacerSignal = 'ok' | 'rejected' | 'timeout';
 
 export interface PacerOptions {
   /**
-   * Factor applied to the allowed rate when paced requests are still rejected, in (0, 1).
-   * @default 0.7
+   * β: the allowed rate falls to β × W when paced requests are still rejected, in (0, 1).
+   * Gentler than CUBIC's 0.7 because a rejection is cheap, explicit feedback, not lost
+   * data: the send rate stays within about (1 − β) of the callee's capacity. @default 0.85
    */
   decrease?: number;
   /**
-   * The allowed rate never exceeds this × the peak measured delivery rate, ≥ 1: probing
-   * runs ahead of what the callee proved it serves by this much at most. @default 1.25
+   * The allowed rate never exceeds this × the peak measured delivery rate (≥ 1): probing
+   * runs ahead of what the callee proved it serves by this much at most. Above BBR's 1.25
+   * so that a low first estimate is outgrown quickly (×1.5 per estimator window); the cut
+   * bounds the overshoot. @default 1.5
    */
   probeGain?: number;
   /**
-   * Time for the rate to climb back to where it was cut (the cubic's K), in ms; it then
-   * keeps probing upward, slowly at first. @default 1_000
+   * K: time for the rate to climb back to W after a cut, in ms; it then keeps probing
+   * upward, slowly at first. @default 1_000
    */
   recoveryMs?: number;
   /**
@@ -25,13 +28,18 @@ export interface PacerOptions {
    * and any wait hint has passed. @default 2_000
    */
   quietMs?: number;
-  /** Window of the delivery-rate estimator, in ms. @default 1_000 */
+  /**
+   * Window of the delivery-rate estimator (and of its peak filter), in ms: long enough to
+   * hold several answers, short enough that the estimate follows a change within about
+   * half of it. @default 500
+   */
   windowMs?: number;
   /** Buckets the estimator's window is split into. @default 10 */
   buckets?: number;
   /**
-   * Longest gap between two paced sends, in ms: while throttling at least one request per
-   * `maxSpacingMs` goes out, so a callee rejecting everything is still probed. @default 1_000
+   * Longest gap between two paced sends, in ms: while throttling, at least one request per
+   * `maxSpacingMs` goes out, so a callee rejecting everything is still probed (a floor on
+   * the learned rate, expressed as a time). @default 1_000
    */
   maxSpacingMs?: number;
   /** Whether the runtime paces first attempts too, not only retries. @default false */
@@ -39,16 +47,16 @@ export interface PacerOptions {
 }
 
 export const PACER_DEFAULTS = {
-  /** @default 0.7 */
-  decrease: 0.7,
-  /** @default 1.25 */
-  probeGain: 1.25,
+  /** @default 0.85 */
+  decrease: 0.85,
+  /** @default 1.5 */
+  probeGain: 1.5,
   /** @default 1_000 */
   recoveryMs: 1_000,
   /** @default 2_000 */
   quietMs: 2_000,
-  /** @default 1_000 */
-  windowMs: 1_000,
+  /** @default 500 */
+  windowMs: 500,
   /** @default 10 */
   buckets: 10,
   /** @default 1_000 */
@@ -57,7 +65,16 @@ export const PACER_DEFAULTS = {
   paceFirstAttempts: false,
 } as const satisfies PacerOptions;
 
-const KEYS = ['decrease', 'probeGain', 'recoveryMs', 'quietMs', 'windowMs', 'buckets', 'maxSpacingMs', 'paceFirstAttempts'] as const;
+const KEYS = [
+  'decrease',
+  'probeGain',
+  'recoveryMs',
+  'quietMs',
+  'windowMs',
+  'buckets',
+  'maxSpacingMs',
+  'paceFirstAttempts',
+] as const;
 
 /** RFC 6298's gain for the smoothed round-trip time, used only when `sentAtMs` is not given. */
 const RTT_GAIN = 1 / 8;
@@ -65,48 +82,64 @@ const RTT_GAIN = 1 / 8;
 /**
  * Adaptive pacing (SPEC S6.4): learns how fast the callee will serve us and, while it is
  * throttling us, releases requests at that rate instead of letting each sleep on its own.
- * No rate is configured or written anywhere: every rate comes from measurement.
+ * No rate is configured or written anywhere: every rate below comes from measurement.
  *
- * **Not throttling** (the healthy case): `reserve` returns 0 and books nothing; the only
- * work per answer is the delivery-rate estimator's O(1) update.
+ * Protocol (sans-IO, every method takes `nowMs`, monotonic ms):
  *
- * **Entering** — the first rejection (429/503), timeout or wait hint. With `D` the measured
- * delivery rate (successes per unit time over the estimator's window, see `DeliveryRate`):
+ *     const wait = pacer.reserve(now);       // before a retry (and a first attempt if paceFirstAttempts)
+ *     … sleep `wait`, send at sentAt …
+ *     pacer.onResult(now, 'ok' | 'rejected' | 'timeout', hintMs, sentAt);   // every answer
  *
- *     W = D                       (or, if nothing succeeded, the answer rate A; floor 1/maxSpacingMs)
+ * Report every answer, successes included: they are what measures the callee. When several
+ * answers arrive together, report them all before any of them reserves (in a simulator, in
+ * arrival order; in an event loop, reserve after yielding once): a reservation is fixed when
+ * made, so it can only use what the pacer knew then.
  *
- * No cut here: the requests now being rejected were sent unpaced, and D is what the callee
- * proved it serves. Until the first cut, W is raised to D whenever D grows (answers from
- * the same burst still arriving) and the queue is re-packed at the new rate.
+ * **Healthy** (not throttling): `reserve` returns 0 and books nothing; the only work per
+ * answer is the delivery-rate estimator's O(1) update.
  *
- * **Allowed rate**, CUBIC-like (RFC 9438) but scale-free, with β = `decrease`,
- * K = `recoveryMs`, `tₚ` the time the curve is back at W:
+ * **Entering** — on the first rejection (429/503), timeout or wait hint. D̂ is the peak
+ * delivery rate over the estimator's window (see `DeliveryRate`; A its answer rate):
+ *
+ *     W = D̂        (A while nothing has succeeded; never below 1 / maxSpacingMs)
+ *
+ * No cut: the requests being rejected now were sent unpaced, and D̂ is what the callee
+ * proved it serves. Until the first cut ("entry phase") W rises with D̂ — answers of the same
+ * burst may still be arriving — and bookings made at the same instant are re-packed at W.
+ *
+ * **Allowed rate** — CUBIC's curve (RFC 9438) made scale-free, with β = `decrease`,
+ * K = `recoveryMs` and tₚ the time the curve is back at W, under a ceiling that keeps it
+ * within `probeGain` of what was delivered:
  *
  *     u(t)    = max(−1, (t − tₚ) / K)
- *     rate(t) = max(1 / maxSpacingMs, W × (1 + (1 − β) × u³))
+ *     rate(t) = max(1 / maxSpacingMs, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
  *
- * At entry tₚ = now (flat at W, then probing upward: +(1 − β) × W after K, faster after).
+ * At entry tₚ = now: flat at W, then probing upward (+(1 − β) × W after K, faster later).
  *
- * **Cutting** — a paced request is rejected or times out (it was booked after the last
- * decision, so the current rate is still too high):
+ * **Cutting** — when a request sent after the last decision's backlog is rejected or times
+ * out, the current rate is still too high:
  *
- *     W  = min(rate(now), D)      tₚ = now + K      ⇒ rate(now) = β × W
+ *     W = min(rate(now), D̂)      tₚ = now + K      ⇒ rate(now) = β × W
  *
- * then concave recovery to W over K and convex probing beyond: a callee whose capacity
- * doubled is found in ≈ K × (1 + ∛(1/(1 − β))) ≈ 2.5 s with the defaults, whatever its scale.
- * Answers to requests booked before the cut do not cut again (TCP's once per round).
+ * then a concave climb back to W over K and convex probing beyond it. Answers to requests
+ * booked before the cut cannot be told the new rate and do not cut again (TCP's once per
+ * round): the gate is the end of the queue at the time of the cut.
  *
  * **Pacing** — a virtual queue. `reserve(now)` books the next slot and returns the wait:
  *
- *     slot = max(now, hintUntil, next)      next = slot + 1 / rate(max(now, hintUntil))
+ *     ready = max(now, hintUntil)
+ *     slot  = max(ready, next)      next = slot + 1 / rate(ready)
  *
  * so N callers reserving at one instant get slots 1/rate apart, and after a wait hint none
  * is earlier than the hint.
  *
- * **Leaving** — after `quietMs` without rejection or timeout, with the queue drained and
- * any hint passed.
+ * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
+ * any hint has passed: back to zero cost.
  *
- * Sans-IO: every method takes `nowMs` (monotonic ms); nothing here sleeps or reads a clock.
+ * Limits: a reservation cannot be moved once returned, so a large burst booked on a low
+ * first estimate (a token-bucket limiter that lets a burst through and answers late makes
+ * D̂ small) drains at that rate; and with a deep queue the rate reacts only as fast as the
+ * queue drains. Callers' deadlines bound both.
  */
 export class Pacer {
   readonly decrease: number;
@@ -211,8 +244,8 @@ export class Pacer {
    */
   reserve(nowMs: number): number {
     if (!this.throttling(nowMs)) return 0;
-    const ready = nowMs > this.hintUntil ? nowMs : this.hintUntil;
-    let slot = this.next > ready ? this.next : ready;
+    const ready = Math.max(nowMs, this.hintUntil);
+    let slot = Math.max(this.next, ready);
     if (nowMs !== this.batchAt) {
       this.batchAt = nowMs;
       this.batchStart = slot;
@@ -221,7 +254,7 @@ export class Pacer {
       // Answers of one burst arriving together: W may have risen since the first of them
       // booked, so pack the rest of this instant's bookings at W.
       const packed = this.batchStart + this.batchCount / this.level;
-      if (packed < slot) slot = packed > ready ? packed : ready;
+      if (packed < slot) slot = Math.max(packed, ready);
     }
     this.batchCount++;
     this.next = slot + 1 / this.allowed(ready);
@@ -235,12 +268,7 @@ export class Pacer {
 
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
-    if (
-      this.active &&
-      nowMs - this.lastRejectAt >= this.quietMs &&
-      this.next <= nowMs &&
-      this.hintUntil <= nowMs
-    ) {
+    if (this.active && nowMs - this.lastRejectAt >= this.quietMs && this.next <= nowMs && this.hintUntil <= nowMs) {
       this.active = false;
       this.entryPhase = false;
     }
@@ -252,7 +280,7 @@ export class Pacer {
    * otherwise the measured delivery rate; `undefined` before anything was measured.
    */
   rate(nowMs: number): number | undefined {
-    if (this.throttling(nowMs)) return this.allowed(nowMs > this.hintUntil ? nowMs : this.hintUntil) * 1000;
+    if (this.throttling(nowMs)) return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
     const measured = this.estimator.rate(nowMs);
     return measured === undefined ? undefined : measured * 1000;
   }
@@ -273,7 +301,7 @@ export class Pacer {
     if (u < -1) u = -1;
     let r = this.level * (1 + (1 - this.decrease) * u * u * u);
     if (r > this.ceiling) r = this.ceiling;
-    return r > this.minRate ? r : this.minRate;
+    return Math.max(r, this.minRate);
   }
 
   private enter(nowMs: number): void {
@@ -281,15 +309,14 @@ export class Pacer {
     this.entryPhase = true;
     this.level = 0;
     this.ceiling = Number.POSITIVE_INFINITY;
-    this.plateauAt = nowMs > this.hintUntil ? nowMs : this.hintUntil;
+    this.plateauAt = Math.max(nowMs, this.hintUntil);
     this.cutGateAt = nowMs;
-    if (this.next < nowMs) this.next = Number.NEGATIVE_INFINITY;
     this.sample(nowMs);
   }
 
   /**
-   * Takes a delivery-rate sample into the peak filter: the ceiling follows it, and in the
-   * entry phase W rises to it (to the answer rate A while nothing has succeeded).
+   * Takes a delivery-rate sample into the peak filter: the ceiling follows D̂, and in the
+   * entry phase W rises to it (to A while nothing has succeeded).
    */
   private sample(nowMs: number): void {
     const peak = this.estimator.peak(nowMs);
@@ -307,12 +334,12 @@ export class Pacer {
       if (peak < level) level = peak;
       this.ceiling = this.probeGain * peak;
     }
-    this.level = level > this.minRate ? level : this.minRate;
+    this.level = Math.max(level, this.minRate);
     this.plateauAt = nowMs + this.recoveryMs;
     this.entryPhase = false;
     // Everything already booked goes out at the old spacing; only answers to requests sent
     // after that backlog tell us about the new rate.
-    this.cutGateAt = this.next > nowMs ? this.next : nowMs;
+    this.cutGateAt = Math.max(this.next, nowMs);
     this.cutCount++;
   }
 }

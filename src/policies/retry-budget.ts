@@ -148,7 +148,7 @@ export class RetryBudget {
     if (outcomes < shrink.minSamples || outcomes === 0) return this.ratio;
     const errorRate = this.window.sum(nowMs, ERRORS) / outcomes;
     const shrunk = this.ratio * (1 - errorRate);
-    return shrunk > shrink.minRatio ? shrunk : shrink.minRatio;
+    return Math.max(shrunk, shrink.minRatio);
   }
 
   /** First attempts counted in the window. */
@@ -203,7 +203,10 @@ function resolveRetryBudgetOptions(options: RetryBudgetOptions, subject: string)
     );
     shrinkOnErrors = { minSamples: s.minSamples ?? SHRINK_ON_ERRORS_DEFAULTS.minSamples, minRatio };
   } else {
-    v.check(shrinkOption === false, `Expected \`shrinkOnErrors\` to be a boolean or an options object, got ${JSON.stringify(shrinkOption)}`);
+    v.check(
+      shrinkOption === false,
+      `Expected \`shrinkOnErrors\` to be a boolean or an options object, got ${JSON.stringify(shrinkOption)}`,
+    );
   }
   v.done();
   return {

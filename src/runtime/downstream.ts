@@ -494,9 +494,12 @@ export class Downstream {
           });
         }
         // While pacing, the pacer (not each caller's own backoff) decides when retries leave:
-        // its queue releases them at the learned rate, wait hints included (SPEC S6.4).
-        const sleepMs = pacer?.throttling(now) ? 0 : decision.delayMs;
-        if (sleepMs > 0) {
+        // its queue releases them at the learned rate, wait hints included (SPEC S6.4). The
+        // zero sleep still yields, so that every answer that arrived together is reported to
+        // the pacer before any of those callers books its slot.
+        const paced = pacer?.throttling(now) === true;
+        const sleepMs = paced ? 0 : decision.delayMs;
+        if (sleepMs > 0 || paced) {
           try {
             await clock.sleep(sleepMs, signal);
           } catch {

@@ -20,7 +20,7 @@ export type EventKind = number;
 export class Simulation {
   readonly random: Random;
   readonly seed: number;
-  private readonly queue = new EventQueue(4096);
+  private readonly queue = new EventQueue();
   private readonly handlers: EventHandler[] = [];
   private time = 0;
   private fired = 0;

@@ -1,17 +1,51 @@
+import { FlatHeap } from './flat-heap.js';
+
+export interface EventQueueOptions {
+  /** Width of a calendar bucket, in the queue's time unit (ms). Any width is correct; it only tunes speed. @default 1 */
+  bucketMs?: number;
+  /** Buckets in the calendar ring (rounded up to a power of two): events further ahead wait in a heap. @default 16_384 */
+  buckets?: number;
+}
+
 /**
- * The simulator's event queue: a min-heap of `(time, seq)` keys, each carrying two small
- * integers (`kind`, `arg`). Same ordering as `VirtualClock` — earliest time first, ties in
- * insertion order — but stored flat in one `Float64Array` (four slots per entry: time, seq,
- * kind, arg) instead of one object and one closure per timer, so that tens of millions of
- * events allocate nothing. The heap is 4-ary: half the depth of a binary heap, and the four
- * children of a node sit side by side, which matters once a million events are waiting and
- * most levels are cache misses. `VirtualClock` stays the clock for async code under test;
- * this is its allocation-free twin for the discrete-event loop.
+ * The simulator's event queue. Events are ordered by `(time, seq)` — earliest time first, ties
+ * in insertion order, exactly as `VirtualClock` orders its timers — and carry two numbers
+ * (`kind`, `arg`). Built for tens of millions of events without allocating per event, in
+ * three parts, each holding entries `(time, seq, kind, arg)` flat in a `Float64Array`:
+ *
+ * - a FIFO **lane** (ring buffer) that takes every event not earlier than the lane's last one.
+ *   Such an event sorts after everything already in the lane (its seq is the largest yet), so
+ *   the lane stays sorted for free; simulations often schedule in order (a batch of answers,
+ *   each followed by the same delay), and those events cost O(1);
+ * - a **calendar** of `bucketMs`-wide buckets for the next `buckets × bucketMs`: an event goes
+ *   unsorted into its bucket, and a bucket is moved into a small **near heap** only when the
+ *   clock reaches it. The heap that does the ordering then holds one bucket's worth of events
+ *   and stays in cache, instead of a million-entry heap whose every level is a cache miss;
+ * - a **far heap** for events beyond the calendar.
+ *
+ * `pop` takes the earliest of the lane's head, the near heap's top and the far heap's top;
+ * buckets hold only events later than the near heap's, so the order is exact. `VirtualClock`
+ * stays the clock for async code under test; this is its allocation-free twin for the
+ * discrete-event loop.
  */
 export class EventQueue {
-  private heap: Float64Array;
-  private count = 0;
   private nextSeq = 0;
+
+  private lane: Float64Array;
+  private laneStart = 0;
+  private laneMask: number;
+  private laneCount = 0;
+  private laneLastTime = Number.NEGATIVE_INFINITY;
+
+  private readonly bucketMs: number;
+  private readonly ringMask: number;
+  private readonly ring: Float64Array[];
+  private readonly ringLength: Int32Array;
+  private ringCount = 0;
+  /** The bucket last moved into the near heap; the calendar holds buckets (cursor, cursor + ring size). */
+  private cursor = 0;
+  private readonly near = new FlatHeap(1024);
+  private readonly far = new FlatHeap(1024);
 
   /** Time of the event the last `pop()` removed. */
   poppedTime = 0;
@@ -20,44 +54,69 @@ export class EventQueue {
   /** Argument of the event the last `pop()` removed. */
   poppedArg = 0;
 
-  constructor(initialCapacity = 1024) {
-    this.heap = new Float64Array(Math.max(16, initialCapacity) * 4);
+  constructor(options: EventQueueOptions = {}) {
+    this.lane = new Float64Array(1024 * 4);
+    this.laneMask = 1023;
+    const bucketMs = options.bucketMs ?? 1;
+    if (!(bucketMs > 0) || !Number.isFinite(bucketMs)) throw new RangeError(`Expected bucketMs > 0, got ${bucketMs}`);
+    this.bucketMs = bucketMs;
+    const size = 2 ** Math.ceil(Math.log2(Math.max(2, options.buckets ?? 16_384)));
+    this.ringMask = size - 1;
+    const empty = new Float64Array(0);
+    this.ring = new Array<Float64Array>(size).fill(empty);
+    this.ringLength = new Int32Array(size);
   }
 
   get size(): number {
-    return this.count;
+    return this.laneCount + this.ringCount + this.near.size + this.far.size;
   }
 
   /** Time of the earliest event, or `Infinity` when the queue is empty. */
   peekTime(): number {
-    return this.count === 0 ? Number.POSITIVE_INFINITY : this.heap[0]!;
+    if (this.near.size === 0 && this.ringCount > 0) this.load();
+    let t = Number.POSITIVE_INFINITY;
+    if (this.laneCount > 0) t = this.lane[this.laneStart * 4]!;
+    if (this.near.size > 0 && this.near.topTime() < t) t = this.near.topTime();
+    if (this.far.size > 0 && this.far.topTime() < t) t = this.far.topTime();
+    return t;
   }
 
-  /** Queues an event; `kind` and `arg` must be integers in [0, 2^31). */
+  /** Queues an event. */
   push(time: number, kind: number, arg: number): void {
-    if (this.count * 4 === this.heap.length) this.grow();
-    const h = this.heap;
     // A float seq stays exact up to 2^53 events, far beyond any run.
     const seq = this.nextSeq++;
-    let i = this.count++;
-    // Sift the hole up, moving parents down, then drop the new entry in once.
-    while (i > 0) {
-      const parent = (i - 1) >> 2;
-      const p = parent * 4;
-      const pt = h[p]!;
-      if (pt < time || (pt === time && h[p + 1]! < seq)) break;
-      const c = i * 4;
-      h[c] = pt;
-      h[c + 1] = h[p + 1]!;
-      h[c + 2] = h[p + 2]!;
-      h[c + 3] = h[p + 3]!;
-      i = parent;
+    if (this.laneCount === 0 || time >= this.laneLastTime) {
+      if (this.laneCount > this.laneMask) this.growLane();
+      const o = ((this.laneStart + this.laneCount) & this.laneMask) * 4;
+      const lane = this.lane;
+      lane[o] = time;
+      lane[o + 1] = seq;
+      lane[o + 2] = kind;
+      lane[o + 3] = arg;
+      this.laneCount++;
+      this.laneLastTime = time;
+      return;
     }
-    const c = i * 4;
-    h[c] = time;
-    h[c + 1] = seq;
-    h[c + 2] = kind;
-    h[c + 3] = arg;
+    const ahead = Math.floor(time / this.bucketMs) - this.cursor;
+    if (ahead <= 0) this.near.push(time, seq, kind, arg);
+    else if (ahead > this.ringMask) this.far.push(time, seq, kind, arg);
+    else {
+      const slot = (this.cursor + ahead) & this.ringMask;
+      let bucket = this.ring[slot]!;
+      const n = this.ringLength[slot]!;
+      if (n * 4 === bucket.length) {
+        const bigger = new Float64Array(Math.max(64, bucket.length * 2));
+        bigger.set(bucket);
+        this.ring[slot] = bucket = bigger;
+      }
+      const o = n * 4;
+      bucket[o] = time;
+      bucket[o + 1] = seq;
+      bucket[o + 2] = kind;
+      bucket[o + 3] = arg;
+      this.ringLength[slot] = n + 1;
+      this.ringCount++;
+    }
   }
 
   /**
@@ -66,56 +125,84 @@ export class EventQueue {
    * Returns false when the queue is empty.
    */
   pop(): boolean {
-    if (this.count === 0) return false;
-    const h = this.heap;
-    this.poppedTime = h[0]!;
-    this.poppedKind = h[2]!;
-    this.poppedArg = h[3]!;
-    const n = --this.count;
-    if (n === 0) return true;
-    // Sift the last entry down from the root.
-    const last = n * 4;
-    const lt = h[last]!;
-    const ls = h[last + 1]!;
-    const lk = h[last + 2]!;
-    const la = h[last + 3]!;
-    let i = 0;
-    for (;;) {
-      const first = 4 * i + 1;
-      if (first >= n) break;
-      // The earliest of up to four children.
-      let m = first * 4;
-      let mt = h[m]!;
-      let ms = h[m + 1]!;
-      const end = first + 4 < n ? first + 4 : n;
-      for (let k = first + 1; k < end; k++) {
-        const o = k * 4;
-        const t = h[o]!;
-        if (t < mt || (t === mt && h[o + 1]! < ms)) {
-          m = o;
-          mt = t;
-          ms = h[o + 1]!;
-        }
-      }
-      if (lt < mt || (lt === mt && ls < ms)) break;
-      const c = i * 4;
-      h[c] = mt;
-      h[c + 1] = ms;
-      h[c + 2] = h[m + 2]!;
-      h[c + 3] = h[m + 3]!;
-      i = m >> 2;
+    if (this.near.size === 0 && this.ringCount > 0) this.load();
+    // 0: none, 1: lane, 2: near, 3: far.
+    let from = 0;
+    let t = Number.POSITIVE_INFINITY;
+    let s = 0;
+    if (this.laneCount > 0) {
+      const o = this.laneStart * 4;
+      t = this.lane[o]!;
+      s = this.lane[o + 1]!;
+      from = 1;
     }
-    const c = i * 4;
-    h[c] = lt;
-    h[c + 1] = ls;
-    h[c + 2] = lk;
-    h[c + 3] = la;
+    const near = this.near;
+    if (near.size > 0) {
+      const nt = near.topTime();
+      if (from === 0 || nt < t || (nt === t && near.topSeq() < s)) {
+        t = nt;
+        s = near.topSeq();
+        from = 2;
+      }
+    }
+    const far = this.far;
+    if (far.size > 0) {
+      const ft = far.topTime();
+      if (from === 0 || ft < t || (ft === t && far.topSeq() < s)) from = 3;
+    }
+    if (from === 1) {
+      const o = this.laneStart * 4;
+      this.poppedTime = t;
+      this.poppedKind = this.lane[o + 2]!;
+      this.poppedArg = this.lane[o + 3]!;
+      this.laneStart = (this.laneStart + 1) & this.laneMask;
+      this.laneCount--;
+      return true;
+    }
+    if (from === 0) return false;
+    const heap = from === 2 ? near : far;
+    heap.pop();
+    this.poppedTime = heap.time;
+    this.poppedKind = heap.kind;
+    this.poppedArg = heap.arg;
     return true;
   }
 
-  private grow(): void {
-    const bigger = new Float64Array(this.heap.length * 2);
-    bigger.set(this.heap);
-    this.heap = bigger;
+  /**
+   * Moves the next non-empty bucket into the (empty) near heap — unless the lane or the far heap
+   * holds an event earlier than that bucket could, in which case that event goes first.
+   */
+  private load(): void {
+    let limit = Number.POSITIVE_INFINITY;
+    if (this.laneCount > 0) limit = this.lane[this.laneStart * 4]!;
+    if (this.far.size > 0 && this.far.topTime() < limit) limit = this.far.topTime();
+    // Compared as bucket indices (the same floor(t / bucketMs) that placed the events), so the
+    // decision agrees with the placement even where floating-point division rounds.
+    const limitBucket = limit === Number.POSITIVE_INFINITY ? limit : Math.floor(limit / this.bucketMs);
+    for (;;) {
+      if (this.cursor + 1 > limitBucket) return;
+      this.cursor++;
+      const slot = this.cursor & this.ringMask;
+      const n = this.ringLength[slot]!;
+      if (n === 0) continue;
+      const bucket = this.ring[slot]!;
+      const near = this.near;
+      for (let o = 0; o < n * 4; o += 4) near.push(bucket[o]!, bucket[o + 1]!, bucket[o + 2]!, bucket[o + 3]!);
+      this.ringLength[slot] = 0;
+      this.ringCount -= n;
+      return;
+    }
+  }
+
+  private growLane(): void {
+    const size = this.laneMask + 1;
+    const bigger = new Float64Array(size * 8);
+    // Unroll the ring so that the head is at 0.
+    const head = this.lane.subarray(this.laneStart * 4);
+    bigger.set(head);
+    bigger.set(this.lane.subarray(0, this.laneStart * 4), head.length);
+    this.lane = bigger;
+    this.laneStart = 0;
+    this.laneMask = size * 2 - 1;
   }
 }

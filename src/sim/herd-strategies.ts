@@ -61,8 +61,8 @@ const d = (name: keyof typeof HERD_RETRY_OPTIONS, text: string) => retryStrategy
 export const RETRY_HERD_STRATEGIES: readonly HerdStrategy[] = [
   d('fixed', 'constant 1 s, no jitter'),
   d('exponential', 'min(5 s, 100 ms × 2ⁿ), no jitter'),
-  d('full', 'full jitter: uniform in [0, min(5 s, 100 ms × 2ⁿ)]'),
-  d('equal', 'equal jitter: c/2 + uniform in [0, c/2]'),
-  d('decorrelated', 'decorrelated: min(5 s, uniform in [100 ms, 3 × previous])'),
-  d('floor', 'full jitter with a 1 s floor'),
+  d('full', 'uniform in [0, min(5 s, 100 ms × 2ⁿ)]'),
+  d('equal', 'c/2 + uniform in [0, c/2], c = min(5 s, 100 ms × 2ⁿ)'),
+  d('decorrelated', 'min(5 s, uniform in [100 ms, 3 × previous delay])'),
+  d('floor', 'max(1 s, uniform in [0, min(5 s, 100 ms × 2ⁿ)]): full jitter with a 1 s floor'),
 ];

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from '../../src/sim/herd-strategies.js';
-import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { spread } from '../../src/sim/summary.js';
 
 const SPEC = { clients: 100, capacity: 10, slotMs: 100 };

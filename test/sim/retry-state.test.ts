@@ -20,7 +20,11 @@ describe('RetryState', () => {
 
   it('passes elapsed time since the first attempt, so maxElapsed ends a call', () => {
     const s = new RetryState(
-      new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 1000, backoff: { shape: 'constant', base: 400, jitter: 'none' } }),
+      new RetryPolicy({
+        maxAttempts: Number.POSITIVE_INFINITY,
+        maxElapsed: 1000,
+        backoff: { shape: 'constant', base: 400, jitter: 'none' },
+      }),
       new SeededRandom(1),
       1,
     );

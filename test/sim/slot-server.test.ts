@@ -67,7 +67,7 @@ describe('SlotServer', () => {
         fc.array(fc.double({ min: 0, max: 1000, noNaN: true }), { maxLength: 80 }),
         (capacity, slotMs, times) => {
           const { sim, responses, arrive } = setup(capacity, slotMs);
-          times.forEach((t, i) => sim.at(t, arrive, i));
+          for (const [i, t] of times.entries()) sim.at(t, arrive, i);
           sim.run();
           expect(responses.map((r) => r.client).sort((a, b) => a - b)).toEqual(times.map((_, i) => i));
           const servedPerSlot = new Map<number, number>();

@@ -6,8 +6,10 @@ const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9
 const WIDTH = 960;
 const PLOT_HEIGHT = 320;
 const MARGIN = { left: 64, right: 24, top: 36, bottom: 52 };
-const LEGEND_ITEM_WIDTH = 180;
 const LEGEND_ROW_HEIGHT = 20;
+/** Rough width of a legend label at 12.5 px: enough for layout, no font metrics needed. */
+const LEGEND_CHAR_WIDTH = 7.2;
+const LEGEND_GAP = 28;
 
 export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -35,8 +37,20 @@ function fmt(v: number): string {
  * markers. Pure string building: no DOM, no external resources.
  */
 export function renderChart(chart: Chart, id: string): string {
-  const legendColumns = Math.max(1, Math.floor((WIDTH - MARGIN.left - MARGIN.right) / LEGEND_ITEM_WIDTH));
-  const legendRows = Math.ceil(chart.series.length / legendColumns);
+  // Legend entries flow left to right, wrapping at the plot's right edge.
+  const legendAt: [number, number][] = [];
+  let lx = 0;
+  let row = 0;
+  for (const s of chart.series) {
+    const w = 28 + [...s.name].length * LEGEND_CHAR_WIDTH;
+    if (lx > 0 && lx + w > WIDTH - MARGIN.left - MARGIN.right) {
+      lx = 0;
+      row++;
+    }
+    legendAt.push([MARGIN.left + lx, row]);
+    lx += w + LEGEND_GAP;
+  }
+  const legendRows = chart.series.length === 0 ? 0 : row + 1;
   const height = MARGIN.top + PLOT_HEIGHT + MARGIN.bottom + legendRows * LEGEND_ROW_HEIGHT + 8;
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = PLOT_HEIGHT;
@@ -54,7 +68,7 @@ export function renderChart(chart: Chart, id: string): string {
     if (m.axis === 'x' && m.value > xMax) xMax = m.value;
   }
   if (chart.xMax !== undefined) xMax = chart.xMax;
-  const xTicks = niceTicks(xMax);
+  const xTicks = niceTicks(xMax, 8);
   const yTicks = niceTicks(yMax * 1.05);
   const xTop = xTicks[xTicks.length - 1]!;
   const yTop = yTicks[yTicks.length - 1]!;
@@ -96,8 +110,11 @@ export function renderChart(chart: Chart, id: string): string {
 
   // Series.
   parts.push(`<g clip-path="url(#${escapeXml(id)}-plot)">`);
+  const n = chart.series.length;
   chart.series.forEach((s, i) => {
     const color = PALETTE[i % PALETTE.length]!;
+    // Earlier series are drawn wider, so where two series coincide both colours stay visible.
+    const width = n === 1 ? 2 : r(1.5 + (2.5 * (n - 1 - i)) / (n - 1));
     const d: string[] = [];
     let last: readonly [number, number] | undefined;
     for (const p of s.points) {
@@ -108,7 +125,7 @@ export function renderChart(chart: Chart, id: string): string {
       last = p;
     }
     parts.push(
-      `<path class="series" data-series="${escapeXml(s.name)}" d="${d.join('')}" fill="none" stroke="${color}" stroke-width="1.8" stroke-linejoin="round"><title>${escapeXml(s.name)}</title></path>`,
+      `<path class="series" data-series="${escapeXml(s.name)}" d="${d.join('')}" fill="none" stroke="${color}" stroke-width="${width}" stroke-linejoin="round"><title>${escapeXml(s.name)}</title></path>`,
     );
   });
   parts.push('</g>');
@@ -131,8 +148,8 @@ export function renderChart(chart: Chart, id: string): string {
   // Legend.
   const legendTop = MARGIN.top + plotH + MARGIN.bottom;
   chart.series.forEach((s, i) => {
-    const x = MARGIN.left + (i % legendColumns) * LEGEND_ITEM_WIDTH;
-    const y = legendTop + Math.floor(i / legendColumns) * LEGEND_ROW_HEIGHT;
+    const [x, legendRow] = legendAt[i]!;
+    const y = legendTop + legendRow * LEGEND_ROW_HEIGHT;
     const color = PALETTE[i % PALETTE.length]!;
     parts.push(
       `<g class="legend-item" data-legend="${escapeXml(s.name)}"><line x1="${x}" x2="${x + 22}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="3"/><text x="${x + 28}" y="${y + 4}" class="legend">${escapeXml(s.name)}</text></g>`,

@@ -6,7 +6,9 @@ const report: Report = {
   title: 'kindly sim test <1>',
   notes: ['A note & more.'],
   parameters: [['clients', '100']],
-  tables: [{ title: 'Summary', table: { columns: ['strategy', 'requests'], align: ['left', 'right'], rows: [['fixed', '550']] } }],
+  tables: [
+    { title: 'Summary', table: { columns: ['strategy', 'requests'], align: ['left', 'right'], rows: [['fixed', '550']] } },
+  ],
   charts: [{ title: 'c', xLabel: 'x', yLabel: 'y', series: [{ name: 'fixed', points: [[0, 1]] }] }],
 };
 

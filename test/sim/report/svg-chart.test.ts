@@ -27,8 +27,21 @@ describe('renderChart', () => {
     xLabel: 'time (s)',
     yLabel: 'requests',
     series: [
-      { name: 'fixed', points: [[0, 100], [0.1, 0], [1.1, 90]] as [number, number][] },
-      { name: 'a "quoted" & odd', points: [[0, 100], [0.2, 5]] as [number, number][] },
+      {
+        name: 'fixed',
+        points: [
+          [0, 100],
+          [0.1, 0],
+          [1.1, 90],
+        ] as [number, number][],
+      },
+      {
+        name: 'a "quoted" & odd',
+        points: [
+          [0, 100],
+          [0.2, 5],
+        ] as [number, number][],
+      },
     ],
     markers: [
       { axis: 'y' as const, value: 10, label: 'capacity' },

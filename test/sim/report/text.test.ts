@@ -4,7 +4,14 @@ import { renderTable, renderText } from '../../../src/sim/report/text.js';
 
 describe('text rendering', () => {
   it('aligns columns, numbers to the right', () => {
-    const out = renderTable({ columns: ['strategy', 'requests'], align: ['left', 'right'], rows: [['fixed', '550'], ['adaptive', '190']] });
+    const out = renderTable({
+      columns: ['strategy', 'requests'],
+      align: ['left', 'right'],
+      rows: [
+        ['fixed', '550'],
+        ['adaptive', '190'],
+      ],
+    });
     expect(out.split('\n')).toEqual(['strategy  requests', '────────  ────────', 'fixed          550', 'adaptive       190']);
   });
 
@@ -40,6 +47,10 @@ describe('formatting', () => {
   });
 
   it('turns non-finite values into null for JSON', () => {
-    expect(jsonSpread({ min: 1, median: Number.POSITIVE_INFINITY, max: Number.POSITIVE_INFINITY })).toEqual({ min: 1, median: null, max: null });
+    expect(jsonSpread({ min: 1, median: Number.POSITIVE_INFINITY, max: Number.POSITIVE_INFINITY })).toEqual({
+      min: 1,
+      median: null,
+      max: null,
+    });
   });
 });

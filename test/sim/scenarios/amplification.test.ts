@@ -15,11 +15,16 @@ describe('amplification scenario (SPEC S7)', () => {
 
   it('k attempts per layer and n layers: kⁿ calls without the signal, k with it', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 1000 }), (layers, k, seed) => {
-        const setup = { layers, requests: 3, seed };
-        expect(runAmplification(setup, 'a', { maxAttempts: k }, false).innermostCallsPerRequest).toBe(k ** layers);
-        expect(runAmplification(setup, 'b', { maxAttempts: k }, true).innermostCallsPerRequest).toBe(k);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (layers, k, seed) => {
+          const setup = { layers, requests: 3, seed };
+          expect(runAmplification(setup, 'a', { maxAttempts: k }, false).innermostCallsPerRequest).toBe(k ** layers);
+          expect(runAmplification(setup, 'b', { maxAttempts: k }, true).innermostCallsPerRequest).toBe(k);
+        },
+      ),
       { numRuns: 30 },
     );
   });

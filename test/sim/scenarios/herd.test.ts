@@ -36,7 +36,11 @@ describe('herd scenario', () => {
       lowerBound: { totalRequests: 190, allSucceededMs: 1000 },
       attempts: 550,
     });
-    expect(r[1]).toMatchObject({ totalRequests: { median: 550 }, peakRetriesPerSlot: { median: 90 }, allSucceededMs: { median: 27_200 } });
+    expect(r[1]).toMatchObject({
+      totalRequests: { median: 550 },
+      peakRetriesPerSlot: { median: 90 },
+      allSucceededMs: { median: 27_200 },
+    });
     const full = r[2]!;
     expect(full.seeds).toBe(20);
     expect(full.totalRequests.min).toBeLessThanOrEqual(full.totalRequests.median);

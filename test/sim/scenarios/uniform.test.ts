@@ -21,14 +21,19 @@ describe('uniform scenario', () => {
   it('jitter raises the per-second peak for most seeds', () => {
     let raised = 0;
     for (let seed = 1; seed <= 10; seed++) {
-      const peak = uniform.run(withDefaults(uniform, { seed }), {}).json.peakPerSecond as { withoutJitter: number; withJitter: number };
+      const peak = uniform.run(withDefaults(uniform, { seed }), {}).json.peakPerSecond as {
+        withoutJitter: number;
+        withJitter: number;
+      };
       if (peak.withJitter > peak.withoutJitter) raised++;
     }
     expect(raised).toBeGreaterThanOrEqual(8);
   });
 
   it('the load multiplier follows --attempts, and a config row uses the user’s options', () => {
-    const { json } = uniform.run(withDefaults(uniform, { attempts: 2, duration: 10 }), { retry: { maxAttempts: 4, backoff: { jitter: 'none' } } });
+    const { json } = uniform.run(withDefaults(uniform, { attempts: 2, duration: 10 }), {
+      retry: { maxAttempts: 4, backoff: { jitter: 'none' } },
+    });
     const variants = json.variants as { variant: string; loadMultiplier: number }[];
     expect(variants.map((v) => [v.variant, v.loadMultiplier])).toEqual([
       ['no jitter', 2],

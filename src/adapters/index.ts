@@ -1,0 +1,17 @@
+// Adapters for host libraries (SPEC S8.3). They translate between the host's conventions and
+// kindly's pipeline; they do not re-implement what the host already does.
+export {
+  type AxiosAdapterLike,
+  type AxiosConfigLike,
+  type AxiosInstanceLike,
+  type KindlyAxiosOptions,
+  kindlyAxios,
+} from './axios.js';
+export {
+  attemptFromFailureCount,
+  type MutationRetryOptions,
+  mutationRetry,
+  type QueryRetryOptions,
+  queryRetry,
+  type TanStackRetry,
+} from './tanstack-query.js';

@@ -1,0 +1,25 @@
+export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './bulkhead.js';
+export {
+  BREAKER_ALLOWED,
+  BREAKER_REJECTED,
+  type BreakerMode,
+  type BreakerState,
+  CIRCUIT_BREAKER_DEFAULTS,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  DEFAULT_BREAKER_FAILURE_PREDICATE,
+} from './circuit-breaker.js';
+export { DeliveryRate } from './delivery-rate.js';
+export { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from './pacer.js';
+export {
+  KEYED_RETRY_BUDGETS_DEFAULTS,
+  KeyedRetryBudgets,
+  type KeyedRetryBudgetsOptions,
+  RETRY_BUDGET_DEFAULTS,
+  RetryBudget,
+  type RetryBudgetOptions,
+  SHRINK_ON_ERRORS_DEFAULTS,
+  type ShrinkOnErrorsOptions,
+} from './retry-budget.js';
+
+// Retry decision (src/policies/retry-decision.ts) — exports added by the lead:

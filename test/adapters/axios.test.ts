@@ -1,0 +1,127 @@
+import { inspect } from 'node:util';
+import axios, { isAxiosError } from 'axios';
+import { afterEach, describe, expect, it } from 'vitest';
+import { kindlyAxios } from '../../src/adapters/index.js';
+import { isHttpRequestError } from '../../src/http/index.js';
+import { downstream, isGiveUpError, type KindlyEvent } from '../../src/index.js';
+import { type Loopback, listen, readBody, refusedPort } from '../http/support/loopback.js';
+
+const servers: Loopback[] = [];
+async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
+  const server = await listen(handler);
+  servers.push(server);
+  return server;
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const api = (base = 50) =>
+  downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', base, jitter: 'none' } } });
+
+describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
+  it('retries 503 with backoff; interceptors and transforms run once per request; attempts are numbered', async () => {
+    const at: number[] = [];
+    const attempts: string[] = [];
+    const server = await serve((req, res) => {
+      at.push(performance.now());
+      attempts.push(String(req.headers['x-retry-attempt']));
+      if (at.length < 3) res.writeHead(503).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    const client = kindlyAxios(axios.create({ baseURL: server.url }), api(50));
+    let intercepted = 0;
+    client.interceptors.request.use((config) => {
+      intercepted++;
+      return config;
+    });
+    const response = await client.get('/things');
+    expect(response.status).toBe(200);
+    expect(response.data).toEqual({ ok: true });
+    expect(intercepted).toBe(1);
+    expect(attempts).toEqual(['0', '1', '2']);
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(50);
+    expect((at[2] as number) - (at[1] as number)).toBeGreaterThanOrEqual(50);
+  });
+
+  it('honours Retry-After from the response headers', async () => {
+    const at: number[] = [];
+    const server = await serve((_req, res) => {
+      at.push(performance.now());
+      if (at.length === 1) res.writeHead(503, { 'retry-after': '1' }).end();
+      else res.writeHead(200).end('ok');
+    });
+    const client = kindlyAxios(axios.create(), api(1));
+    expect((await client.get(server.url)).data).toBe('ok');
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('when retries run out, rejects with axios’ own error for the last attempt', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503, { 'content-type': 'application/json' }).end(`{"attempt":${hits}}`);
+    });
+    const error = await kindlyAxios(axios.create(), api(1))
+      .get(server.url)
+      .catch((e: unknown) => e);
+    expect(hits).toBe(3);
+    expect(isAxiosError(error)).toBe(true);
+    if (!isAxiosError(error)) return;
+    expect(error.response?.status).toBe(503);
+    expect(error.response?.data).toEqual({ attempt: 3 });
+  });
+
+  it.each([401, 403, 404])('never retries %i', async (status) => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(status).end();
+    });
+    const error = await kindlyAxios(axios.create(), api(1))
+      .get(server.url)
+      .catch((e: unknown) => e);
+    expect(isAxiosError(error) && error.response?.status).toBe(status);
+    expect(hits).toBe(1);
+  });
+
+  it('a network failure rejects with the GiveUpError; its cause is a copy of axios’ error without the secrets', async () => {
+    const url = await refusedPort();
+    const d = api(1);
+    const events: KindlyEvent[] = [];
+    d.onAny((e) => events.push(e));
+    const client = kindlyAxios(axios.create({ headers: { Authorization: 'Bearer AUTHSECRET' } }), d);
+    const error = await client.get(`${url}/x?api_key=QUERYSECRET`).catch((e: unknown) => e);
+    expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
+    expect(isGiveUpError(error) && error.outcome).toBe('failed');
+    const cause = isGiveUpError(error) ? error.cause : undefined;
+    expect(isHttpRequestError(cause) && cause.errorCode).toBe('ECONNREFUSED');
+    expect(isHttpRequestError(cause) && cause.url).toBe(`${url}/x?api_key=REDACTED`);
+    const dump = inspect({ error, events }, { depth: 12 });
+    expect(dump).not.toContain('AUTHSECRET');
+    expect(dump).not.toContain('QUERYSECRET');
+  });
+
+  it('POST without a key is not sent twice after a 502; with idempotencyKey it is retried with the same key', async () => {
+    const keys: Array<string | undefined> = [];
+    const server = await serve(async (req, res) => {
+      await readBody(req);
+      keys.push(req.headers['idempotency-key'] as string | undefined);
+      res.writeHead(keys.length === 3 ? 201 : 502).end();
+    });
+    const plain = await kindlyAxios(axios.create(), api(1))
+      .post(server.url, { amount: 10 })
+      .catch((e: unknown) => e);
+    expect(isAxiosError(plain) && plain.response?.status).toBe(502);
+    expect(keys).toEqual([undefined]);
+    const keyed = await kindlyAxios(axios.create(), api(1), { idempotencyKey: true }).post(server.url, { amount: 10 });
+    expect(keyed.status).toBe(201);
+    expect(keys).toHaveLength(3);
+    expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[2]).toBe(keys[1]);
+  });
+
+  it('validates its options', () => {
+    expect(() => kindlyAxios(axios.create(), api(), { retries: 2 } as never)).toThrow(/Unknown option `retries`/);
+  });
+});

@@ -1,0 +1,33 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function kindly(args: string[]) {
+  return spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+}
+
+describe('kindly as a process', () => {
+  it('runs when executed directly and exits 0', () => {
+    const r = kindly(['sim', 'herd', '--strategy', 'exponential', '--json']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).strategies[0].allSucceededMs.median).toBe(27_200);
+  });
+
+  it('exits 2 with one line on stderr for a bad option', () => {
+    const r = kindly(['sim', 'herd', '--clients', 'lots']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trimEnd().split('\n')).toEqual(['kindly: sim herd: --clients expects a number, got "lots"']);
+  });
+
+  it('a reader that closes the pipe early is not an error (kindly sim … | head)', () => {
+    const r = spawnSync('sh', ['-c', 'npx tsx src/cli/main.ts sim herd --seeds 20 --json | true'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).not.toContain('EPIPE');
+  });
+});

@@ -1,0 +1,452 @@
+import { inspect } from 'node:util';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpStatusError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
+import { createFetch, FETCH_DEFAULTS, fetchThrough, isRequestBodyNotReplayableError } from '../../src/http/index.js';
+import { type DownstreamOptions, downstream } from '../../src/runtime/downstream.js';
+import { type Loopback, listen, readBody, refusedPort, until } from './support/loopback.js';
+
+/** A downstream with quick, deterministic backoff, so that tests run in milliseconds. */
+function api(options: DownstreamOptions = {}) {
+  return downstream('api', {
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 5, jitter: 'none' } },
+    budget: false,
+    ...options,
+  });
+}
+
+const servers: Loopback[] = [];
+async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
+  const server = await listen(handler);
+  servers.push(server);
+  return server;
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
+  it('pins its defaults', () => {
+    expect(FETCH_DEFAULTS).toEqual({
+      throwHttpErrors: false,
+      maxBufferedBody: 1_048_576,
+      waitForOnline: true,
+      pauseWhileHidden: false,
+      idempotencyKey: false,
+    });
+  });
+
+  it('retries 503 until 200 and numbers attempts in x-retry-attempt (previous attempts: 0, 1, 2)', async () => {
+    const seen: Array<string | undefined> = [];
+    const server = await serve((req, res) => {
+      seen.push(req.headers['x-retry-attempt'] as string | undefined);
+      res.writeHead(seen.length < 3 ? 503 : 200).end(seen.length < 3 ? 'busy' : 'ok');
+    });
+    const response = await fetchThrough(api(), `${server.url}/x`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('ok');
+    expect(seen).toEqual(['0', '1', '2']);
+  });
+
+  it('on give-up returns the last response, body intact, like fetch', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503, { 'content-type': 'text/plain' }).end(`busy #${hits}`);
+    });
+    const response = await api().fetch(`${server.url}/x`);
+    expect(hits).toBe(3);
+    expect(response.status).toBe(503);
+    expect(response.url).toBe(`${server.url}/x`);
+    expect(await response.text()).toBe('busy #3');
+  });
+
+  it('throwHttpErrors: rejects with the GiveUpError; its cause holds a readable response without the URL', async () => {
+    const server = await serve((_req, res) => res.writeHead(503).end('still busy'));
+    const error = await api()
+      .fetch(`${server.url}/x?token=SECRET`, { throwHttpErrors: true })
+      .catch((e: unknown) => e);
+    expect(isGiveUpError(error)).toBe(true);
+    if (!isGiveUpError(error)) return;
+    expect(error.reason).toBe('max-attempts');
+    const cause = error.cause as HttpStatusError;
+    expect(cause).toBeInstanceOf(HttpStatusError);
+    const response = cause.response as Response;
+    expect(response.url).toBe('');
+    expect(await response.text()).toBe('still busy');
+  });
+
+  it.each([400, 401, 403, 404, 409, 422, 501])('never retries %i', async (status) => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(status).end();
+    });
+    const response = await api().fetch(server.url);
+    expect(response.status).toBe(status);
+    expect(hits).toBe(1);
+  });
+
+  it('a connection refused is `failed` and retried, even for a POST without key', async () => {
+    const url = await refusedPort();
+    const events: KindlyEvent[] = [];
+    const d = api();
+    d.onAny((e) => events.push(e));
+    const error = await d.fetch(url, { method: 'POST', body: 'x' }).catch((e: unknown) => e);
+    expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
+    expect(isGiveUpError(error) && error.outcome).toBe('failed');
+    expect(events.filter((e) => e.type === 'attempt-start')).toHaveLength(3);
+  });
+
+  it('honours a wait hint: the retry comes no sooner than grpc-retry-pushback-ms (measured at the server)', async () => {
+    const at: number[] = [];
+    const server = await serve((_req, res) => {
+      at.push(performance.now());
+      if (at.length === 1) res.writeHead(503, { 'grpc-retry-pushback-ms': '150' }).end();
+      else res.writeHead(200).end();
+    });
+    expect((await api().fetch(server.url)).status).toBe(200);
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(150);
+  });
+
+  it('reads a wait hint from a JSON error body when the headers have none, and leaves the body readable', async () => {
+    const at: number[] = [];
+    const server = await serve((_req, res) => {
+      at.push(performance.now());
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { retry_after_ms: 120 } }));
+    });
+    const response = await api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }).fetch(
+      server.url,
+    );
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(120);
+    expect(await response.json()).toEqual({ error: { retry_after_ms: 120 } });
+  });
+
+  it('a callee marked x-retry-exhausted is not retried (SPEC S7)', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503, { 'x-retry-exhausted': '1' }).end();
+    });
+    expect((await api().fetch(server.url)).status).toBe(503);
+    expect(hits).toBe(1);
+  });
+
+  it('retryableStatuses replaces the retried set for this call', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(hits < 2 ? 418 : 200).end();
+    });
+    expect((await api().fetch(server.url, { retryableStatuses: [418] })).status).toBe(200);
+    expect(hits).toBe(2);
+  });
+});
+
+describe('fetchThrough — deadlines and cancellation', () => {
+  it('sends x-request-timeout-ms with the time left when the call has a deadline, and none without', async () => {
+    const budgets: Array<string | undefined> = [];
+    const server = await serve((req, res) => {
+      budgets.push(req.headers['x-request-timeout-ms'] as string | undefined);
+      res.writeHead(200).end();
+    });
+    await api().fetch(server.url, { timeout: 800 });
+    await api().fetch(server.url);
+    expect(budgets[1]).toBeUndefined();
+    const sent = Number(budgets[0]);
+    expect(Number.isInteger(sent)).toBe(true);
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThanOrEqual(800);
+  });
+
+  it('an attempt timeout aborts the request: the server sees the connection close', async () => {
+    let closed = 0;
+    const server = await serve((req) => {
+      req.socket.once('close', () => closed++);
+    });
+    const error = await api({ attemptTimeout: 50, retry: false })
+      .fetch(server.url)
+      .catch((e: unknown) => e);
+    expect(isGiveUpError(error) && (error.cause as Error).name).toBe('AttemptTimeoutError');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(1);
+  });
+
+  it("the caller's abort ends the call during the backoff, with the caller's reason", async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503).end();
+    });
+    const controller = new AbortController();
+    const slow = api({ retry: { maxAttempts: 5, backoff: { shape: 'constant', base: 10_000, jitter: 'none' } } });
+    const pending = slow.fetch(server.url, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort(new Error('user left'));
+    await expect(pending).rejects.toThrow('user left');
+    expect(hits).toBe(1);
+  });
+
+  it('gives back a readable copy of the last response when the call stops after a retry was planned', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(502, { 'content-type': 'text/plain' }).end('upstream broke');
+    });
+    // A POST ending `unknown` (502) is retried only after `verify`; here verify says the first
+    // attempt took effect, so the planned retry is never sent. The 502's body was drained to
+    // free the connection meanwhile; the caller still gets it.
+    const d = api();
+    const response = await d.fetch(server.url, { method: 'POST', body: 'x', verify: () => true });
+    expect(hits).toBe(1);
+    expect(response.status).toBe(502);
+    expect(response.url).toBe(`${server.url}/`);
+    expect(await response.text()).toBe('upstream broke');
+  });
+});
+
+describe('fetchThrough — idempotency (SPEC S3.2, S8.2)', () => {
+  it('POST without a key is never sent twice after an unknown outcome: reset after the body was read', async () => {
+    let received = 0;
+    const server = await serve(async (req) => {
+      await readBody(req);
+      received++;
+      req.socket.destroy();
+    });
+    const error = await api()
+      .fetch(server.url, { method: 'POST', body: 'charge 10 EUR' })
+      .catch((e: unknown) => e);
+    expect(isGiveUpError(error) && error.reason).toBe('not-idempotent');
+    expect(isGiveUpError(error) && error.outcome).toBe('unknown');
+    expect(received).toBe(1);
+  });
+
+  it('POST without a key is never sent twice after a 502 (unknown outcome); the 502 is returned', async () => {
+    let received = 0;
+    const server = await serve(async (req, res) => {
+      await readBody(req);
+      received++;
+      res.writeHead(502).end();
+    });
+    const response = await api().fetch(server.url, { method: 'POST', body: 'charge' });
+    expect(response.status).toBe(502);
+    expect(received).toBe(1);
+  });
+
+  it('idempotencyKey: true — one key per call, byte-identical on every attempt, different between calls', async () => {
+    const keys: string[] = [];
+    const server = await serve(async (req, res) => {
+      await readBody(req);
+      keys.push(req.headers['idempotency-key'] as string);
+      if (keys.length % 3 === 0) res.writeHead(201).end();
+      else req.socket.destroy(); // unknown outcome: only the key makes a retry safe
+    });
+    const post = createFetch(api(), { idempotencyKey: true });
+    expect((await post(server.url, { method: 'POST', body: 'a' })).status).toBe(201);
+    expect((await post(server.url, { method: 'POST', body: 'b' })).status).toBe(201);
+    expect(keys).toHaveLength(6);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys.slice(0, 3)).size).toBe(1);
+    expect(new Set(keys.slice(3)).size).toBe(1);
+    expect(keys[0]).not.toBe(keys[3]);
+  });
+
+  it('a key given as a string or already in the headers is used as is; GET gets no generated key', async () => {
+    const keys: Array<string | undefined> = [];
+    const server = await serve((req, res) => {
+      keys.push(req.headers['idempotency-key'] as string | undefined);
+      res.writeHead(200).end();
+    });
+    const f = createFetch(api(), { idempotencyKey: true });
+    await f(server.url, { method: 'POST', idempotencyKey: 'order-42' });
+    await f(server.url, { method: 'POST', headers: { 'Idempotency-Key': 'mine' } });
+    await f(server.url);
+    expect(keys).toEqual(['order-42', 'mine', undefined]);
+  });
+
+  it('409 with a key means "original still in flight": retried after backoff; without a key it is final', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(hits === 1 || hits === 3 ? 409 : 200).end();
+    });
+    const keyed = await api().fetch(server.url, { method: 'POST', idempotencyKey: true });
+    expect(keyed.status).toBe(200);
+    expect(hits).toBe(2);
+    const plain = await api().fetch(server.url, { method: 'POST' });
+    expect(plain.status).toBe(409);
+    expect(hits).toBe(3);
+  });
+});
+
+describe('fetchThrough — request bodies', () => {
+  const streamOf = (parts: string[]) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(new TextEncoder().encode(part));
+        controller.close();
+      },
+    });
+
+  it('a small stream body is buffered and sent whole on every attempt', async () => {
+    const bodies: string[] = [];
+    const server = await serve(async (req, res) => {
+      bodies.push((await readBody(req)).toString());
+      res.writeHead(bodies.length < 3 ? 503 : 200).end();
+    });
+    const response = await api().fetch(server.url, { method: 'PUT', body: streamOf(['he', 'llo']), duplex: 'half' } as RequestInit);
+    expect(response.status).toBe(200);
+    expect(bodies).toEqual(['hello', 'hello', 'hello']);
+  });
+
+  it('a Request input with a body is replayed too', async () => {
+    const bodies: string[] = [];
+    const server = await serve(async (req, res) => {
+      bodies.push(`${req.method} ${req.headers['x-app']} ${(await readBody(req)).toString()}`);
+      res.writeHead(bodies.length < 2 ? 503 : 200).end();
+    });
+    const request = new Request(server.url, { method: 'PUT', body: 'payload', headers: { 'x-app': 'demo' } });
+    expect((await api().fetch(request)).status).toBe(200);
+    expect(bodies).toEqual(['PUT demo payload', 'PUT demo payload']);
+  });
+
+  it('a stream larger than maxBufferedBody is sent once, whole; a 503 is returned, not retried', async () => {
+    const bodies: string[] = [];
+    const server = await serve(async (req, res) => {
+      bodies.push((await readBody(req)).toString());
+      res.writeHead(503).end();
+    });
+    const big = ['x'.repeat(600), 'y'.repeat(600)];
+    const response = await api().fetch(server.url, {
+      method: 'PUT',
+      body: streamOf(big),
+      maxBufferedBody: 1024,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(503);
+    expect(bodies).toEqual([big.join('')]);
+  });
+
+  it('a network failure that would need a retry of a one-shot stream fails with a clear, redacted error', async () => {
+    let received = 0;
+    const server = await serve(async (req) => {
+      await readBody(req);
+      received++;
+      req.socket.destroy();
+    });
+    const error = await api()
+      .fetch(`${server.url}/upload?token=SECRET`, {
+        method: 'PUT',
+        body: streamOf(['x'.repeat(2048)]),
+        maxBufferedBody: 1024,
+        duplex: 'half',
+      } as RequestInit)
+      .catch((e: unknown) => e);
+    expect(received).toBe(1);
+    expect(isGiveUpError(error) && error.reason).toBe('not-retryable');
+    const cause = isGiveUpError(error) ? error.cause : undefined;
+    expect(isRequestBodyNotReplayableError(cause)).toBe(true);
+    expect(String((cause as Error).message)).toContain('/upload?token=REDACTED');
+    expect(String((cause as Error).message)).not.toContain('SECRET');
+  });
+});
+
+describe('fetchThrough — secrets never reach errors or events (SPEC S9)', () => {
+  it('no Authorization, Cookie, URL credentials or secret query value in any error or event', async () => {
+    const server = await serve((_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"msg":"busy"}'));
+    const refused = await refusedPort();
+    const d = api();
+    const events: KindlyEvent[] = [];
+    d.onAny((e) => events.push(e));
+    const init = { headers: { authorization: 'Bearer AUTHSECRET', cookie: 'sid=COOKIESECRET' }, throwHttpErrors: true };
+    const errors = [
+      await d.fetch(`${server.url}/a?api_key=QUERYSECRET&page=2`, init).catch((e: unknown) => e),
+      await d.fetch(`${refused}/b?access_token=QUERYSECRET`, init).catch((e: unknown) => e),
+      await d.fetch(`${refused}/c?signature=QUERYSECRET`, { ...init, method: 'POST', body: 'x' }).catch((e: unknown) => e),
+    ];
+    expect(errors.every(isGiveUpError)).toBe(true);
+    const dump = inspect({ errors, events }, { depth: 12, showHidden: false }) + JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? 0 : v));
+    for (const secret of ['AUTHSECRET', 'COOKIESECRET', 'QUERYSECRET']) expect(dump).not.toContain(secret);
+  });
+});
+
+describe('fetchThrough — connections (SPEC S8.1: no socket leak)', () => {
+  // undici's default pool per origin is unbounded and frees a socket a tick after its body
+  // ends, so even plain fetch opens up to ~2 sockets per concurrent caller. A pool with an
+  // explicit size makes the property exact: with 5 sockets, a single leaked one (a failed
+  // body left unread) would block every later request, and the run would never finish.
+  const POOL = 5;
+  const pooled = () => {
+    const dispatcher = new Agent({ connections: POOL });
+    const f = ((input: string | URL, init?: RequestInit) =>
+      undiciFetch(input, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+    return { fetch: f, close: () => dispatcher.close() };
+  };
+
+  it('1,000 failed attempts leave no more open connections than the pool size', async () => {
+    // 96 KiB error bodies: more than undici buffers on its own, so an unread body would hold
+    // its socket (and with a pool of 5, stall the run after 5 failures).
+    const body = Buffer.alloc(96 * 1024, 120);
+    const server = await serve((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/octet-stream' }).end(body);
+    });
+    const pool = pooled();
+    // 10 callers in parallel (twice the pool), 25 calls each, 4 attempts per call = 1,000 failed attempts.
+    const d = api({ retry: { maxAttempts: 4, backoff: { shape: 'constant', base: 0, jitter: 'none' } } });
+    let attempts = 0;
+    d.on('attempt-end', () => attempts++);
+    const run = Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 25; i++) {
+          const response = await d.fetch(server.url, { fetch: pool.fetch });
+          await response.body?.cancel(); // the caller's part: the last response is theirs
+        }
+      }),
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stalled = new Promise((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`stalled after ${attempts} attempts: a failed response kept its connection`)), 8_000);
+    });
+    await Promise.race([run, stalled]).finally(() => clearTimeout(timer));
+    expect(attempts).toBe(1_000);
+    await until(() => server.open <= POOL, 'connections to settle');
+    expect(server.open).toBeLessThanOrEqual(POOL);
+    console.log(
+      `[figure] 1,000 failed attempts (96 KiB bodies), pool of ${POOL}: ${server.open} connections open at the end, ${server.accepted} accepted in total`,
+    );
+    await pool.close();
+  });
+
+  it('small failed bodies are drained, not cancelled: the connections are reused', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('x'.repeat(2_000));
+    });
+    const pool = pooled();
+    const d = api({ retry: { maxAttempts: 4, backoff: { shape: 'constant', base: 0, jitter: 'none' } } });
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 5; i++) await (await d.fetch(server.url, { fetch: pool.fetch })).text();
+      }),
+    );
+    expect(server.open).toBeLessThanOrEqual(POOL);
+    expect(server.accepted).toBeLessThanOrEqual(POOL);
+    console.log(`[figure] 200 failed attempts (2 KB bodies), pool of ${POOL}: ${server.accepted} connections accepted in total`);
+    await pool.close();
+  });
+});
+
+describe('createFetch — options', () => {
+  it('rejects unknown and invalid options, listing every problem', () => {
+    expect(() => createFetch(api(), { retries: 3 } as never)).toThrow(/Unknown option `retries`/);
+    expect(() => createFetch(api(), { maxBufferedBody: -1, idempotencyKey: 'fixed', throwHttpErrors: 'yes' } as never)).toThrow(
+      /maxBufferedBody[\s\S]*throwHttpErrors[\s\S]*idempotencyKey/,
+    );
+  });
+
+  it('per-call init overrides the defaults given to createFetch', async () => {
+    const server = await serve((_req, res) => res.writeHead(503).end());
+    const f = createFetch(api(), { throwHttpErrors: true });
+    await expect(f(server.url)).rejects.toSatisfy(isGiveUpError);
+    expect((await f(server.url, { throwHttpErrors: false })).status).toBe(503);
+  });
+});

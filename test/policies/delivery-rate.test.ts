@@ -1,0 +1,59 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DeliveryRate } from '../../src/policies/delivery-rate.js';
+
+describe('DeliveryRate', () => {
+  it('knows nothing before a success', () => {
+    const d = new DeliveryRate(1_000, 10);
+    expect(d.rate(0)).toBeUndefined();
+    d.record(100, 0, false);
+    expect(d.rate(100)).toBeUndefined();
+    expect(d.answerRate(100)).toBe(1 / 100);
+  });
+
+  it('one burst answered at one instant: successes over the flight time', () => {
+    const d = new DeliveryRate(1_000, 10);
+    for (let i = 0; i < 100; i++) d.record(100, 0, i < 10);
+    expect(d.rate(100)! * 1000).toBeCloseTo(100, 9); // 10 per 100 ms
+    expect(d.answerRate(100)! * 1000).toBeCloseTo(1_000, 9);
+  });
+
+  it('a steady flow reads its own rate whatever the latency (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 5, max: 2_000 }), fc.integer({ min: 1, max: 800 }), (perSecond, latency) => {
+        const d = new DeliveryRate(1_000, 10);
+        const gap = 1_000 / perSecond;
+        let last = 0;
+        for (let sent = 0; sent < 5_000; sent += gap) {
+          d.record(sent + latency, sent, true);
+          last = sent + latency;
+        }
+        const measured = d.rate(last)! * 1000;
+        // (n − 1) gaps over the spread: exact up to one gap of bucket-edge effect.
+        return Math.abs(measured - perSecond) <= perSecond * 0.02 + 1;
+      }),
+    );
+  });
+
+  it('answers bunched at slot ends are judged by when they were sent', () => {
+    // 10 requests paced 10 ms apart per 100 ms slot, all answered at the end of their slot.
+    const d = new DeliveryRate(1_000, 10);
+    for (let slot = 1; slot <= 20; slot++) {
+      for (let k = 0; k < 10; k++) d.record((slot + 1) * 100, slot * 100 + k * 10, true);
+      const perSecond = d.rate((slot + 1) * 100)! * 1000;
+      expect(perSecond).toBeGreaterThan(95);
+      expect(perSecond).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it('peak keeps the best recent sample through an app-limited stretch, then forgets it', () => {
+    const d = new DeliveryRate(1_000, 10);
+    for (let i = 0; i < 10; i++) d.record(100, 0, true); // 100/s
+    expect(d.peak(100)! * 1000).toBeCloseTo(100, 9);
+    d.record(900, 850, true); // a lone success much later: D falls
+    expect(d.rate(900)! * 1000).toBeLessThan(20);
+    expect(d.peak(900)! * 1000).toBeCloseTo(100, 9);
+    expect(d.peak(1_200)! * 1000).toBeCloseTo(20, 9); // the 100/s sample left the window: 1 per 50 ms flight
+    expect(d.peak(5_000)).toBeUndefined();
+  });
+});
