@@ -127,7 +127,12 @@ interface Settings {
   secrets: readonly string[];
 }
 
-async function send(adapter: AxiosAdapterLike, config: AxiosConfigLike, downstream: Downstream, settings: Settings): Promise<AxiosResponseLike> {
+async function send(
+  adapter: AxiosAdapterLike,
+  config: AxiosConfigLike,
+  downstream: Downstream,
+  settings: Settings,
+): Promise<AxiosResponseLike> {
   const method = (config.method ?? 'get').toUpperCase();
   const existing = config.headers.get(IDEMPOTENCY_KEY_HEADER);
   const key = chooseIdempotencyKey(method, typeof existing === 'string' ? existing : undefined, settings.idempotencyKey);

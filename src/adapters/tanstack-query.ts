@@ -80,7 +80,12 @@ export function mutationRetry(options?: MutationRetryOptions): TanStackRetry {
   return build(options, options?.idempotent ?? false, 'mutationRetry', MUTATION_KEYS);
 }
 
-function build(options: MutationRetryOptions | undefined, idempotent: boolean, subject: string, keys: readonly string[]): TanStackRetry {
+function build(
+  options: MutationRetryOptions | undefined,
+  idempotent: boolean,
+  subject: string,
+  keys: readonly string[],
+): TanStackRetry {
   const v = new OptionsValidator(subject);
   v.knownKeys(options, keys).func('classify', options?.classify);
   v.check(

@@ -36,6 +36,5 @@ function count(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
   if (!/^\d{1,7}$/.test(text)) return undefined;
-  const n = Number(text);
-  return n > MAX_COUNT ? MAX_COUNT : n;
+  return Math.min(Number(text), MAX_COUNT);
 }

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runWithDeadline } from '../runtime/deadline-context.js';
-import { beginRequest, type KindlyServerOptions, type RequestContext, requestScope, resolveServerOptions } from './server-context.js';
+import {
+  beginRequest,
+  type KindlyServerOptions,
+  type RequestContext,
+  requestScope,
+  resolveServerOptions,
+} from './server-context.js';
 
 /** The slice of Fastify's request, reply and instance the plugin uses (no type dependency on fastify). */
 interface FastifyRequestLike {
@@ -13,7 +19,10 @@ interface FastifyReplyLike {
 type HookDone = (error?: Error) => void;
 interface FastifyLike {
   decorateRequest(name: string, value: unknown): unknown;
-  addHook(name: 'onRequest' | 'preHandler', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: HookDone) => void): unknown;
+  addHook(
+    name: 'onRequest' | 'preHandler',
+    hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: HookDone) => void,
+  ): unknown;
 }
 
 /** Keys Fastify itself may put in a plugin's options. */

@@ -3,7 +3,12 @@ import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
 import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
-import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
+import {
+  type BodyHintExtractor,
+  DEFAULT_BODY_HINT_EXTRACTORS,
+  extractBodyHint,
+  MAX_BODY_HINT_CHARS,
+} from '../hints/body-hints.js';
 import { readWaitHint } from '../hints/wait-hint.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
@@ -130,7 +135,11 @@ const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CAL
  */
 interface HttpCallHooks {
   classify?: (error: unknown, nowMs: number) => Classification | undefined;
-  beforeAttempt?: (info: { attempt: number; signal: AbortSignal | undefined; deadline: number | undefined }) => void | PromiseLike<void>;
+  beforeAttempt?: (info: {
+    attempt: number;
+    signal: AbortSignal | undefined;
+    deadline: number | undefined;
+  }) => void | PromiseLike<void>;
 }
 
 /** What kindly remembers about one failed response. */
@@ -163,7 +172,11 @@ interface FailedResponse {
  *   reused) or cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
  */
-export async function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
+export async function fetchThrough(
+  downstream: Downstream,
+  input: RequestInfo | URL,
+  init?: KindlyRequestInit,
+): Promise<Response> {
   const options: KindlyRequestInit = init ?? {};
   validate(options, 'fetch', false);
   const request = normalize(input, options);
@@ -234,7 +247,9 @@ export async function fetchThrough(downstream: Downstream, input: RequestInfo | 
 
     const keyed409 = isInFlightConflict(status, hasKey);
     const bodyHintMs =
-      (reading.retryable || keyed409) && extractors.length > 0 ? await bodyHint(response, clock, extractors, reading.throttled) : undefined;
+      (reading.retryable || keyed409) && extractors.length > 0
+        ? await bodyHint(response, clock, extractors, reading.throttled)
+        : undefined;
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
       attempts: ctx.attempt,
@@ -324,7 +339,11 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
     .func('fetch', options.fetch)
     .func('verify', options.verify)
     .func('fallback', options.fallback);
-  if (options.deadline !== undefined) v.check(typeof options.deadline === 'number' && !Number.isNaN(options.deadline), `Expected \`deadline\` to be a number, got ${String(options.deadline)}`);
+  if (options.deadline !== undefined)
+    v.check(
+      typeof options.deadline === 'number' && !Number.isNaN(options.deadline),
+      `Expected \`deadline\` to be a number, got ${String(options.deadline)}`,
+    );
   for (const name of ['throwHttpErrors', 'propagateHeaders', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
     const value = options[name];
     v.check(value === undefined || typeof value === 'boolean', `Expected \`${name}\` to be a boolean, got ${String(value)}`);
@@ -458,7 +477,9 @@ async function waitUntilReady(
 ): Promise<void> {
   for (;;) {
     if (deadline !== undefined && clock.monotonic() >= deadline) return;
-    const wait = (online ? waitUntilOnline(signal, deadline, clock) : undefined) ?? (visible ? waitUntilVisible(signal, deadline, clock) : undefined);
+    const wait =
+      (online ? waitUntilOnline(signal, deadline, clock) : undefined) ??
+      (visible ? waitUntilVisible(signal, deadline, clock) : undefined);
     if (wait === undefined) return;
     await wait;
   }

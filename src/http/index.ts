@@ -1,6 +1,11 @@
 // kindly's HTTP integration (SPEC S5, S7, S8): fetch through a downstream, idempotency keys,
 // deadline and attempt headers, and server middleware for node:http, Express and Fastify.
-export { ATTEMPT_HEADER, ENVOY_ATTEMPT_COUNT_HEADER, GRPC_PREVIOUS_ATTEMPTS_HEADER, readPreviousAttempts } from './attempt-header.js';
+export {
+  ATTEMPT_HEADER,
+  ENVOY_ATTEMPT_COUNT_HEADER,
+  GRPC_PREVIOUS_ATTEMPTS_HEADER,
+  readPreviousAttempts,
+} from './attempt-header.js';
 export { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
 export {
   DEFAULT_MAX_TIMEOUT_MS,
@@ -9,8 +14,8 @@ export {
   type InboundBudget,
   parseGrpcTimeout,
   parseRequestTimeoutMs,
-  readInboundBudget,
   REQUEST_TIMEOUT_HEADER,
+  readInboundBudget,
 } from './deadline-header.js';
 export {
   HttpRequestError,

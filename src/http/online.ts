@@ -25,7 +25,8 @@ export function pageEnvironment(): PageEnvironment {
     removeEventListener?: unknown;
     document?: Listenable & { visibilityState?: string };
   };
-  const window = typeof g.addEventListener === 'function' && typeof g.removeEventListener === 'function' ? (g as Listenable) : undefined;
+  const window =
+    typeof g.addEventListener === 'function' && typeof g.removeEventListener === 'function' ? (g as Listenable) : undefined;
   return { navigator: g.navigator, window, document: g.document };
 }
 

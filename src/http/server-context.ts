@@ -78,8 +78,14 @@ export function resolveServerOptions(options: KindlyServerOptions | undefined, s
   v.knownKeys(options, KEYS);
   const o = options ?? {};
   v.duration('maxTimeoutMs', o.maxTimeoutMs, { min: 0 });
-  v.check(o.markExhausted === undefined || typeof o.markExhausted === 'boolean', `Expected \`markExhausted\` to be a boolean, got ${String(o.markExhausted)}`);
-  v.check(o.exhaustedReasons === undefined || Array.isArray(o.exhaustedReasons), `Expected \`exhaustedReasons\` to be an array, got ${String(o.exhaustedReasons)}`);
+  v.check(
+    o.markExhausted === undefined || typeof o.markExhausted === 'boolean',
+    `Expected \`markExhausted\` to be a boolean, got ${String(o.markExhausted)}`,
+  );
+  v.check(
+    o.exhaustedReasons === undefined || Array.isArray(o.exhaustedReasons),
+    `Expected \`exhaustedReasons\` to be an array, got ${String(o.exhaustedReasons)}`,
+  );
   v.done();
   return {
     maxTimeoutMs: o.maxTimeoutMs ?? SERVER_DEFAULTS.maxTimeoutMs,
@@ -168,7 +174,11 @@ class ServerRequestContext implements RequestContext {
  * The mark is added in `writeHead` — which Node calls for implicit headers too — of this one
  * response object, so it works under Express and Fastify alike.
  */
-export function beginRequest(req: InboundRequest & object, res: OutboundResponse, settings: ServerSettings): ServerRequestContext {
+export function beginRequest(
+  req: InboundRequest & object,
+  res: OutboundResponse,
+  settings: ServerSettings,
+): ServerRequestContext {
   const context = new ServerRequestContext(req, settings.clock, settings);
   contexts.set(req, context);
   res.once('close', () => context.finish(!res.writableFinished));
@@ -177,7 +187,12 @@ export function beginRequest(req: InboundRequest & object, res: OutboundResponse
     res.writeHead = function markedWriteHead(this: OutboundResponse, ...args: unknown[]) {
       const status = typeof args[0] === 'number' ? args[0] : this.statusCode;
       const reason = context.gaveUp;
-      if (reason !== undefined && settings.exhaustedReasons.has(reason) && (status >= 500 || status === 429) && !this.headersSent) {
+      if (
+        reason !== undefined &&
+        settings.exhaustedReasons.has(reason) &&
+        (status >= 500 || status === 429) &&
+        !this.headersSent
+      ) {
         this.setHeader(RETRY_EXHAUSTED_HEADER, '1');
       }
       return writeHead.apply(this, args);

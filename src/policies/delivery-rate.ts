@@ -99,6 +99,8 @@ class Extremes {
   private readonly sentMax: Float64Array;
   private readonly recvMin: Float64Array;
   private readonly recvMax: Float64Array;
+  /** Shortest send→receive time per bucket: one round trip, at least. */
+  private readonly latencyMin: Float64Array;
 
   constructor(private readonly n: number) {
     this.count = new Float64Array(n);

@@ -12,6 +12,7 @@ import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
+import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { AttemptContext, type Operation, runAttempt } from './attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { type Lane, Lanes } from './lanes.js';
@@ -230,6 +231,15 @@ export class Downstream {
   /** A snapshot of this downstream's counters (SPEC S9). */
   stats(): StatsSnapshot {
     return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
+  }
+
+  /**
+   * `fetch` through this downstream's pipeline (SPEC S8.1): same signature and result as the
+   * platform's `fetch`, plus kindly's per-call options in `init` (idempotency key, …).
+   * Breakers, bulkheads and pacers are keyed by host.
+   */
+  fetch(input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
+    return fetchThrough(this, input, init);
   }
 
   /** Classifies an error: the user's classifier first, then kindly's. */

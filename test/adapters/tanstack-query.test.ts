@@ -7,7 +7,8 @@ import { SeededRandom, VirtualClock } from '../../src/index.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 /** What a queryFn throws for a failed response: kindly's HttpStatusError (status + headers). */
-const failure = (status: number, headers: Record<string, string> = {}) => httpStatusError(new Response(null, { status, headers }));
+const failure = (status: number, headers: Record<string, string> = {}) =>
+  httpStatusError(new Response(null, { status, headers }));
 
 const quick = { maxAttempts: 3, backoff: { shape: 'constant', base: 100, jitter: 'none' } } as const;
 

@@ -40,9 +40,11 @@ describe.skipIf(!runnable)('kindly in headless Chromium', () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       hits[path] = (hits[path] ?? 0) + 1;
       if (path === '/') {
-        res.writeHead(200, { 'content-type': 'text/html' }).end(
-          `<!doctype html><title>kindly</title><script type="module">import * as kindly from '/kindly.js'; window.kindly = kindly; window.ready = true;</script>`,
-        );
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(
+            `<!doctype html><title>kindly</title><script type="module">import * as kindly from '/kindly.js'; window.kindly = kindly; window.ready = true;</script>`,
+          );
       } else if (path === '/kindly.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
       } else if (path === '/flaky') {
@@ -98,7 +100,9 @@ describe.skipIf(!runnable)('kindly in headless Chromium', () => {
     expect(await page.evaluate(() => navigator.onLine)).toBe(false);
     await page.evaluate(() => {
       const w = window as unknown as { kindly: typeof import('./entry.js'); attempts: number; outcome?: string };
-      const api = w.kindly.downstream('offline', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } } });
+      const api = w.kindly.downstream('offline', {
+        retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+      });
       w.attempts = 0;
       api.on('attempt-start', () => {
         w.attempts++;

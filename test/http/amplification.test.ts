@@ -46,7 +46,12 @@ async function chain(marked: boolean) {
   const attempts: number[] = [];
   client.on('attempt-start', (e) => attempts.push(e.attempt));
   const response = await client.fetch(a.url);
-  return { innermost, status: response.status, exhausted: response.headers.get('x-retry-exhausted'), clientAttempts: attempts.length };
+  return {
+    innermost,
+    status: response.status,
+    exhausted: response.headers.get('x-retry-exhausted'),
+    clientAttempts: attempts.length,
+  };
 }
 
 describe('retry amplification across layers (SPEC S7), real servers on loopback', () => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isGiveUpError } from '../../src/index.js';
 import { withKindly } from '../../src/http/index.js';
+import { isGiveUpError } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -29,10 +29,18 @@ afterEach(async () => {
 });
 
 async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback> {
-  const callee = downstream(name, { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } } });
+  const callee = downstream(name, {
+    budget: false,
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+  });
   const server = await listen(
     withKindly(async (req: IncomingMessage, res: ServerResponse) => {
-      const hop: Hop = { name, received: Number(req.headers['x-request-timeout-ms']), deadline: req.kindly?.deadline ?? Number.NaN, attemptStarts: [] };
+      const hop: Hop = {
+        name,
+        received: Number(req.headers['x-request-timeout-ms']),
+        deadline: req.kindly?.deadline ?? Number.NaN,
+        attemptStarts: [],
+      };
       hops.push(hop);
       callee.on('attempt-start', (e) => hop.attemptStarts.push(e.atMs));
       try {
@@ -56,7 +64,12 @@ describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', (
       withKindly(async (req: IncomingMessage, res: ServerResponse) => {
         const kindly = req.kindly;
         if (kindly === undefined) throw new Error('no kindly context');
-        hops.push({ name: 'C', received: Number(req.headers['x-request-timeout-ms']), deadline: kindly.deadline, attemptStarts: [] });
+        hops.push({
+          name: 'C',
+          received: Number(req.headers['x-request-timeout-ms']),
+          deadline: kindly.deadline,
+          attemptStarts: [],
+        });
         // Five seconds of work, abandoned as soon as the request's signal says so.
         await new Promise<void>((resolve) => {
           const work = setTimeout(() => {

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downstream } from '../../src/index.js';
 import { getRequestSignal, kindlyExpress } from '../../src/http/index.js';
+import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -35,7 +35,7 @@ async function dependency(status: number): Promise<{ url: string; budgets: strin
 }
 
 describe('kindlyExpress (Express 5)', () => {
-  it("exposes the clamped deadline and signal, and the scope survives express.json() body parsing", async () => {
+  it('exposes the clamped deadline and signal, and the scope survives express.json() body parsing', async () => {
     const backend = await dependency(200);
     const calls = downstream('backend');
     const app = express();

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downstream } from '../../src/index.js';
 import { getRequestSignal, kindlyFastify, type RequestContext } from '../../src/http/index.js';
+import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
 

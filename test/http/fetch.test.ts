@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpStatusError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
 import { createFetch, FETCH_DEFAULTS, fetchThrough, isRequestBodyNotReplayableError } from '../../src/http/index.js';
+import { HttpStatusError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
 import { type DownstreamOptions, downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen, readBody, refusedPort, until } from './support/loopback.js';
 
@@ -294,7 +294,11 @@ describe('fetchThrough — request bodies', () => {
       bodies.push((await readBody(req)).toString());
       res.writeHead(bodies.length < 3 ? 503 : 200).end();
     });
-    const response = await api().fetch(server.url, { method: 'PUT', body: streamOf(['he', 'llo']), duplex: 'half' } as RequestInit);
+    const response = await api().fetch(server.url, {
+      method: 'PUT',
+      body: streamOf(['he', 'llo']),
+      duplex: 'half',
+    } as RequestInit);
     expect(response.status).toBe(200);
     expect(bodies).toEqual(['hello', 'hello', 'hello']);
   });
@@ -365,7 +369,9 @@ describe('fetchThrough — secrets never reach errors or events (SPEC S9)', () =
       await d.fetch(`${refused}/c?signature=QUERYSECRET`, { ...init, method: 'POST', body: 'x' }).catch((e: unknown) => e),
     ];
     expect(errors.every(isGiveUpError)).toBe(true);
-    const dump = inspect({ errors, events }, { depth: 12, showHidden: false }) + JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? 0 : v));
+    const dump =
+      inspect({ errors, events }, { depth: 12, showHidden: false }) +
+      JSON.stringify(events, (_k, v) => (typeof v === 'bigint' ? 0 : v));
     for (const secret of ['AUTHSECRET', 'COOKIESECRET', 'QUERYSECRET']) expect(dump).not.toContain(secret);
   });
 });
@@ -405,7 +411,10 @@ describe('fetchThrough — connections (SPEC S8.1: no socket leak)', () => {
     );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stalled = new Promise((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`stalled after ${attempts} attempts: a failed response kept its connection`)), 8_000);
+      timer = setTimeout(
+        () => reject(new Error(`stalled after ${attempts} attempts: a failed response kept its connection`)),
+        8_000,
+      );
     });
     await Promise.race([run, stalled]).finally(() => clearTimeout(timer));
     expect(attempts).toBe(1_000);

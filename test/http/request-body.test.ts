@@ -16,7 +16,16 @@ describe('prepareBody (SPEC S8.1: non-replayable bodies)', () => {
   it('replayable bodies pass through untouched', async () => {
     const blob = new Blob(['b']);
     const form = new FormData();
-    for (const body of [undefined, null, 'text', new Uint8Array([1]), new ArrayBuffer(2), blob, form, new URLSearchParams('a=1')]) {
+    for (const body of [
+      undefined,
+      null,
+      'text',
+      new Uint8Array([1]),
+      new ArrayBuffer(2),
+      blob,
+      form,
+      new URLSearchParams('a=1'),
+    ]) {
       const prepared = await prepareBody(body);
       expect(prepared.replayable).toBe(true);
       expect(prepared.body).toBe(body);
@@ -48,12 +57,16 @@ describe('prepareBody (SPEC S8.1: non-replayable bodies)', () => {
 
   it('property: for any chunking and limit, the bytes sent equal the bytes given', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.string({ maxLength: 20 }), { maxLength: 12 }), fc.integer({ min: 0, max: 120 }), async (chunks, limit) => {
-        const prepared = await prepareBody(Readable.from(chunks.filter((c) => c.length > 0)), limit);
-        const sent = prepared.replayable ? text(prepared.body ?? new Uint8Array(0)) : await readStream(prepared.body);
-        expect(sent).toBe(chunks.join(''));
-        expect(prepared.replayable).toBe(new TextEncoder().encode(chunks.join('')).byteLength <= limit);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.string({ maxLength: 20 }), { maxLength: 12 }),
+        fc.integer({ min: 0, max: 120 }),
+        async (chunks, limit) => {
+          const prepared = await prepareBody(Readable.from(chunks.filter((c) => c.length > 0)), limit);
+          const sent = prepared.replayable ? text(prepared.body ?? new Uint8Array(0)) : await readStream(prepared.body);
+          expect(sent).toBe(chunks.join(''));
+          expect(prepared.replayable).toBe(new TextEncoder().encode(chunks.join('')).byteLength <= limit);
+        },
+      ),
     );
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * axios through a kindly downstream (SPEC S8.3): the adapter retries 429/503 with backoff,
+ * honours Retry-After from the response headers, never retries 401/403/404, and rejects with
+ * axios' own error when it gives up.
+ *
+ * Run: npx tsx examples/axios.ts
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import axios, { isAxiosError } from 'axios';
+import { kindlyAxios } from '../src/adapters/index.js';
+import { downstream } from '../src/index.js';
+
+// A rate-limited API on loopback: the first request is told to come back in 1 second.
+let requests = 0;
+const server = createServer((req, res) => {
+  requests++;
+  if (req.url === '/secret') res.writeHead(401).end();
+  else if (requests === 1) res.writeHead(429, { 'retry-after': '1' }).end();
+  else res.writeHead(200, { 'content-type': 'application/json' }).end('{"repos":42}');
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+// --- snippet: axios ---
+const client = kindlyAxios(axios.create({ baseURL }), downstream('repos-api'));
+
+const started = performance.now();
+const { data } = await client.get('/repos');
+console.log(data, `after ${Math.round(performance.now() - started)} ms (Retry-After: 1 honoured)`);
+
+try {
+  await client.get('/secret');
+} catch (error) {
+  if (isAxiosError(error)) console.log('401 is not retried:', error.response?.status);
+}
+// --- end snippet ---
+
+console.log(`server saw ${requests} requests`);
+server.closeAllConnections();
+server.close();

@@ -1,0 +1,35 @@
+/**
+ * The README's first example, runnable: a downstream with retry, a retry budget, a circuit
+ * breaker and timeouts, calling `fetch`. A loopback server stands in for the real API: it
+ * throttles the first request with a 429 and a Retry-After of one second.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+let seen = 0;
+const server = createServer((_req, res) => {
+  seen++;
+  if (seen === 1) res.writeHead(429, { 'retry-after': '1' }).end();
+  else res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"ch_1","status":"paid"}');
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const API = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+// #region readme
+import { downstream } from 'kindly';
+
+const payments = downstream('payments', {
+  retry: { maxAttempts: 3, backoff: { base: 200, cap: 5_000, jitter: 'full' } },
+  budget: { ratio: 0.2 }, // retries ≤ 20% of requests (+ a small reserve), fleet-wide per process
+  breaker: { threshold: 5, breakMs: 5_000 }, // 5 failures in a row: fail fast for 5 s
+  attemptTimeout: 2_000, // each try
+  totalTimeout: 10_000, // the whole call, sleeps included; propagated downstream
+});
+
+const response = await payments.fetch(`${API}/charges/ch_1`);
+console.log(response.status, await response.json());
+// → 200 { id: 'ch_1', status: 'paid' } — after honouring the 429's Retry-After: 1
+// #endregion
+
+console.log(`server saw ${seen} requests; stats:`, payments.stats().retries, 'retry');
+server.close();
