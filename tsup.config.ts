@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     cli: 'src/cli/main.ts',
+    otel: 'src/telemetry/opentelemetry.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

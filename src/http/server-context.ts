@@ -61,6 +61,8 @@ export interface RequestContext {
   readonly previousAttempts: number;
   /** The first give-up reason of a kindly call made for this request, if any. */
   readonly gaveUp: GiveUpReason | undefined;
+  /** Whether any kindly call made for this request gave up for one of `exhaustedReasons`. */
+  readonly exhausted: boolean;
   /** ms left before the deadline (≤ 0 once it passed). */
   timeLeft(): number;
 }
@@ -119,6 +121,7 @@ class ServerRequestContext implements RequestContext {
   readonly requestedTimeoutMs: number | undefined;
   readonly previousAttempts: number;
   gaveUp: GiveUpReason | undefined;
+  exhausted = false;
   /** What `runWithDeadline` receives: kindly calls in the handler inherit all three. */
   readonly scope: DeadlineScope;
   private readonly controller = new AbortController();
@@ -140,6 +143,7 @@ class ServerRequestContext implements RequestContext {
       signal: this.signal,
       onGiveUp: (reason) => {
         this.gaveUp ??= reason as GiveUpReason;
+        if (settings.exhaustedReasons.has(reason)) this.exhausted = true;
       },
     };
     const expire = () => {
@@ -186,13 +190,7 @@ export function beginRequest(
     const writeHead = res.writeHead as (this: OutboundResponse, ...args: unknown[]) => unknown;
     res.writeHead = function markedWriteHead(this: OutboundResponse, ...args: unknown[]) {
       const status = typeof args[0] === 'number' ? args[0] : this.statusCode;
-      const reason = context.gaveUp;
-      if (
-        reason !== undefined &&
-        settings.exhaustedReasons.has(reason) &&
-        (status >= 500 || status === 429) &&
-        !this.headersSent
-      ) {
+      if (context.exhausted && (status >= 500 || status === 429) && !this.headersSent) {
         this.setHeader(RETRY_EXHAUSTED_HEADER, '1');
       }
       return writeHead.apply(this, args);

@@ -1,4 +1,5 @@
 import type { Classification } from '../classify/outcome.js';
+import { OptionsValidator, show } from '../options/validate.js';
 
 /** What a call to a `Dependency` gets. */
 export const ANSWER_OK = 0;
@@ -20,9 +21,18 @@ export interface DependencyOptions {
   refuseMs?: number;
   /** What a call gets while down. @default 'refuse' */
   whenDown?: 'refuse' | 'hang';
-  /** Periods `[fromMs, untilMs)` when it is down. @default always up */
+  /** Periods `[fromMs, untilMs)` when it is down (`untilMs` may be `Infinity`). @default [] (always up) */
   down?: readonly { fromMs: number; untilMs: number }[];
 }
+
+export const DEPENDENCY_DEFAULTS = {
+  /** @default 10 */
+  latencyMs: 10,
+  /** @default 1 */
+  refuseMs: 1,
+  /** @default 'refuse' */
+  whenDown: 'refuse',
+} as const satisfies DependencyOptions;
 
 /**
  * A callee that is up or down according to a schedule: up, it answers after `latencyMs`;
@@ -40,10 +50,24 @@ export class Dependency {
   callsWhileDown = 0;
 
   constructor(options: DependencyOptions = {}) {
-    this.latencyMs = options.latencyMs ?? 10;
-    this.refuseMs = options.refuseMs ?? 1;
-    this.whenDown = options.whenDown ?? 'refuse';
-    this.down = options.down ?? [];
+    const v = new OptionsValidator('dependency');
+    v.knownKeys(options, ['latencyMs', 'refuseMs', 'whenDown', 'down'])
+      .duration('latencyMs', options.latencyMs)
+      .duration('refuseMs', options.refuseMs)
+      .oneOf('whenDown', options.whenDown, ['refuse', 'hang']);
+    const down = options.down ?? [];
+    if (!Array.isArray(down)) v.check(false, `Expected \`down\` to be an array of periods, got ${show(down)}`);
+    else {
+      down.forEach((p: { fromMs: number; untilMs: number }, i: number) => {
+        const ok = typeof p === 'object' && p !== null && p.fromMs >= 0 && Number.isFinite(p.fromMs) && p.untilMs >= p.fromMs;
+        v.check(ok, `Expected \`down[${i}]\` to be { fromMs ≥ 0, untilMs ≥ fromMs }, got ${show(p)}`);
+      });
+    }
+    v.done();
+    this.latencyMs = options.latencyMs ?? DEPENDENCY_DEFAULTS.latencyMs;
+    this.refuseMs = options.refuseMs ?? DEPENDENCY_DEFAULTS.refuseMs;
+    this.whenDown = options.whenDown ?? DEPENDENCY_DEFAULTS.whenDown;
+    this.down = down;
   }
 
   isUp(now: number): boolean {

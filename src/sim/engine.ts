@@ -12,7 +12,7 @@ export type EventKind = number;
  * anything runs, and every random choice of every component draws from it in event order: the
  * same seed gives the same run, bit for bit.
  *
- * Events are `(time, kind, arg)` triples in an allocation-free heap; ties run in the order they
+ * Events are `(time, kind, arg)` triples in an allocation-free `EventQueue`; ties run in the order they
  * were scheduled. Handlers are plain synchronous functions — no promises on the hot path, which
  * is what lets a run simulate millions of attempts per second while calling kindly's real
  * policies.

@@ -1,3 +1,4 @@
+import { OptionsValidator } from '../options/validate.js';
 import { FlatHeap } from './flat-heap.js';
 
 export interface EventQueueOptions {
@@ -6,6 +7,13 @@ export interface EventQueueOptions {
   /** Buckets in the calendar ring (rounded up to a power of two): events further ahead wait in a heap. @default 16_384 */
   buckets?: number;
 }
+
+export const EVENT_QUEUE_DEFAULTS = {
+  /** @default 1 */
+  bucketMs: 1,
+  /** @default 16_384 */
+  buckets: 16_384,
+} as const satisfies EventQueueOptions;
 
 /**
  * The simulator's event queue. Events are ordered by `(time, seq)` — earliest time first, ties
@@ -57,10 +65,13 @@ export class EventQueue {
   constructor(options: EventQueueOptions = {}) {
     this.lane = new Float64Array(1024 * 4);
     this.laneMask = 1023;
-    const bucketMs = options.bucketMs ?? 1;
-    if (!(bucketMs > 0) || !Number.isFinite(bucketMs)) throw new RangeError(`Expected bucketMs > 0, got ${bucketMs}`);
-    this.bucketMs = bucketMs;
-    const size = 2 ** Math.ceil(Math.log2(Math.max(2, options.buckets ?? 16_384)));
+    new OptionsValidator('event queue')
+      .knownKeys(options, ['bucketMs', 'buckets'])
+      .number('bucketMs', options.bucketMs, Number.MIN_VALUE, Number.MAX_VALUE)
+      .integer('buckets', options.buckets, 2)
+      .done();
+    this.bucketMs = options.bucketMs ?? EVENT_QUEUE_DEFAULTS.bucketMs;
+    const size = 2 ** Math.ceil(Math.log2(options.buckets ?? EVENT_QUEUE_DEFAULTS.buckets));
     this.ringMask = size - 1;
     const empty = new Float64Array(0);
     this.ring = new Array<Float64Array>(size).fill(empty);

@@ -1,5 +1,6 @@
 import type { Classification } from '../classify/outcome.js';
-import type { RetryPolicy } from '../policies/retry-decision.js';
+import { OptionsValidator } from '../options/validate.js';
+import { RetryPolicy } from '../policies/retry-decision.js';
 import { ANSWER_OK, ANSWER_REFUSED, type Dependency, REFUSED, TIMED_OUT } from './dependency.js';
 import type { Simulation } from './engine.js';
 import { GIVE_UP, RetryState } from './retry-state.js';
@@ -19,6 +20,13 @@ export interface LayerChainOptions {
   /** Each layer's attempt timeout towards the dependency, ms. @default 10_000 */
   attemptTimeoutMs?: number;
 }
+
+export const LAYER_CHAIN_DEFAULTS = {
+  /** @default 1 */
+  hopMs: 1,
+  /** @default 10_000 */
+  attemptTimeoutMs: 10_000,
+} as const satisfies Partial<LayerChainOptions>;
 
 /** A layer's failure answer: 503, an explicit rejection (outcome `failed`), retryable. */
 const UNAVAILABLE: Readonly<Classification> = Object.freeze({ outcome: 'failed', retryable: true, status: 503 });
@@ -61,12 +69,19 @@ export class LayerChain {
     private readonly dependency: Dependency,
     private readonly onAnswer: (request: number, ok: boolean, now: number) => void,
   ) {
-    if (!Number.isInteger(options.layers) || options.layers < 1)
-      throw new RangeError(`Expected layers ≥ 1, got ${options.layers}`);
+    new OptionsValidator('layer chain')
+      .knownKeys(options, ['layers', 'policy', 'signal', 'hopMs', 'attemptTimeoutMs'])
+      .integer('layers', options.layers, 1)
+      .check(options.layers !== undefined, 'Expected `layers`, got undefined')
+      .check(options.policy instanceof RetryPolicy, 'Expected `policy` to be a RetryPolicy')
+      .check(typeof options.signal === 'boolean', `Expected \`signal\` to be a boolean, got ${String(options.signal)}`)
+      .duration('hopMs', options.hopMs)
+      .duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1 })
+      .done();
     this.callsAt = new Array<number>(options.layers + 1).fill(0);
     this.state = new RetryState(options.policy, sim.random, 1024);
-    this.hopMs = options.hopMs ?? 1;
-    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 10_000;
+    this.hopMs = options.hopMs ?? LAYER_CHAIN_DEFAULTS.hopMs;
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? LAYER_CHAIN_DEFAULTS.attemptTimeoutMs;
     this.arriveKind = sim.on((call, now) => this.arrive(call, now));
     this.attemptKind = sim.on((call, now) => this.attempt(call, now));
     this.answerKind = sim.on((call, now) => this.answered(call, now));

@@ -1,3 +1,4 @@
+import { OptionsValidator } from '../options/validate.js';
 import type { EventKind, Simulation } from './engine.js';
 
 export interface SlotServerOptions {
@@ -34,14 +35,15 @@ export class SlotServer {
     options: SlotServerOptions,
     private readonly respond: SlotResponse,
   ) {
-    if (!Number.isInteger(options.capacity) || options.capacity < 1) {
-      throw new RangeError(`Expected capacity to be an integer ≥ 1, got ${options.capacity}`);
-    }
     // Whole milliseconds keep slot boundaries exact in floating point, so a request sent at
     // the very instant a slot ends is always counted in the next one.
-    if (!Number.isInteger(options.slotMs) || options.slotMs < 1) {
-      throw new RangeError(`Expected slotMs to be an integer ≥ 1, got ${options.slotMs}`);
-    }
+    new OptionsValidator('slot server')
+      .knownKeys(options, ['capacity', 'slotMs'])
+      .check(options.capacity !== undefined, 'Expected `capacity`, got undefined')
+      .integer('capacity', options.capacity, 1)
+      .check(options.slotMs !== undefined, 'Expected `slotMs`, got undefined')
+      .integer('slotMs', options.slotMs, 1)
+      .done();
     this.capacity = options.capacity;
     this.slotMs = options.slotMs;
     this.endKind = sim.on((slot, now) => this.endSlot(slot, now));

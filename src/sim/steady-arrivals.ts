@@ -1,3 +1,4 @@
+import { OptionsValidator } from '../options/validate.js';
 import type { Simulation } from './engine.js';
 
 export interface SteadyArrivalsOptions {
@@ -27,12 +28,14 @@ export class SteadyArrivals {
     options: SteadyArrivalsOptions,
     onArrival: (request: number, now: number) => void,
   ) {
-    if (!(options.ratePerSecond > 0) || !Number.isFinite(options.ratePerSecond)) {
-      throw new RangeError(`Expected a positive finite rate, got ${options.ratePerSecond}`);
-    }
-    if (!(options.durationMs >= 0) || !Number.isFinite(options.durationMs)) {
-      throw new RangeError(`Expected a finite duration ≥ 0, got ${options.durationMs}`);
-    }
+    new OptionsValidator('steady arrivals')
+      .knownKeys(options, ['ratePerSecond', 'durationMs', 'startMs'])
+      .number('ratePerSecond', options.ratePerSecond, Number.MIN_VALUE, Number.MAX_VALUE)
+      .check(options.ratePerSecond !== undefined, 'Expected `ratePerSecond`, got undefined')
+      .duration('durationMs', options.durationMs)
+      .check(options.durationMs !== undefined, 'Expected `durationMs`, got undefined')
+      .duration('startMs', options.startMs)
+      .done();
     this.startMs = options.startMs ?? 0;
     this.rate = options.ratePerSecond;
     this.count = Math.ceil((options.durationMs * options.ratePerSecond) / 1000);

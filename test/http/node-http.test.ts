@@ -196,6 +196,26 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     expect((await fetch(server.url)).headers.get('x-retry-exhausted')).toBeNull();
   });
 
+  it('marks when any of several calls exhausted its retries, even after one that stopped for another reason', async () => {
+    const missing = await listen((_req, res) => res.writeHead(404).end());
+    servers.push(missing);
+    const dead = await failingDependency();
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    let context: RequestContext | undefined;
+    const server = await listen(
+      withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+        context = req.kindly;
+        await calls.fetch(missing.url); // not-retryable: no mark on its own
+        await calls.fetch(dead); // max-attempts
+        res.writeHead(503).end();
+      }),
+    );
+    servers.push(server);
+    expect((await fetch(server.url)).headers.get('x-retry-exhausted')).toBe('1');
+    expect(context?.gaveUp).toBe('not-retryable');
+    expect(context?.exhausted).toBe(true);
+  });
+
   it('markExhausted: false leaves responses alone', async () => {
     const dead = await failingDependency();
     const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });

@@ -20,6 +20,13 @@ describe('Dependency', () => {
     expect(d.answerDelay(a, 1000)).toBe(1000);
   });
 
+  it('validates its options, listing every problem', () => {
+    expect(() => new Dependency({ latencyMs: -1, whenDown: 'explode' as 'hang', down: [{ fromMs: 5, untilMs: 1 }] })).toThrow(
+      /latencyMs[\s\S]*whenDown[\s\S]*down\[0\]/,
+    );
+    expect(() => new Dependency({ down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] })).not.toThrow();
+  });
+
   it('an answer slower than the attempt timeout is a timeout to the caller', () => {
     const d = new Dependency({ latencyMs: 50, refuseMs: 2 });
     expect(d.seenAs(ANSWER_OK, 100)).toBe(ANSWER_OK);

@@ -45,8 +45,8 @@ describe('EventQueue', () => {
     ]);
   });
 
-  it('rejects a bad bucket width', () => {
-    expect(() => new EventQueue({ bucketMs: 0 })).toThrow(RangeError);
+  it('rejects a bad bucket width or count, listing both', () => {
+    expect(() => new EventQueue({ bucketMs: 0, buckets: 1 })).toThrow(/bucketMs[\s\S]*buckets/);
   });
 
   it('keeps every event through growth of its parts', () => {

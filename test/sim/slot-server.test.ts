@@ -57,6 +57,7 @@ describe('SlotServer', () => {
     const sim = new Simulation({ seed: 1 });
     expect(() => new SlotServer(sim, { capacity: 0, slotMs: 100 }, () => {})).toThrow(/capacity/);
     expect(() => new SlotServer(sim, { capacity: 1, slotMs: 2.5 }, () => {})).toThrow(/slotMs/);
+    expect(() => new SlotServer(sim, { capacity: 1.5, slotMs: 0 }, () => {})).toThrow(/capacity[\s\S]*slotMs/);
   });
 
   it('answers every arrival exactly once, at the end of its slot, never serving more than capacity per slot', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InvalidOptionsError } from '../../src/options/validate.js';
 import { Simulation } from '../../src/sim/engine.js';
 import { SteadyArrivals } from '../../src/sim/steady-arrivals.js';
 
@@ -21,8 +22,10 @@ describe('SteadyArrivals', () => {
 
   it('rejects a bad rate or duration', () => {
     const sim = new Simulation({ seed: 1 });
-    expect(() => new SteadyArrivals(sim, { ratePerSecond: 0, durationMs: 1 }, () => {})).toThrow(RangeError);
-    expect(() => new SteadyArrivals(sim, { ratePerSecond: 1, durationMs: Number.NaN }, () => {})).toThrow(RangeError);
+    expect(() => new SteadyArrivals(sim, { ratePerSecond: 0, durationMs: 1 }, () => {})).toThrow(InvalidOptionsError);
+    expect(() => new SteadyArrivals(sim, { ratePerSecond: -1, durationMs: Number.NaN }, () => {})).toThrow(
+      /ratePerSecond.*-1[\s\S]*durationMs.*NaN/,
+    );
   });
 
   it('puts exactly `rate` arrivals in every whole second when the rate is a whole number', () => {

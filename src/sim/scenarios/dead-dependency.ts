@@ -80,9 +80,10 @@ export function runDeadDependency(
           sim.random,
         );
   const perSecond = new BucketCounter(BUCKET_MS);
-  // Per call: the breaker permit of its attempt in flight, and what it saw.
-  let permits = new Int32Array(1024);
-  let seen = new Uint8Array(1024);
+  // Per call (request ids are dense, 0 … count − 1): the breaker permit of its attempt in
+  // flight, and what that attempt saw. Sized once the arrivals are known.
+  let permits: Int32Array;
+  let seen: Uint8Array;
   let failedFast = 0;
   let failedFastAfterRecovery = 0;
   let succeeded = 0;
@@ -106,14 +107,6 @@ export function runDeadDependency(
     else sim.after(delay, attempt, call);
   });
   const attempt = sim.on((call, now) => {
-    if (call >= permits.length) {
-      const p = new Int32Array(permits.length * 2);
-      p.set(permits);
-      permits = p;
-      const s = new Uint8Array(seen.length * 2);
-      s.set(seen);
-      seen = s;
-    }
     if (breaker !== undefined) {
       const permit = breaker.tryAcquire(now);
       if (permit === BREAKER_REJECTED) {
@@ -135,6 +128,8 @@ export function runDeadDependency(
     sim.at(now, attempt, call),
   );
   state = new RetryState(policy, sim.random, arrivals.count);
+  permits = new Int32Array(arrivals.count);
+  seen = new Uint8Array(arrivals.count);
   arrivals.start();
   sim.run();
 

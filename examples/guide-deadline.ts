@@ -1,0 +1,44 @@
+/**
+ * Deadlines (docs/guide.md, "Timeouts and deadlines"): a total timeout on one call becomes
+ * the deadline of every kindly call made inside it, through AsyncLocalStorage on Node.
+ *
+ * Run: npx tsx examples/guide-deadline.ts
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A slow stand-in for a stock lookup; it stops when its signal aborts. */
+async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
+  await sleep(sku === 'slow' ? 1_000 : 20, undefined, { signal });
+  return 7;
+}
+
+// #region readme
+import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly';
+
+const inventory = downstream('inventory'); // no timeout of its own
+const orders = downstream('orders', { totalTimeout: 300 }); // the whole call, sleeps included
+
+await orders.call(async (outer) => {
+  // A nested call inherits the outer deadline: no parameter to thread through.
+  const stock = await inventory.call((inner) => {
+    console.log(inner.deadline === outer.deadline, inner.timeLeft() <= 300); // true true
+    return lookUpStock('book', inner.signal);
+  });
+  console.log('stock', stock);
+});
+
+// A deadline for any piece of work, e.g. one job of a queue consumer (monotonic ms of the clock).
+await runWithDeadline({ deadline: systemClock.monotonic() + 100 }, async () => {
+  try {
+    await inventory.call(({ signal }) => lookUpStock('slow', signal));
+  } catch (error) {
+    // The deadline passed during the attempt: the attempt ends (its signal aborts) with a
+    // DeadlineExceededError, which no retry can fix.
+    if (isGiveUpError(error)) console.log(error.reason, error.outcome, (error.cause as Error).name); // not-retryable unknown DeadlineExceededError
+  }
+});
+
+// Without AsyncLocalStorage (browsers), pass the limit explicitly: `deadline` or `timeout`.
+await inventory.call(({ signal }) => lookUpStock('book', signal), { deadline: inventory.clock.monotonic() + 500 });
+// #endregion
+console.log('done');

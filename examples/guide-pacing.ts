@@ -1,0 +1,42 @@
+/**
+ * Adaptive pacing (docs/guide.md, "Adaptive pacing"): 40 callers at once against a callee
+ * that serves 5 requests per 100 ms and answers 429 to the rest. No rate is configured:
+ * kindly learns it from the answers and releases retries at that rate.
+ *
+ * Run: npx tsx examples/guide-pacing.ts
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// The callee: a fixed-window limiter, 5 per 100 ms slot, answering after 10 ms.
+const origin = performance.now();
+const served = new Map<number, number>();
+let received = 0;
+async function lookUp(id: number): Promise<number> {
+  received++;
+  const slot = Math.floor((performance.now() - origin) / 100);
+  const used = served.get(slot) ?? 0;
+  await sleep(10);
+  if (used >= 5) throw Object.assign(new Error('HTTP 429'), { status: 429 });
+  served.set(slot, used + 1);
+  return id;
+}
+
+// #region readme
+import { downstream } from 'kindly';
+
+const geo = downstream('geo', {
+  retry: { maxAttempts: 20, backoff: { base: 50, cap: 1_000 } },
+  totalTimeout: 5_000,
+  budget: false, // this demo retries far beyond a 20% budget on purpose
+  pacing: {}, // defaults; no rate anywhere
+});
+let paced = 0;
+geo.on('pacing-delay', () => paced++);
+
+const started = performance.now();
+await Promise.all(Array.from({ length: 40 }, (_, id) => geo.call(() => lookUp(id))));
+const { attempts, pacingDelays } = geo.stats();
+console.log(`40 calls, ${attempts} attempts, ${pacingDelays} paced, all done in ${Math.round(performance.now() - started)} ms`);
+// e.g. 40 calls, 58 attempts, 35 paced, all done in 820 ms (capacity alone needs 800 ms)
+// #endregion
+console.log(`the callee received ${received} requests; pacing-delay events: ${paced}`);

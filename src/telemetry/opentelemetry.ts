@@ -1,0 +1,88 @@
+/**
+ * OpenTelemetry metrics for kindly downstreams (SPEC S9), as the `kindly/otel` subpath.
+ *
+ * Only types are imported from `@opentelemetry/api` (an optional peer dependency): you pass
+ * your `Meter`, and nothing is loaded unless you use this module. Every instrument is
+ * observable and reads `downstream.stats()` once per collection, so instrumenting adds no
+ * work at all to the call path. Each data point carries the attribute `downstream`.
+ */
+import type { BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
+import type { Downstream } from '../runtime/downstream.js';
+import type { StatsSnapshot } from './stats.js';
+
+export interface OpenTelemetryOptions {
+  meter: Meter;
+  /** Prefix of every instrument name. @default 'kindly' */
+  prefix?: string;
+}
+
+/** Instrument name (after the prefix) → how it is read from a stats snapshot. */
+const COUNTERS = {
+  requests: { unit: '{call}', read: (s: StatsSnapshot) => s.requests, description: 'Logical calls started' },
+  attempts: { unit: '{attempt}', read: (s: StatsSnapshot) => s.attempts, description: 'Attempts made (first tries and retries)' },
+  retries: { unit: '{attempt}', read: (s: StatsSnapshot) => s.retries, description: 'Retries made' },
+  successes: { unit: '{call}', read: (s: StatsSnapshot) => s.successes, description: 'Calls that succeeded' },
+  failures: { unit: '{call}', read: (s: StatsSnapshot) => s.failures, description: 'Calls that gave up or were rejected' },
+  timeouts: { unit: '{attempt}', read: (s: StatsSnapshot) => s.timeouts, description: 'Attempts that timed out' },
+  'retry.added_latency': {
+    unit: 'ms',
+    read: (s: StatsSnapshot) => s.addedLatencyMs,
+    description: 'Latency that retries added to successful calls',
+  },
+  'breaker.opens': { unit: '{event}', read: (s: StatsSnapshot) => s.breakerOpens, description: 'Times a circuit breaker opened' },
+  'budget.rejections': {
+    unit: '{attempt}',
+    read: (s: StatsSnapshot) => s.budgetRejections,
+    description: 'Retries refused by the retry budget',
+  },
+  'bulkhead.rejections': {
+    unit: '{call}',
+    read: (s: StatsSnapshot) => s.bulkheadRejections,
+    description: 'Calls rejected by a full bulkhead',
+  },
+  fallbacks: { unit: '{call}', read: (s: StatsSnapshot) => s.fallbacks, description: 'Calls answered by a fallback' },
+} as const;
+
+const GAUGES = {
+  'retry.ratio': { unit: '1', read: (s: StatsSnapshot) => s.retryRatio, description: 'Retries per call' },
+  'retry.success_rate': {
+    unit: '1',
+    read: (s: StatsSnapshot) => s.retrySuccessRate,
+    description: 'Share of retried calls that finally succeeded',
+  },
+  'timeout.ratio': { unit: '1', read: (s: StatsSnapshot) => s.timeoutRatio, description: 'Timeouts per attempt' },
+  'bulkhead.queue_depth': { unit: '{call}', read: (s: StatsSnapshot) => s.queueDepth, description: 'Calls waiting for a slot' },
+  in_flight: { unit: '{attempt}', read: (s: StatsSnapshot) => s.inFlight, description: 'Attempts running now' },
+} as const;
+
+/**
+ * Reports the stats of `downstreams` through `meter`. Returns a function that stops
+ * reporting (removes the batch callback).
+ */
+export function instrumentDownstreams(
+  downstreams: Downstream | readonly Downstream[],
+  options: OpenTelemetryOptions,
+): () => void {
+  const list = Array.isArray(downstreams) ? [...(downstreams as readonly Downstream[])] : [downstreams as Downstream];
+  const prefix = options.prefix ?? 'kindly';
+  const meter = options.meter;
+  const readers: Array<{ instrument: Observable; read: (s: StatsSnapshot) => number }> = [];
+  for (const [name, spec] of Object.entries(COUNTERS)) {
+    const instrument = meter.createObservableCounter(`${prefix}.${name}`, { unit: spec.unit, description: spec.description });
+    readers.push({ instrument, read: spec.read });
+  }
+  for (const [name, spec] of Object.entries(GAUGES)) {
+    const instrument = meter.createObservableGauge(`${prefix}.${name}`, { unit: spec.unit, description: spec.description });
+    readers.push({ instrument, read: spec.read });
+  }
+  const callback = (result: BatchObservableResult) => {
+    for (const downstream of list) {
+      const stats = downstream.stats();
+      const attributes = { downstream: downstream.name };
+      for (const r of readers) result.observe(r.instrument, r.read(stats), attributes);
+    }
+  };
+  const instruments = readers.map((r) => r.instrument);
+  meter.addBatchObservableCallback(callback, instruments);
+  return () => meter.removeBatchObservableCallback(callback, instruments);
+}

@@ -1,0 +1,61 @@
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
+import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
+import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
+
+/** A reader we can collect from on demand: the real SDK pipeline, no exporter. */
+class CollectingReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+async function points(reader: CollectingReader): Promise<Map<string, number>> {
+  const { resourceMetrics } = await reader.collect();
+  const out = new Map<string, number>();
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      for (const p of metric.dataPoints) out.set(`${metric.descriptor.name}{${p.attributes.downstream}}`, p.value as number);
+    }
+  }
+  return out;
+}
+
+describe('OpenTelemetry bridge (SPEC S9)', () => {
+  it('reports each downstream’s stats through a real MeterProvider, and stops when asked', async () => {
+    const reader = new CollectingReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const clock = new VirtualClock();
+    const api = downstream('payments', { clock, random: new SeededRandom(1), retry: { backoff: { base: 1, jitter: 'none' } } });
+    const other = downstream('search', { clock });
+    const stop = instrumentDownstreams([api, other], { meter: provider.getMeter('test') });
+
+    let n = 0;
+    const call = api.call(async () => {
+      if (n++ === 0) throw Object.assign(new Error('busy'), { status: 503 });
+      return 'ok';
+    });
+    await clock.runAll();
+    await call;
+
+    const seen = await points(reader);
+    expect(seen.get('kindly.requests{payments}')).toBe(1);
+    expect(seen.get('kindly.attempts{payments}')).toBe(2);
+    expect(seen.get('kindly.retries{payments}')).toBe(1);
+    expect(seen.get('kindly.retry.ratio{payments}')).toBe(1);
+    expect(seen.get('kindly.retry.success_rate{payments}')).toBe(1);
+    expect(seen.get('kindly.requests{search}')).toBe(0);
+
+    stop();
+    // A cumulative pipeline keeps the last value it saw; after stop() nothing new is read.
+    const more = api.call(async () => 'again');
+    await clock.runAll();
+    await more;
+    expect(api.stats().requests).toBe(2);
+    const after = await points(reader);
+    expect(after.get('kindly.requests{payments}')).toBe(1);
+    await provider.shutdown();
+  });
+});
