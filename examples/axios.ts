@@ -8,8 +8,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import axios, { isAxiosError } from 'axios';
-import { kindlyAxios } from '../src/adapters/index.js';
-import { downstream } from '../src/index.js';
+import { kindlyAxios } from 'kindly/adapters';
+import { downstream } from 'kindly';
 
 // A rate-limited API on loopback: the first request is told to come back in 1 second.
 let requests = 0;

@@ -24,9 +24,11 @@ const profiles = downstream('profiles', {
 profiles.on('breaker-state', (e) => console.log(`breaker ${e.key}: ${e.from} → ${e.to}`));
 
 for (let i = 0; i < 4; i++) {
-  await profiles.call(() => getProfile()).catch((error) => {
-    if (isGiveUpError(error)) console.log(error.reason, Math.round(error.retryAfterMs ?? 0));
-  });
+  await profiles
+    .call(() => getProfile())
+    .catch((error) => {
+      if (isGiveUpError(error)) console.log(error.reason, Math.round(error.retryAfterMs ?? 0));
+    });
 }
 // max-attempts 0   ×3 (503, one attempt each); "breaker profiles: closed → open" after the third;
 // circuit-open 100 — the 4th call failed fast without reaching the callee

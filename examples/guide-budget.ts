@@ -23,9 +23,11 @@ stock.on('budget-exhausted', () => exhausted++);
 const reasons = new Map<string, number>();
 for (let i = 0; i < 10; i++) {
   // `budgetKey` picks the budget: reads and writes could draw on separate ones.
-  await stock.call(() => readStock(), { budgetKey: 'stock:read' }).catch((error) => {
-    reasons.set(error.reason, (reasons.get(error.reason) ?? 0) + 1);
-  });
+  await stock
+    .call(() => readStock(), { budgetKey: 'stock:read' })
+    .catch((error) => {
+      reasons.set(error.reason, (reasons.get(error.reason) ?? 0) + 1);
+    });
 }
 const { requests, attempts, retries, budgetRejections } = stock.stats();
 console.log(JSON.stringify({ requests, attempts, retries, budgetRejections, exhausted }), reasons);

@@ -15,7 +15,7 @@ async function render(name: string): Promise<string> {
 import { downstream } from 'kindly';
 
 const renderer = downstream('renderer', {
-  bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 500 },
+  bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_000 },
 });
 renderer.on('bulkhead-rejected', (e) => console.log(`rejected: ${e.why}`));
 

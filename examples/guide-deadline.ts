@@ -16,14 +16,18 @@ async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
 import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly';
 
 const inventory = downstream('inventory'); // no timeout of its own
-const orders = downstream('orders', { totalTimeout: 300 }); // the whole call, sleeps included
+const orders = downstream('orders', { totalTimeout: 1_000 }); // the whole call, sleeps included
 
 await orders.call(async (outer) => {
-  // A nested call inherits the outer deadline: no parameter to thread through.
-  const stock = await inventory.call((inner) => {
-    console.log(inner.deadline === outer.deadline, inner.timeLeft() <= 300); // true true
-    return lookUpStock('book', inner.signal);
-  });
+  // A nested call inherits the outer deadline: no parameter to thread through. Passing the
+  // outer attempt's signal also stops it if that attempt times out or is aborted.
+  const stock = await inventory.call(
+    (inner) => {
+      console.log(inner.deadline === outer.deadline, inner.timeLeft() <= 1_000); // true true
+      return lookUpStock('book', inner.signal);
+    },
+    { signal: outer.signal },
+  );
   console.log('stock', stock);
 });
 
@@ -39,6 +43,6 @@ await runWithDeadline({ deadline: systemClock.monotonic() + 100 }, async () => {
 });
 
 // Without AsyncLocalStorage (browsers), pass the limit explicitly: `deadline` or `timeout`.
-await inventory.call(({ signal }) => lookUpStock('book', signal), { deadline: inventory.clock.monotonic() + 500 });
+await inventory.call(({ signal }) => lookUpStock('book', signal), { deadline: inventory.clock.monotonic() + 1_000 });
 // #endregion
 console.log('done');

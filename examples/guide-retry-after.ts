@@ -16,6 +16,6 @@ console.log(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)); // 0 (in the
 console.log(parseRetryAfter('1.5', now), parseRetryAfter('soon', now)); // undefined undefined — never 0
 
 // Every header at once: the first field that yields a wait wins.
-console.log(readWaitHint({ 'Retry-After': 'soon', 'RateLimit': '"default";r=0;t=7', 'X-RateLimit-Reset': '60' }, now));
+console.log(readWaitHint({ 'Retry-After': 'soon', RateLimit: '"default";r=0;t=7', 'X-RateLimit-Reset': '60' }, now));
 // { ms: 7000, source: 'ratelimit' } — Retry-After was unusable, so the next field decided
 // #endregion

@@ -22,7 +22,9 @@ async function exportAll(): Promise<string> {
 import { downstream, isGiveUpError } from 'kindly';
 
 const api = downstream('search-api', { retry: { backoff: { base: 10 }, maxRetryAfter: 5_000 } });
-api.on('retry-scheduled', (e) => console.log(`retry in ${Math.round(e.delayMs)} ms, ${e.hintSource}, backoff ${Math.round(e.backoffMs)} ms`));
+api.on('retry-scheduled', (e) =>
+  console.log(`retry in ${Math.round(e.delayMs)} ms, ${e.hintSource}, backoff ${Math.round(e.backoffMs)} ms`),
+);
 
 console.log(await api.call(() => search())); // retry in 150…180 ms, grpc-retry-pushback-ms, backoff 0…10 ms; [ 'result' ]
 

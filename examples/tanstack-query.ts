@@ -9,8 +9,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QueryClient } from '@tanstack/query-core';
-import { mutationRetry, queryRetry } from '../src/adapters/index.js';
-import { httpStatusError } from '../src/http/index.js';
+import { mutationRetry, queryRetry } from 'kindly/adapters';
+import { httpStatusError } from 'kindly/http';
 
 // A profile service on loopback that is busy for its first two requests.
 let requests = 0;

@@ -146,21 +146,37 @@ async function send(
   const classifications = new WeakMap<object, Classification>();
   const statuses = new WeakMap<object, number>();
 
-  const oneShot = (error: KindlyErrorLike, original: unknown, attempt: number): unknown => {
-    if (replayable) return error;
-    const c = downstream.classify(original);
-    if (!c.retryable || c.dontRetry) return error;
-    const wrapped = new RequestBodyNotReplayableError(`${method} ${redactUrl(url, settings.secrets)}`, undefined, {
-      outcome: c.outcome,
+  /** This request's reading of the errors it made (see fetch's HttpCallHooks); undefined: the downstream's. */
+  const classifyHere = (error: unknown): Classification | undefined => {
+    if (typeof error !== 'object' || error === null) return undefined;
+    const copied = classifications.get(error);
+    if (copied !== undefined) return copied;
+    const status = statuses.get(error);
+    if (status !== undefined && isInFlightConflict(status, hasKey)) return { ...downstream.classify(error), retryable: true };
+    return undefined;
+  };
+
+  const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
+    new RequestBodyNotReplayableError(`${method} ${redactUrl(url, settings.secrets)}`, undefined, {
+      outcome,
       attempts: attempt,
       downstream: downstream.name,
-      cause: error,
+      cause,
     });
+
+  /** A stream body cannot be sent again: when the pipeline would retry, stop with a clear error. */
+  const oneShot = (error: KindlyErrorLike, original: unknown, attempt: number): unknown => {
+    if (replayable) return error;
+    const c = classifyHere(error) ?? downstream.classify(error);
+    if (!c.retryable || c.dontRetry) return error;
+    const wrapped = notReplayable(attempt, c.outcome, error);
     axiosErrors.set(wrapped, original);
     return wrapped;
   };
 
   const operation = async (ctx: CallContext): Promise<AxiosResponseLike> => {
+    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
+    if (!replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
     const headers = copyHeaders(config.headers);
     if (settings.propagate) {
       headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
@@ -202,14 +218,7 @@ async function send(
   } = {
     idempotent: isIdempotentMethod(method) || hasKey,
     key: hostOf(url),
-    classify: (error) => {
-      if (typeof error !== 'object' || error === null) return undefined;
-      const copied = classifications.get(error);
-      if (copied !== undefined) return copied;
-      const status = statuses.get(error);
-      if (status !== undefined && isInFlightConflict(status, hasKey)) return { ...downstream.classify(error), retryable: true };
-      return undefined;
-    },
+    classify: classifyHere,
     onAttemptError: (error, { willRetry }) => {
       if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
     },

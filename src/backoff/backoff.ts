@@ -11,13 +11,15 @@ import type { Random } from '../random/random.js';
 export type BackoffShape = 'constant' | 'linear' | 'exponential';
 
 /**
- * How a delay is drawn from the ceiling `c = min(cap, ceiling(n))` (u is uniform in [0, 1)):
+ * How a delay is drawn from the ceiling `c = min(cap, ceiling(n))`, with u uniform in [0, 1)
+ * and f = floor (0 by default, where these are the classic formulas):
  * - `none`:         delay = c
- * - `full`:         delay = u × c                       (AWS "full jitter")
- * - `equal`:        delay = c/2 + u × c/2
- * - `decorrelated`: delay = min(cap, base + u × (3 × previous − base)), previous₀ = base
+ * - `full`:         delay = f + u × (c − f)                        (AWS "full jitter")
+ * - `equal`:        delay = f + (c − f)/2 + u × (c − f)/2
+ * - `decorrelated`: delay = min(cap, b + u × (3 × previous − b)), b = max(base, f), previous₀ = b
  *                   (ignores the shape; grows from the previous delay instead)
- * Then, for every jitter: delay = clamp(delay, floor, cap).
+ * Then, for every jitter: delay = clamp(delay, floor, cap). Jitter spreads over [f, c], not
+ * [0, c] clamped up to f, so a floor does not put clients back in step.
  */
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 
@@ -108,26 +110,33 @@ export class Backoff {
    * last time (only decorrelated jitter reads it). Always in [floor, cap].
    */
   delay(failures: number, random: Random, previousMs?: number): number {
+    // Jitter spreads delays over [floor, c] rather than [0, c] and clamping up afterwards:
+    // clamping would put every short draw on exactly `floor`, back in step with each other.
+    const floor = this.floor;
     let d: number;
     switch (this.jitter) {
       case 'none':
         d = this.ceiling(failures);
         break;
-      case 'full':
-        d = random.next() * this.ceiling(failures);
+      case 'full': {
+        const c = this.ceiling(failures);
+        d = c > floor ? floor + random.next() * (c - floor) : floor;
         break;
+      }
       case 'equal': {
-        const half = this.ceiling(failures) / 2;
-        d = half + random.next() * half;
+        const c = this.ceiling(failures);
+        const half = c > floor ? (c - floor) / 2 : 0;
+        d = floor + half + random.next() * half;
         break;
       }
       default: {
-        const prev = previousMs !== undefined && previousMs > 0 ? previousMs : this.base;
-        const upper = Math.max(this.base, 3 * prev);
-        d = Math.min(this.cap, this.base + random.next() * (upper - this.base));
+        const low = Math.max(this.base, floor);
+        const prev = previousMs !== undefined && previousMs > 0 ? previousMs : low;
+        const upper = Math.max(low, 3 * prev);
+        d = Math.min(this.cap, low + random.next() * (upper - low));
       }
     }
-    if (!(d >= this.floor)) d = this.floor; // also catches NaN
+    if (!(d >= floor)) d = floor; // also catches NaN
     return d > this.cap ? this.cap : d;
   }
 }

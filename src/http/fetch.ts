@@ -202,16 +202,40 @@ export async function fetchThrough(
   /** The failed response of the previous attempt, whose body is being drained. */
   let retried: FailedResponse | undefined;
 
-  const oneShot = (error: unknown, attempt: number): unknown => {
-    if (prepared.replayable) return error;
-    const c = downstream.classify(error);
-    if (!c.retryable || c.dontRetry) return error;
-    return new RequestBodyNotReplayableError(`${request.init.method ?? 'GET'} ${redactUrl(request.url, secrets)}`, limit, {
-      outcome: c.outcome,
+  /** This call's reading of what only it knows (see HttpCallHooks); undefined: the downstream's. */
+  const classifyHere = (error: unknown, nowMs: number): Classification | undefined => {
+    const failure = failures.get(error as object);
+    if (failure === undefined) return undefined;
+    const keyed409 = isInFlightConflict(failure.status, hasKey);
+    if (!keyed409 && failure.bodyHintMs === undefined && retryableStatuses === undefined) return undefined;
+    const base =
+      retryableStatuses === undefined ? downstream.classify(error) : classifyError(error, nowMs, { retryableStatuses });
+    const c: Classification = { ...base };
+    if (keyed409) c.retryable = true;
+    if (c.hintMs === undefined && failure.bodyHintMs !== undefined) {
+      c.hintMs = failure.bodyHintMs;
+      c.hintSource = 'body';
+    }
+    return c;
+  };
+
+  const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
+    new RequestBodyNotReplayableError(`${request.init.method ?? 'GET'} ${redactUrl(request.url, secrets)}`, limit, {
+      outcome,
       attempts: attempt,
       downstream: downstream.name,
-      cause: error,
+      cause,
     });
+
+  /**
+   * A one-shot body cannot be sent again: when the pipeline would retry this failure (same
+   * classification as it will use), stop it with a clear error instead.
+   */
+  const oneShot = (error: unknown, attempt: number): unknown => {
+    if (prepared.replayable) return error;
+    const c = classifyHere(error, clock.now()) ?? downstream.classify(error);
+    if (!c.retryable || c.dontRetry) return error;
+    return notReplayable(attempt, c.outcome, error);
   };
 
   const operation = async (ctx: CallContext): Promise<Response> => {
@@ -221,6 +245,8 @@ export async function fetchThrough(
     const previous = retried?.drained;
     retried = undefined;
     if (previous !== undefined) await drained(previous, ctx.signal);
+    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
+    if (!prepared.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
     const headers = new Headers(baseHeaders);
     if (propagate) {
       headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
@@ -268,21 +294,7 @@ export async function fetchThrough(
   const callOptions: CallOptions<Response> & HttpCallHooks = {
     idempotent,
     key: options.key ?? hostOf(request.url),
-    classify: (error, nowMs) => {
-      const failure = failures.get(error as object);
-      if (failure === undefined) return undefined;
-      const keyed409 = isInFlightConflict(failure.status, hasKey);
-      if (!keyed409 && failure.bodyHintMs === undefined && retryableStatuses === undefined) return undefined;
-      const base =
-        retryableStatuses === undefined ? downstream.classify(error) : classifyError(error, nowMs, { retryableStatuses });
-      const c: Classification = { ...base };
-      if (keyed409) c.retryable = true;
-      if (c.hintMs === undefined && failure.bodyHintMs !== undefined) {
-        c.hintMs = failure.bodyHintMs;
-        c.hintSource = 'body';
-      }
-      return c;
-    },
+    classify: classifyHere,
     onAttemptError: (error, { willRetry }) => {
       if (!willRetry) return;
       const failure = failures.get(error as object);

@@ -98,6 +98,20 @@ export interface CallOptions<T> {
    * last one.
    */
   onAttemptError?: (error: unknown, info: { attempt: number; willRetry: boolean }) => void;
+  /**
+   * This call's own reading of an error, asked before the downstream's `classify` and kindly's
+   * classifier; return undefined to fall through to them. The HTTP layer uses it for what only
+   * the request knows: a 409 on a request carrying an idempotency key, a hint read from a body,
+   * the classification of an error it had to copy without its secrets (axios).
+   */
+  classify?: (error: unknown, nowMs: number) => Classification | undefined;
+  /**
+   * Awaited before each attempt — before it is counted, admitted by any policy or timed — so
+   * that waiting for a precondition burns no attempt (the browser's offline wait, SPEC S3.2).
+   * Must settle by `deadline` (the call then gives up with reason `deadline`) and reject with
+   * `signal.reason` when `signal` aborts.
+   */
+  beforeAttempt?: (info: { attempt: number; signal: AbortSignal | undefined; deadline: number | undefined }) => void | PromiseLike<void>;
 }
 
 const KEYS = [
@@ -295,9 +309,19 @@ export class Downstream {
     // per-call rules allow a retry. Built lazily: the success path never needs it.
     let admit: (() => GiveUpReason | undefined) | undefined;
 
+    const beforeAttempt = options?.beforeAttempt;
     for (;;) {
       attempt++;
-      let attemptStart = attempt === 1 ? startedAt : clock.monotonic();
+      if (beforeAttempt !== undefined) {
+        try {
+          await beforeAttempt({ attempt, signal, deadline: hasDeadline ? deadline : undefined });
+        } catch (error) {
+          if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+          throw error;
+        }
+        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+      }
+      let attemptStart = attempt === 1 && beforeAttempt === undefined ? startedAt : clock.monotonic();
       if (deadline - attemptStart < retry.minAttemptTime || (hasDeadline && deadline <= attemptStart)) {
         const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
         return this.giveUp('deadline', attempt - 1, startedAt, lastError === undefined ? 'failed' : lastOutcome, cause, undefined, options);
@@ -422,7 +446,7 @@ export class Downstream {
           breaker?.onNeutral(now, permit);
           return this.aborted(signal, attempt, startedAt, 'unknown');
         }
-        const classification = this.classify(error);
+        const classification = options?.classify?.(error, clock.now()) ?? this.classify(error);
         if (classification.timeout) stats.timeouts++;
         breaker?.onError(now, permit, classification);
         if (pacer !== undefined) {

@@ -30,8 +30,9 @@ export const HERD_RETRY_OPTIONS = {
    */
   decorrelated: { ...UNTIL_SUCCESS, backoff: { shape: 'exponential', base: 100, jitter: 'decorrelated', cap: 5_000 } },
   /**
-   * Full jitter (same ceiling) with a 1 s floor: delay = max(1 s, uniform in [0, c]). While
-   * c < 1 s (the first three retries) every client waits exactly 1 s.
+   * Full jitter (same ceiling) with a 1 s floor: delay = 1 s + uniform in [0, c − 1 s] when
+   * c > 1 s, else exactly 1 s. While c < 1 s (the first three retries) every client waits
+   * exactly 1 s: a floor above the ceiling leaves nothing to spread.
    */
   floor: { ...UNTIL_SUCCESS, backoff: { shape: 'exponential', base: 200, factor: 2, jitter: 'full', cap: 5_000, floor: 1_000 } },
 } as const satisfies Record<string, RetryOptions>;
@@ -64,5 +65,5 @@ export const RETRY_HERD_STRATEGIES: readonly HerdStrategy[] = [
   d('full', 'uniform in [0, min(5 s, 100 ms × 2ⁿ)]'),
   d('equal', 'c/2 + uniform in [0, c/2], c = min(5 s, 100 ms × 2ⁿ)'),
   d('decorrelated', 'min(5 s, uniform in [100 ms, 3 × previous delay])'),
-  d('floor', 'max(1 s, uniform in [0, min(5 s, 100 ms × 2ⁿ)]): full jitter with a 1 s floor'),
+  d('floor', '1 s + uniform in [0, c − 1 s], c = min(5 s, 100 ms × 2ⁿ) (1 s while c ≤ 1 s): full jitter with a 1 s floor'),
 ];

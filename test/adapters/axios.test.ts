@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import axios, { isAxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -119,6 +120,19 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
     expect(keys).toHaveLength(3);
     expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys[2]).toBe(keys[1]);
+  });
+
+  it('a stream body is sent once: a 503 that would be retried ends the call with axios’ error', async () => {
+    const bodies: string[] = [];
+    const server = await serve(async (req, res) => {
+      bodies.push((await readBody(req)).toString());
+      res.writeHead(503).end();
+    });
+    const error = await kindlyAxios(axios.create(), api(1))
+      .put(server.url, Readable.from(['one', 'shot']))
+      .catch((e: unknown) => e);
+    expect(isAxiosError(error) && error.response?.status).toBe(503);
+    expect(bodies).toEqual(['oneshot']);
   });
 
   it('validates its options', () => {

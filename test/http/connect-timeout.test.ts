@@ -34,18 +34,19 @@ async function silent(): Promise<{ url: string; accepted: () => number }> {
 }
 
 describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
+  // undici checks connect timeouts on a coarse timer (about a second), whatever the value.
   it('a hanging handshake fails after connectTimeout with outcome `failed`, and is retried', async () => {
     const server = await silent();
     const api = downstream('api', {
       budget: false,
-      retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
     });
     const error = await api.fetch(server.url, { connectTimeout: 100 }).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
     const cause = isGiveUpError(error) ? (error.cause as { cause?: { code?: string } }) : undefined;
     expect(cause?.cause?.code).toBe('UND_ERR_CONNECT_TIMEOUT');
-    expect(server.accepted()).toBe(3);
+    expect(server.accepted()).toBe(2);
   });
 
   it('requests that connect in time go through the same fetch; one agent per timeout value', async () => {

@@ -331,6 +331,28 @@ describe('fetchThrough — request bodies', () => {
     expect(bodies).toEqual([big.join('')]);
   });
 
+  it('a keyed 409 (retryable for this request only) on a one-shot stream is not retried with a spent body', async () => {
+    const bodies: string[] = [];
+    const server = await serve(async (req, res) => {
+      bodies.push((await readBody(req)).toString());
+      res.writeHead(409).end();
+    });
+    const events: KindlyEvent[] = [];
+    const d = api();
+    d.onAny((e) => events.push(e));
+    const response = await d.fetch(server.url, {
+      method: 'POST',
+      idempotencyKey: true,
+      body: streamOf(['z'.repeat(2048)]),
+      maxBufferedBody: 1024,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(409);
+    expect(bodies).toEqual(['z'.repeat(2048)]);
+    const end = events.find((e) => e.type === 'attempt-end');
+    expect(end?.type === 'attempt-end' && isRequestBodyNotReplayableError(end.error)).toBe(true);
+  });
+
   it('a network failure that would need a retry of a one-shot stream fails with a clear, redacted error', async () => {
     let received = 0;
     const server = await serve(async (req) => {

@@ -206,7 +206,7 @@ export const herd: Scenario = {
     '  full          uniform in [0, c(n)]',
     '  equal         c(n)/2 + uniform in [0, c(n)/2]',
     '  decorrelated  min(5 s, uniform in [100 ms, 3 × previous delay]), previous₀ = 100 ms',
-    '  floor         full jitter with a 1 s floor: max(1 s, uniform in [0, c(n)])',
+    '  floor         full jitter with a 1 s floor: 1 s + uniform in [0, c(n) − 1 s]',
     '  adaptive      kindly Pacer: a rejected client retries at now + pacer.reserve(now); the pacer',
     '                learns the served rate from the responses',
     '  config        your --config retry options (added to the selection)',
