@@ -137,6 +137,6 @@ export class Backoff {
       }
     }
     if (!(d >= floor)) d = floor; // also catches NaN
-    return d > this.cap ? this.cap : d;
+    return Math.min(d, this.cap);
   }
 }

@@ -1,6 +1,7 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
+import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { OptionsValidator } from '../options/validate.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
@@ -12,7 +13,6 @@ import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { AttemptContext, type Operation, runAttempt } from './attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { type Lane, Lanes } from './lanes.js';
@@ -111,7 +111,11 @@ export interface CallOptions<T> {
    * Must settle by `deadline` (the call then gives up with reason `deadline`) and reject with
    * `signal.reason` when `signal` aborts.
    */
-  beforeAttempt?: (info: { attempt: number; signal: AbortSignal | undefined; deadline: number | undefined }) => void | PromiseLike<void>;
+  beforeAttempt?: (info: {
+    attempt: number;
+    signal: AbortSignal | undefined;
+    deadline: number | undefined;
+  }) => void | PromiseLike<void>;
 }
 
 const KEYS = [
@@ -197,7 +201,9 @@ export class Downstream {
     const budgets =
       options.budget === false
         ? undefined
-        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as KeyedRetryBudgets | undefined);
+        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as
+            | KeyedRetryBudgets
+            | undefined);
     if (options.breaker !== undefined) collect('breaker', () => new CircuitBreaker(options.breaker ?? {}, random));
     if (options.bulkhead !== undefined) collect('bulkhead', () => new Bulkhead(options.bulkhead ?? {}, clock));
     if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
@@ -324,7 +330,15 @@ export class Downstream {
       let attemptStart = attempt === 1 && beforeAttempt === undefined ? startedAt : clock.monotonic();
       if (deadline - attemptStart < retry.minAttemptTime || (hasDeadline && deadline <= attemptStart)) {
         const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
-        return this.giveUp('deadline', attempt - 1, startedAt, lastError === undefined ? 'failed' : lastOutcome, cause, undefined, options);
+        return this.giveUp(
+          'deadline',
+          attempt - 1,
+          startedAt,
+          lastError === undefined ? 'failed' : lastOutcome,
+          cause,
+          undefined,
+          options,
+        );
       }
       if (needsVerify) {
         needsVerify = false;
@@ -450,7 +464,11 @@ export class Downstream {
         if (classification.timeout) stats.timeouts++;
         breaker?.onError(now, permit, classification);
         if (pacer !== undefined) {
-          const pacing: PacerSignal | undefined = classification.throttled ? 'rejected' : classification.timeout ? 'timeout' : undefined;
+          const pacing: PacerSignal | undefined = classification.throttled
+            ? 'rejected'
+            : classification.timeout
+              ? 'timeout'
+              : undefined;
           if (pacing !== undefined || classification.hintMs !== undefined) {
             pacer.onResult(now, pacing ?? 'rejected', classification.hintMs, attemptStart);
           }

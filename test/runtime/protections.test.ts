@@ -4,7 +4,7 @@ import {
   CircuitOpenError,
   type DownstreamOptions,
   downstream,
-  GiveUpError,
+  type GiveUpError,
   type KindlyEvent,
   SeededRandom,
   VirtualClock,
@@ -60,7 +60,10 @@ describe('pipeline with protections (SPEC S6.5)', () => {
     expect(api.stats().breakerOpens).toBe(1);
 
     await clock.advance(1_000);
-    const probe = await settle(clock, api.call(async () => 'recovered'));
+    const probe = await settle(
+      clock,
+      api.call(async () => 'recovered'),
+    );
     expect(probe.value).toBe('recovered');
     expect(events.filter((ev) => ev.type === 'breaker-state').map((ev) => (ev as { to: string }).to)).toEqual([
       'open',
@@ -71,8 +74,15 @@ describe('pipeline with protections (SPEC S6.5)', () => {
 
   it('4xx answers do not open the breaker', async () => {
     const { clock, api } = setup({ retry: false, breaker: { threshold: 2 } });
-    for (let i = 0; i < 5; i++) await settle(clock, api.call(async () => Promise.reject(status(404))));
-    const { value } = await settle(clock, api.call(async () => 'ok'));
+    for (let i = 0; i < 5; i++)
+      await settle(
+        clock,
+        api.call(async () => Promise.reject(status(404))),
+      );
+    const { value } = await settle(
+      clock,
+      api.call(async () => 'ok'),
+    );
     expect(value).toBe('ok');
   });
 
@@ -99,14 +109,24 @@ describe('pipeline with protections (SPEC S6.5)', () => {
     let release!: () => void;
     const holding = api.call(() => new Promise<void>((r) => (release = r)));
     await clock.advance(0);
-    const { error } = await settle(clock, api.call(async () => 'never'));
+    const { error } = await settle(
+      clock,
+      api.call(async () => 'never'),
+    );
     expect((error as GiveUpError).reason).toBe('rejected');
     expect((error as GiveUpError).outcome).toBe('failed');
     expect((error as GiveUpError).cause).toBeInstanceOf(BulkheadRejectedError);
     expect(api.stats().bulkheadRejections).toBe(1);
     release();
     await settle(clock, holding);
-    expect((await settle(clock, api.call(async () => 'now'))).value).toBe('now');
+    expect(
+      (
+        await settle(
+          clock,
+          api.call(async () => 'now'),
+        )
+      ).value,
+    ).toBe('now');
   });
 
   it('queued callers are admitted in order and the queue depth shows in stats', async () => {
@@ -151,7 +171,10 @@ describe('pipeline with protections (SPEC S6.5)', () => {
 
   it('a fallback answers when the breaker is open', async () => {
     const { clock, api } = setup({ retry: false, breaker: { threshold: 1 } });
-    await settle(clock, api.call(async () => Promise.reject(status(500))));
+    await settle(
+      clock,
+      api.call(async () => Promise.reject(status(500))),
+    );
     const { value } = await settle(
       clock,
       api.call(async () => 'fresh', { fallback: ({ reason }) => `cached (${reason})` }),
@@ -167,6 +190,8 @@ describe('pipeline with protections (SPEC S6.5)', () => {
         bulkhead: { maxConcurrent: -1 },
         pacing: { decrease: 3 },
       }),
-    ).toThrow(/budget:[\s\S]*ratio[\s\S]*breaker:[\s\S]*threshold[\s\S]*bulkhead:[\s\S]*maxConcurrent[\s\S]*pacing:[\s\S]*decrease/);
+    ).toThrow(
+      /budget:[\s\S]*ratio[\s\S]*breaker:[\s\S]*threshold[\s\S]*bulkhead:[\s\S]*maxConcurrent[\s\S]*pacing:[\s\S]*decrease/,
+    );
   });
 });
