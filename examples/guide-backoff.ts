@@ -18,10 +18,10 @@ for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
   }
   console.log(jitter.padEnd(12), delays.join(', '));
 }
-// none         100, 200, 400, 800, 1000, 1000     ceiling(n) = min(cap, base × factor^(n−1))
-// full         50, 117, 50, 159, 447, 836         uniform in [0, ceiling], raised to the floor
-// equal        62, 159, 219, 479, 724, 918        ceiling/2 + uniform in [0, ceiling/2]
-// decorrelated 148, 301, 175, 184, 303, 775       uniform in [base, 3 × previous], capped
+// none         100, 200, 400, 800, 1000, 1000     c(n) = min(cap, base × factor^(n−1))
+// full         62, 138, 83, 199, 475, 844         uniform in [floor, c(n)]
+// equal        81, 169, 241, 500, 737, 922        uniform in the upper half of [floor, c(n)]
+// decorrelated 148, 301, 175, 184, 303, 775       uniform in [max(base, floor), 3 × previous], capped
 // #endregion
 
 // The invariant floor ≤ delay ≤ cap, checked over many draws.
