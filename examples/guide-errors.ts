@@ -16,7 +16,7 @@ try {
   });
 } catch (error) {
   if (!(error instanceof InvalidOptionsError)) throw error;
-  console.log(error.code, error.problems.length); // ERR_KINDLY_INVALID_OPTIONS 4
+  console.log(error.code, error.problems.length); // ERR_KINDLY_INVALID_OPTIONS 5
   console.log(error.message);
   // Invalid downstream 'typos' options:
   //   - Expected `attemptTimeout` to be a number of milliseconds, got NaN

@@ -20,7 +20,7 @@ export {
   KindlyError,
 } from './errors/errors.js';
 export * from './hints/index.js';
-export { InvalidOptionsError } from './options/validate.js';
+export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.js';
 export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
 export {
   BREAKER_ALLOWED,

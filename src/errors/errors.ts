@@ -25,7 +25,7 @@ export type GiveUpReason =
   | 'circuit-open'
   /** (5) The callee's wait hint is longer than the time left or `maxRetryAfter`. */
   | 'hint-too-long'
-  /** A local rejection before any attempt could be made (bulkhead full, breaker open). */
+  /** The bulkhead refused the attempt (queue full, or no slot within the wait limit). */
   | 'rejected';
 
 const BRAND = Symbol.for('kindly.error');

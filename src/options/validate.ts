@@ -81,6 +81,8 @@ export class OptionsValidator {
   }
 }
 
+const BRAND = Symbol.for('kindly.invalid-options');
+
 /** Thrown when a policy is built with bad options. Lists every problem at once. */
 export class InvalidOptionsError extends TypeError {
   override readonly name = 'InvalidOptionsError';
@@ -90,7 +92,13 @@ export class InvalidOptionsError extends TypeError {
     readonly problems: readonly string[],
   ) {
     super(`Invalid ${subject} options:\n  - ${problems.join('\n  - ')}`);
+    (this as unknown as Record<symbol, boolean>)[BRAND] = true;
   }
+}
+
+/** Brand check that survives two copies of kindly in one process (unlike `instanceof`). */
+export function isInvalidOptionsError(value: unknown): value is InvalidOptionsError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
 export function show(value: unknown): string {

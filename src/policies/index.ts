@@ -22,4 +22,12 @@ export {
   type ShrinkOnErrorsOptions,
 } from './retry-budget.js';
 
-// Retry decision (src/policies/retry-decision.ts) — exports added by the lead:
+export {
+  background,
+  interactive,
+  RETRY_DEFAULTS,
+  type RetryDecision,
+  type RetryInput,
+  type RetryOptions,
+  RetryPolicy,
+} from './retry-decision.js';

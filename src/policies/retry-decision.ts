@@ -7,7 +7,7 @@ import type { Random } from '../random/random.js';
 export interface RetryOptions {
   /**
    * Attempts in total, the first included. `Infinity` must be written explicitly and then
-   * needs a finite `maxElapsed` (or a total timeout / deadline on the downstream).
+   * needs a finite `maxElapsed` (or the downstream's `totalTimeout`).
    * @default 3
    */
   maxAttempts?: number;
@@ -84,8 +84,9 @@ export type RetryDecision =
  * The retry decision of SPEC S3.3, pure: the async runtime and the simulator both call it.
  * After a failed attempt: (1) retryable (and no "don't retry" from the callee)? (2) idempotent,
  * or outcome `failed`, or verifiable? (3) attempts and time left? (4) budget and breaker
- * (`admit`)? (5) delay = max(backoff, hint), clamped to the time left; a hint that does not
- * fit ends the call. The first "no" is the reason.
+ * (`admit`)? (5) delay = max(backoff, hint); a delay that would not end in time for an
+ * attempt (deadline, `maxElapsed`, `minAttemptTime` before them) ends the call at once —
+ * `hint-too-long` when the callee's hint is what does not fit. The first "no" is the reason.
  */
 export class RetryPolicy {
   readonly maxAttempts: number;
@@ -111,7 +112,7 @@ export class RetryPolicy {
     try {
       backoff = new Backoff(options.backoff);
     } catch (error) {
-      v.check(false, error instanceof Error ? error.message.replace(/\n\s*/g, ' ') : String(error));
+      for (const problem of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `backoff: ${problem}`);
     }
     v.done();
     this.backoff = backoff as Backoff;
@@ -146,12 +147,17 @@ export class RetryPolicy {
     // rather than sleep pointlessly, and hand the hint to the caller.
     const backoffMs = this.backoff.delay(input.attempt, random, input.previousDelayMs);
     let hintMs: number | undefined;
-    let delayMs = Math.min(backoffMs, timeLeft);
+    let delayMs = backoffMs;
     if (c.hintMs !== undefined) {
       if (c.hintMs > this.maxRetryAfter || c.hintMs > timeLeft) return stop('hint-too-long', c.hintMs);
+      // The upward jitter may be trimmed to fit; the hint itself never is.
       hintMs = Math.min(timeLeft, c.hintMs * (1 + random.next() * this.hintJitter));
       if (hintMs > delayMs) delayMs = hintMs;
     }
+    // A sleep that would end too late to start an attempt is not started: stop now with the
+    // last error rather than wait for nothing — and rather than retry sooner than the
+    // schedule allows, which would put back the load the backoff is there to take off.
+    if (delayMs > timeLeft) return stop(limitedBy, c.hintMs);
     return { retry: true, delayMs, backoffMs, hintMs, verify };
   }
 }

@@ -353,8 +353,12 @@ export class Downstream {
         permit = breaker.tryAcquire(attemptStart);
         if (permit === BREAKER_REJECTED) {
           const retryAfterMs = breaker.retryAfterMs(attemptStart);
-          const cause = new CircuitOpenError({ attempts: attempt - 1, downstream: this.name, retryAfterMs });
-          return this.giveUp('circuit-open', attempt - 1, startedAt, 'failed', cause, retryAfterMs, options);
+          // A first attempt refused here never reached the callee; a retry refused here
+          // ends the call with what the last real attempt said.
+          if (attempt > 1)
+            return this.giveUp('circuit-open', attempt - 1, startedAt, lastOutcome, lastError, retryAfterMs, options);
+          const cause = new CircuitOpenError({ attempts: 0, downstream: this.name, retryAfterMs });
+          return this.giveUp('circuit-open', 0, startedAt, 'failed', cause, retryAfterMs, options);
         }
       }
       // Pacing: while the callee is throttling us, attempts leave at the learned rate.
@@ -397,7 +401,8 @@ export class Downstream {
           if (emitting.active) {
             emitting.emit({ type: 'bulkhead-rejected', downstream: this.name, atMs: clock.monotonic(), why });
           }
-          return this.giveUp('rejected', attempt - 1, startedAt, 'failed', error, undefined, options);
+          if (attempt > 1) return this.giveUp('rejected', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+          return this.giveUp('rejected', 0, startedAt, 'failed', error, undefined, options);
         }
         attemptStart = clock.monotonic();
       }
@@ -459,6 +464,13 @@ export class Downstream {
         if (signal?.aborted) {
           breaker?.onNeutral(now, permit);
           return this.aborted(signal, attempt, startedAt, 'unknown');
+        }
+        if (deadlineBound && error instanceof DeadlineExceededError && now >= deadline) {
+          // Our own deadline cut the attempt short: the caller's limit, not the callee's
+          // failure, so the breaker does not count it and the reason is `deadline`.
+          breaker?.onNeutral(now, permit);
+          options?.onAttemptError?.(error, { attempt, willRetry: false });
+          return this.giveUp('deadline', attempt, startedAt, 'unknown', error, undefined, options);
         }
         const classification = options?.classify?.(error, clock.now()) ?? this.classify(error);
         if (classification.timeout) stats.timeouts++;
@@ -525,7 +537,6 @@ export class Downstream {
         }
         options?.onAttemptError?.(error, { attempt, willRetry: decision.retry });
         if (!decision.retry) {
-          if (attempt > 1) stats.retriedRequests++;
           const retryAfterMs =
             decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? breaker?.retryAfterMs(clock.monotonic()) : undefined);
           return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, retryAfterMs, options);
@@ -600,6 +611,7 @@ export class Downstream {
       cause,
     });
     this.stats_.failures++;
+    if (attempts > 1) this.stats_.retriedRequests++;
     if (this.events.active) {
       this.events.emit({ type: 'give-up', downstream: this.name, atMs: now, reason, attempts, elapsedMs, outcome, retryAfterMs });
     }

@@ -71,10 +71,6 @@ export interface FallbackEvent extends EventBase {
   type: 'fallback';
   reason: GiveUpReason;
 }
-export interface StoreUnavailableEvent extends EventBase {
-  type: 'store-unavailable';
-  error: unknown;
-}
 
 export type KindlyEvent =
   | AttemptStartEvent
@@ -86,8 +82,7 @@ export type KindlyEvent =
   | BreakerStateEvent
   | BulkheadRejectedEvent
   | PacingDelayEvent
-  | FallbackEvent
-  | StoreUnavailableEvent;
+  | FallbackEvent;
 
 export type KindlyEventType = KindlyEvent['type'];
 export type EventOf<T extends KindlyEventType> = Extract<KindlyEvent, { type: T }>;
@@ -104,7 +99,6 @@ export const EVENTS = {
   bulkheadRejected: 'bulkhead-rejected',
   pacingDelay: 'pacing-delay',
   fallback: 'fallback',
-  storeUnavailable: 'store-unavailable',
 } as const satisfies Record<string, KindlyEventType>;
 
 type Listener = (event: KindlyEvent) => void;

@@ -41,6 +41,12 @@ const COUNTERS = {
     description: 'Calls rejected by a full bulkhead',
   },
   fallbacks: { unit: '{call}', read: (s: StatsSnapshot) => s.fallbacks, description: 'Calls answered by a fallback' },
+  'pacing.delays': { unit: '{attempt}', read: (s: StatsSnapshot) => s.pacingDelays, description: 'Attempts held back by pacing' },
+  'pacing.delay': {
+    unit: 'ms',
+    read: (s: StatsSnapshot) => s.pacingDelayMs,
+    description: 'Time attempts spent held back by pacing',
+  },
 } as const;
 
 const GAUGES = {

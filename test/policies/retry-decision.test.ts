@@ -74,10 +74,18 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     expect(d).toEqual({ retry: false, reason: 'hint-too-long', retryAfterMs: 2000 });
   });
 
-  it('backoff is clamped to what the deadline allows', () => {
+  it('a backoff that would end past the deadline is not started: the call stops now', () => {
     const p = new RetryPolicy({ backoff: { base: 10_000, jitter: 'none' } });
-    const d = p.decide({ ...base, deadlineRemainingMs: 300 }, random());
-    expect(d).toMatchObject({ retry: true, delayMs: 299 });
+    expect(p.decide({ ...base, deadlineRemainingMs: 300 }, random())).toEqual({
+      retry: false,
+      reason: 'deadline',
+      retryAfterMs: undefined,
+    });
+    expect(new RetryPolicy({ maxElapsed: 300, backoff: { base: 10_000, jitter: 'none' } }).decide(base, random())).toMatchObject({
+      retry: false,
+      reason: 'max-elapsed',
+    });
+    expect(p.decide({ ...base, deadlineRemainingMs: 10_002 }, random())).toMatchObject({ retry: true, delayMs: 10_000 });
   });
 
   it('property: never retries past maxAttempts, and no sleep ends after the deadline or maxElapsed', () => {

@@ -195,3 +195,57 @@ describe('pipeline with protections (SPEC S6.5)', () => {
     );
   });
 });
+
+describe('pipeline edge cases', () => {
+  it('a deadline that cuts an attempt short ends the call with reason deadline and is not held against the callee', async () => {
+    const { clock, api } = setup({ retry: { maxAttempts: 3 }, breaker: { threshold: 1 } });
+    const { error } = await settle(
+      clock,
+      api.call(() => new Promise(() => {}), { timeout: 300 }),
+    );
+    const e = error as GiveUpError;
+    expect(e.reason).toBe('deadline');
+    expect(e.outcome).toBe('unknown');
+    expect(e.attempts).toBe(1);
+    expect(clock.monotonic()).toBe(300);
+    expect(api.stats().timeouts).toBe(0);
+    // The breaker (threshold 1) did not count it: the next call goes through.
+    expect(
+      (
+        await settle(
+          clock,
+          api.call(async () => 'ok'),
+        )
+      ).value,
+    ).toBe('ok');
+  });
+
+  it('a retry refused by an open breaker ends with the last real attempt’s error and outcome', async () => {
+    const { clock, api } = setup({
+      breaker: { threshold: 1, breakMs: 60_000, breakJitter: 0 },
+      retry: { maxAttempts: 3, backoff: { base: 10, jitter: 'none' } },
+      budget: false,
+    });
+    const original = status(502);
+    const { error } = await settle(
+      clock,
+      api.call(async () => Promise.reject(original)),
+    );
+    const e = error as GiveUpError;
+    expect(e.reason).toBe('circuit-open');
+    expect(e.cause).toBe(original);
+    expect(e.outcome).toBe('unknown');
+    expect(e.attempts).toBe(1);
+    expect(e.retryAfterMs).toBe(60_000);
+  });
+
+  it('a backoff that does not fit before the deadline is not slept: the call ends at once', async () => {
+    const { clock, api } = setup({ retry: { backoff: { base: 5_000, jitter: 'none' } } });
+    const { error } = await settle(
+      clock,
+      api.call(async () => Promise.reject(status(503)), { timeout: 1_000 }),
+    );
+    expect((error as GiveUpError).reason).toBe('deadline');
+    expect(clock.monotonic()).toBe(0);
+  });
+});
