@@ -9,18 +9,22 @@ const WHEEL_THRESHOLD_MS = 1000;
 /** Wheel granularity: a long timeout fires at most this much late (never early). */
 const WHEEL_RESOLUTION_MS = 25;
 
-const origin = performance.timeOrigin;
+// Read once: on Node 20 the `performance` global is a lazy getter that costs more than the
+// `now()` call itself, and the clock is read several times per call.
+const perf = globalThis.performance;
+const origin = perf.timeOrigin;
+const monotonicNow = (): number => perf.now();
 
 /** The real clock: `Date`, `performance.now()` and Node/browser timers. */
 export class SystemClock implements Clock {
-  private readonly wheel = new TimerWheel(() => performance.now(), WHEEL_RESOLUTION_MS);
+  private readonly wheel = new TimerWheel(monotonicNow, WHEEL_RESOLUTION_MS);
 
   now(): number {
-    return origin + performance.now();
+    return origin + perf.now();
   }
 
   monotonic(): number {
-    return performance.now();
+    return perf.now();
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -51,7 +51,7 @@ export class TimerWheel {
     const bucket = entry.bucket;
     // An emptied bucket drops its dead entries but stays in the map until its time comes:
     // deleting and re-adding map keys on every call makes V8 shrink and regrow the table.
-    if (--bucket.live === 0) bucket.entries.length = 0;
+    if (--bucket.live === 0) bucket.entries = [];
     // The native timer stays armed (unref'd, so harmless): re-arming on the next call would
     // cost a setTimeout/clearTimeout pair per call, the very cost the wheel avoids.
   }
@@ -86,7 +86,7 @@ export class TimerWheel {
 }
 
 class Bucket {
-  readonly entries: WheelEntry[] = [];
+  entries: WheelEntry[] = [];
   live = 0;
   constructor(readonly at: number) {}
 }
