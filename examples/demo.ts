@@ -7,7 +7,9 @@
  * saw: total requests, the most retries that arrived in one slot, and when the last caller
  * succeeded — beside the physical lower bound (190 requests, 1.0 s).
  */
-import { type DownstreamOptions, downstream } from 'kindly';
+// The demo runs from source (no build step before `npm run demo`); examples elsewhere import
+// the built package as users do.
+import { type DownstreamOptions, downstream } from '../src/index.js';
 import { startSlotLimitedServer } from './support/slot-limited-server.js';
 
 const CLIENTS = 100;
@@ -55,8 +57,9 @@ interface Row {
   allSucceededMs: number;
 }
 
+const server = await startSlotLimitedServer({ capacity: CAPACITY, slotMs: SLOT_MS });
+
 async function measure(name: string, options: DownstreamOptions, retryAfterSeconds?: number): Promise<Row> {
-  const server = await startSlotLimitedServer({ capacity: CAPACITY, slotMs: SLOT_MS, retryAfterSeconds });
   const api = downstream(`herd ${name}`, options);
   // kindly's fetch numbers each attempt (`x-retry-attempt`), which is how the server tells
   // retries from first tries, and reads Retry-After when the server sends it.
@@ -68,10 +71,10 @@ async function measure(name: string, options: DownstreamOptions, retryAfterSecon
   // Open the connections and warm the code path first (through a throwaway downstream, so
   // that no policy state carries over), so that the herd's first requests leave together.
   const warmUp = downstream('warm-up', { retry: false, budget: false });
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 2; round++) {
     await Promise.all(Array.from({ length: CLIENTS }, () => warmUp.fetch(server.url).then((r) => r.arrayBuffer())));
   }
-  await server.reset();
+  await server.reset({ retryAfterSeconds });
   await Promise.all(Array.from({ length: CLIENTS }, callOnce));
   const stats = await server.stats();
   const row = {
@@ -80,7 +83,6 @@ async function measure(name: string, options: DownstreamOptions, retryAfterSecon
     peakRetriesPerSlot: Math.max(0, ...stats.retriesPerSlot),
     allSucceededMs: Math.round(stats.lastSuccessMs),
   };
-  await server.close();
   return row;
 }
 
@@ -95,6 +97,8 @@ for (const s of strategies.slice(2)) {
   process.stderr.write(`running ${name}…\n`);
   rows.push(await measure(name, s.options, 1));
 }
+
+await server.close();
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 console.log(

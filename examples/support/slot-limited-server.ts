@@ -12,25 +12,20 @@ export interface SlotStats {
 
 export interface SlotLimitedServer {
   url: string;
-  reset(): Promise<void>;
+  /** Starts a new measurement; 429s carry `Retry-After: retryAfterSeconds` when given. */
+  reset(options?: { retryAfterSeconds?: number }): Promise<void>;
   stats(): Promise<SlotStats>;
   close(): Promise<void>;
 }
 
 /** Starts slot-server-process.ts in a child process and returns a handle to drive it. */
-export async function startSlotLimitedServer(options: {
-  capacity: number;
-  slotMs: number;
-  /** Sent on 429s when set, as delay-seconds. */
-  retryAfterSeconds?: number;
-}): Promise<SlotLimitedServer> {
+export async function startSlotLimitedServer(options: { capacity: number; slotMs: number }): Promise<SlotLimitedServer> {
   const child = fork(fileURLToPath(new URL('./slot-server-process.ts', import.meta.url)), {
     execArgv: ['--import', 'tsx'],
     env: {
       ...process.env,
       CAPACITY: String(options.capacity),
       SLOT_MS: String(options.slotMs),
-      ...(options.retryAfterSeconds === undefined ? {} : { RETRY_AFTER_SECONDS: String(options.retryAfterSeconds) }),
     },
   });
   const next = (type: string) =>
@@ -48,9 +43,9 @@ export async function startSlotLimitedServer(options: {
   const { port } = await next('listening');
   return {
     url: `http://127.0.0.1:${port as number}/`,
-    async reset() {
+    async reset(resetOptions) {
       const done = next('reset');
-      child.send({ type: 'reset' });
+      child.send({ type: 'reset', retryAfterSeconds: resetOptions?.retryAfterSeconds });
       await done;
     },
     async stats() {

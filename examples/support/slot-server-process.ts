@@ -6,7 +6,8 @@
  * slot are served (200), the rest rejected (429); every response is held until the end of its
  * slot plus `releaseMarginMs` (so a client whose timer fires a hair early — Node timers run off
  * a cached loop time — cannot land its retry in the slot before the intended one). Requests
- * with `x-retry-attempt` > 0 count as retries. Controlled over IPC by slot-limited-server.ts.
+ * with `x-retry-attempt` > 0 count as retries. A reset may switch `Retry-After` (delay-seconds)
+ * on 429s on or off. Controlled over IPC by slot-limited-server.ts.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 const capacity = Number(process.env.CAPACITY);
 const slotMs = Number(process.env.SLOT_MS);
 const releaseMarginMs = Number(process.env.RELEASE_MARGIN_MS ?? '10');
-const retryAfter = process.env.RETRY_AFTER_SECONDS;
+let retryAfter: string | undefined;
 
 let t0 = performance.now();
 let served = new Map<number, number>();
@@ -45,8 +46,9 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 
-process.on('message', (message: { type: string }) => {
+process.on('message', (message: { type: string; retryAfterSeconds?: number }) => {
   if (message.type === 'reset') {
+    retryAfter = message.retryAfterSeconds === undefined ? undefined : String(message.retryAfterSeconds);
     t0 = performance.now();
     served = new Map();
     stats = { requestsPerSlot: [], retriesPerSlot: [], lastSuccessMs: 0, totalRequests: 0 };
