@@ -21,37 +21,7 @@ export {
 } from './errors/errors.js';
 export * from './hints/index.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.js';
-export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
-export {
-  BREAKER_ALLOWED,
-  BREAKER_REJECTED,
-  type BreakerMode,
-  type BreakerState,
-  CIRCUIT_BREAKER_DEFAULTS,
-  CircuitBreaker,
-  type CircuitBreakerOptions,
-  DEFAULT_BREAKER_FAILURE_PREDICATE,
-} from './policies/circuit-breaker.js';
-export { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from './policies/pacer.js';
-export {
-  KEYED_RETRY_BUDGETS_DEFAULTS,
-  KeyedRetryBudgets,
-  type KeyedRetryBudgetsOptions,
-  RETRY_BUDGET_DEFAULTS,
-  RetryBudget,
-  type RetryBudgetOptions,
-  SHRINK_ON_ERRORS_DEFAULTS,
-  type ShrinkOnErrorsOptions,
-} from './policies/retry-budget.js';
-export {
-  background,
-  interactive,
-  RETRY_DEFAULTS,
-  type RetryDecision,
-  type RetryInput,
-  type RetryOptions,
-  RetryPolicy,
-} from './policies/retry-decision.js';
+export * from './policies/index.js';
 export { type Random, SeededRandom, systemRandom } from './random/random.js';
 export type { CallContext, Operation } from './runtime/attempt.js';
 export { currentDeadlineScope, type DeadlineScope, runWithDeadline } from './runtime/deadline-context.js';

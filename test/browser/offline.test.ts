@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Loopback, listen } from '../http/support/loopback.js';
+import { chromiumRunnable, launchChromium } from '../support/chromium.js';
 
 /**
  * kindly's ESM build in a real page (Debian's chromium, headless, driven by playwright-core):
@@ -15,10 +15,8 @@ import { type Loopback, listen } from '../http/support/loopback.js';
  *
  * Without chromium the suite is skipped locally; with CI=true it runs and fails instead.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const runnable = existsSync(CHROMIUM) || process.env.CI === 'true';
 
-describe.skipIf(!runnable)('kindly in headless Chromium', () => {
+describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
   let server: Loopback;
   let context: BrowserContext;
   let page: Page;
@@ -58,20 +56,7 @@ describe.skipIf(!runnable)('kindly in headless Chromium', () => {
       }
     });
     profile = await mkdtemp(join(tmpdir(), 'kindly-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    context = await launchChromium(profile);
     page = context.pages()[0] ?? (await context.newPage());
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => (window as { ready?: boolean }).ready === true);

@@ -2,23 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HERD_STRATEGY_NAMES } from '../../src/sim/scenarios/herd.js';
+import { launchChromium } from '../support/chromium.js';
 import { runCli } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -34,12 +23,7 @@ describe('the --report page in Chromium', () => {
     const r = await runCli(['sim', 'herd', '--seeds', '20', '--report', report]);
     expect(r.code).toBe(0);
 
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: ARGS,
-      headless: true,
-      viewport: { width: 1040, height: 900 },
-    });
+    const context = await launchChromium(profile);
     try {
       const page = context.pages()[0] ?? (await context.newPage());
       const requests: string[] = [];
