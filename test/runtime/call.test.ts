@@ -371,3 +371,35 @@ describe('downstream().call — properties on the virtual clock', () => {
     );
   });
 });
+
+describe('downstream().call — abort property', () => {
+  it('an abort at any moment of a sleep settles the call at that moment, with the abort reason', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5_000 }),
+        fc.constantFrom('none', 'full', 'equal', 'decorrelated' as const),
+        fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+        fc.integer(),
+        async (base, jitter, when, seed) => {
+          const { clock, api, events } = setup({ retry: { maxAttempts: 2, backoff: { base, jitter, cap: 5_000 } } }, seed);
+          const controller = new AbortController();
+          let settled: { at: number; error: unknown } | undefined;
+          api
+            .call(async () => Promise.reject(status(503)), { signal: controller.signal })
+            .catch((error: unknown) => (settled = { at: clock.monotonic(), error }));
+          await clock.advance(0);
+          const scheduled = events.find((e) => e.type === 'retry-scheduled');
+          if (scheduled === undefined || scheduled.type !== 'retry-scheduled' || scheduled.delayMs === 0) return;
+          const abortAt = Math.floor(scheduled.delayMs * when);
+          await clock.advanceTo(abortAt);
+          const reason = new Error('abort');
+          controller.abort(reason);
+          await clock.advance(0);
+          expect(settled).toEqual({ at: abortAt, error: reason });
+          expect(clock.pending).toBe(0); // the sleep's timer is gone too
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
