@@ -54,9 +54,9 @@ export interface RetryInput {
   /** Delay chosen before the previous retry (decorrelated jitter reads it). */
   previousDelayMs: number | undefined;
   /**
-   * Step (4), system limits: called only when steps (1)–(3) allow a retry. Returns the
-   * reason to stop (budget empty, breaker open) or undefined to go on. May consume state
-   * (a budget withdrawal), which is why it runs after the cheap pure checks.
+   * Step (4), system limits: called only when every other step allows the retry. Returns
+   * the reason to stop (budget empty, breaker open) or undefined to go on. May consume state
+   * (a budget withdrawal), which is why it runs last: a refused retry never spends a token.
    */
   admit?: () => GiveUpReason | undefined;
 }
@@ -86,7 +86,8 @@ export type RetryDecision =
  * or outcome `failed`, or verifiable? (3) attempts and time left? (4) budget and breaker
  * (`admit`)? (5) delay = max(backoff, hint); a delay that would not end in time for an
  * attempt (deadline, `maxElapsed`, `minAttemptTime` before them) ends the call at once —
- * `hint-too-long` when the callee's hint is what does not fit. The first "no" is the reason.
+ * `hint-too-long` when the callee's hint is what does not fit. The first "no" is the reason,
+ * except that (4) is asked last: it spends budget, which a retry stopped by (5) must not.
  */
 export class RetryPolicy {
   readonly maxAttempts: number;
@@ -140,10 +141,8 @@ export class RetryPolicy {
     const timeLeft = Math.min(elapsedLeft, input.deadlineRemainingMs) - this.minAttemptTime;
     const limitedBy: GiveUpReason = input.deadlineRemainingMs <= elapsedLeft ? 'deadline' : 'max-elapsed';
     if (!(timeLeft >= 0)) return stop(limitedBy, c.hintMs);
-    // (4) System limits.
-    const refused = input.admit?.();
-    if (refused !== undefined) return stop(refused, c.hintMs);
-    // (5) The delay. A hint is a minimum we may not shorten: if it does not fit, stop now
+    // (5) The delay — computed before (4) is consulted, because (4) spends state (a budget
+    // token) that a retry stopped by (5) would never use. A hint is a minimum we may not shorten: if it does not fit, stop now
     // rather than sleep pointlessly, and hand the hint to the caller.
     const backoffMs = this.backoff.delay(input.attempt, random, input.previousDelayMs);
     let hintMs: number | undefined;
@@ -158,6 +157,9 @@ export class RetryPolicy {
     // last error rather than wait for nothing — and rather than retry sooner than the
     // schedule allows, which would put back the load the backoff is there to take off.
     if (delayMs > timeLeft) return stop(limitedBy, c.hintMs);
+    // (4) System limits.
+    const refused = input.admit?.();
+    if (refused !== undefined) return stop(refused, c.hintMs);
     return { retry: true, delayMs, backoffMs, hintMs, verify };
   }
 }

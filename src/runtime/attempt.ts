@@ -13,9 +13,13 @@ export interface CallContext {
   readonly attempt: number;
   /** Retries still allowed after this attempt by `maxAttempts` (other limits may stop sooner). */
   readonly retriesLeft: number;
-  /** Absolute deadline in the clock's monotonic ms, if the call has one. */
+  /**
+   * This attempt's deadline in the clock's monotonic ms: the earlier of the call's deadline
+   * and the end of the attempt timeout (`undefined` when neither exists). Nested kindly calls
+   * and the outbound `x-request-timeout-ms` header use it.
+   */
   readonly deadline: number | undefined;
-  /** ms left before the deadline (`Infinity` without one). */
+  /** ms left before `deadline` (`Infinity` without one). */
   timeLeft(): number;
 }
 
@@ -23,6 +27,8 @@ export class AttemptContext implements CallContext {
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;
+  /** The timeout/deadline error this attempt's own timer produced, if it fired. */
+  expiredWith: unknown;
 
   constructor(
     readonly attempt: number,
@@ -51,6 +57,22 @@ export class AttemptContext implements CallContext {
     this.aborted = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
+  }
+}
+
+/**
+ * The async context of one attempt: nested kindly calls inherit its deadline and its signal
+ * (created only if a nested call asks for it), and report give-ups to the outer scope.
+ */
+export class AttemptScope implements DeadlineScope {
+  constructor(
+    readonly deadline: number,
+    private readonly context: AttemptContext,
+    readonly onGiveUp: ((reason: string) => void) | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.context.signal;
   }
 }
 
@@ -102,6 +124,7 @@ export function runAttempt<T>(
         const error = deadlineBound
           ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
           : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
+        context.expiredWith = error;
         context.abort(error);
         reject(error);
       });

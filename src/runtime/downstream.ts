@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
 import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
-import { OptionsValidator } from '../options/validate.js';
+import { InvalidOptionsError, OptionsValidator } from '../options/validate.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
@@ -13,9 +13,10 @@ import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import { AttemptContext, type Operation, runAttempt } from './attempt.js';
+import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { type Lane, Lanes } from './lanes.js';
+import { linkSignals } from './link-signals.js';
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
@@ -264,8 +265,25 @@ export class Downstream {
 
   /** Classifies an error: the user's classifier first, then kindly's. */
   classify(error: unknown): Classification {
+    return this.classifyFor(error, undefined);
+  }
+
+  /**
+   * The call's classifier, then the downstream's, then kindly's. A classifier that throws
+   * is skipped: a bug in it must not leave a breaker permit or a bulkhead slot taken.
+   */
+  private classifyFor(error: unknown, perCall: CallOptions<unknown>['classify']): Classification {
     const now = this.clock.now();
-    return this.userClassify?.(error, now) ?? classifyError(error, now);
+    for (const classifier of [perCall, this.userClassify]) {
+      if (classifier === undefined) continue;
+      try {
+        const c = classifier(error, now);
+        if (c !== undefined) return c;
+      } catch {
+        // fall through to the next classifier
+      }
+    }
+    return classifyError(error, now);
   }
 
   /**
@@ -273,11 +291,31 @@ export class Downstream {
    * (attempt timeout → operation). Resolves with its value, or rejects with a `GiveUpError`
    * whose `cause` is the last attempt's error (or with `signal.reason` on abort).
    */
-  async call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
-    const clock = this.clock;
+  call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const inherited = currentDeadlineScope();
-    const signal = options?.signal ?? inherited?.signal;
+    if (options !== undefined) {
+      const problem = checkCallOptions(options);
+      if (problem !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, [problem]));
+      // Both the caller's signal and the inbound request's (a handler's call made with its
+      // own signal): either one stops the call.
+      const own = options.signal;
+      const outer = inherited?.signal;
+      if (own !== undefined && outer !== undefined && own !== outer && !own.aborted && !outer.aborted) {
+        const link = linkSignals(own, outer);
+        return this.run(operation, options, link.signal, inherited).finally(link.dispose);
+      }
+    }
+    return this.run(operation, options, options?.signal ?? inherited?.signal, inherited);
+  }
+
+  private async run<T>(
+    operation: Operation<T>,
+    options: CallOptions<T> | undefined,
+    signal: AbortSignal | undefined,
+    inherited: DeadlineScope | undefined,
+  ): Promise<T> {
     if (signal?.aborted) throw signal.reason;
+    const clock = this.clock;
     const startedAt = clock.monotonic();
     const stats = this.stats_;
     stats.requests++;
@@ -288,10 +326,7 @@ export class Downstream {
     const totalTimeout = options?.timeout ?? this.totalTimeout;
     if (totalTimeout !== undefined && startedAt + totalTimeout < deadline) deadline = startedAt + totalTimeout;
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    // Nested kindly calls inherit the deadline: a new scope is entered only when this call
-    // tightens it; otherwise the operation already runs inside the inherited one.
-    const scope: DeadlineScope | undefined =
-      hasDeadline && inherited?.deadline !== deadline ? { deadline, signal, onGiveUp: inherited?.onGiveUp } : undefined;
+    const onGiveUp = inherited?.onGiveUp;
 
     // Pipeline order (SPEC S6.5): deadline → retry loop: budget → breaker → pacing →
     // bulkhead → attempt timeout → operation.
@@ -327,7 +362,15 @@ export class Downstream {
         }
         if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
       }
-      let attemptStart = attempt === 1 && beforeAttempt === undefined ? startedAt : clock.monotonic();
+      if (needsVerify) {
+        // Before the deadline check below, so that a slow answer cannot start an attempt late.
+        needsVerify = false;
+        const applied = await options?.verify?.({ attempt: attempt - 1, signal });
+        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+        if (applied) return this.giveUp('verified-applied', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+      }
+      let attemptStart =
+        attempt === 1 && beforeAttempt === undefined && options?.verify === undefined ? startedAt : clock.monotonic();
       if (deadline - attemptStart < retry.minAttemptTime || (hasDeadline && deadline <= attemptStart)) {
         const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
         return this.giveUp(
@@ -339,12 +382,6 @@ export class Downstream {
           undefined,
           options,
         );
-      }
-      if (needsVerify) {
-        needsVerify = false;
-        const applied = await options?.verify?.({ attempt: attempt - 1, signal });
-        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
-        if (applied) return this.giveUp('verified-applied', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
       }
 
       // Breaker: an open circuit fails fast; the call never reaches the callee.
@@ -405,6 +442,11 @@ export class Downstream {
           return this.giveUp('rejected', 0, startedAt, 'failed', error, undefined, options);
         }
         attemptStart = clock.monotonic();
+        if (deadline - attemptStart < retry.minAttemptTime) {
+          bulkhead.release();
+          breaker?.onNeutral(attemptStart, permit);
+          return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+        }
       }
 
       const remaining = deadline - attemptStart;
@@ -414,7 +456,22 @@ export class Downstream {
         timeoutMs = remaining;
         deadlineBound = true;
       }
-      const context = new AttemptContext(attempt, retry.maxAttempts - attempt, hasDeadline ? deadline : undefined, clock, signal);
+      // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
+      // what the operation, nested kindly calls and outbound deadline headers see.
+      const attemptDeadline = attemptStart + timeoutMs;
+      const context = new AttemptContext(
+        attempt,
+        retry.maxAttempts - attempt,
+        attemptDeadline === Number.POSITIVE_INFINITY ? undefined : attemptDeadline,
+        clock,
+        signal,
+      );
+      // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
+      // process, so it is done only where deadlines are in play: the call has one, or runs
+      // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
+      // no attempt deadline; pass `context.signal` to them explicitly.
+      const scope: DeadlineScope | undefined =
+        hasDeadline || inherited !== undefined ? new AttemptScope(attemptDeadline, context, onGiveUp) : undefined;
       stats.attempts++;
       if (attempt > 1) stats.retries++;
       this.inFlight++;
@@ -465,14 +522,14 @@ export class Downstream {
           breaker?.onNeutral(now, permit);
           return this.aborted(signal, attempt, startedAt, 'unknown');
         }
-        if (deadlineBound && error instanceof DeadlineExceededError && now >= deadline) {
+        if (deadlineBound && error === context.expiredWith) {
           // Our own deadline cut the attempt short: the caller's limit, not the callee's
           // failure, so the breaker does not count it and the reason is `deadline`.
           breaker?.onNeutral(now, permit);
           options?.onAttemptError?.(error, { attempt, willRetry: false });
           return this.giveUp('deadline', attempt, startedAt, 'unknown', error, undefined, options);
         }
-        const classification = options?.classify?.(error, clock.now()) ?? this.classify(error);
+        const classification = this.classifyFor(error, options?.classify);
         if (classification.timeout) stats.timeouts++;
         breaker?.onError(now, permit, classification);
         if (pacer !== undefined) {
@@ -622,6 +679,18 @@ export class Downstream {
     if (this.events.active) this.events.emit({ type: 'fallback', downstream: this.name, atMs: now, reason });
     return await fallback({ reason, error, attempts });
   }
+}
+
+/** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
+function checkCallOptions(options: CallOptions<unknown>): string | undefined {
+  const { timeout, deadline } = options;
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
+    return `Expected \`timeout\` ≥ 0 ms, got ${String(timeout)}`;
+  }
+  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) {
+    return `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`;
+  }
+  return undefined;
 }
 
 function describeCause(classification: Classification, error: unknown): string {

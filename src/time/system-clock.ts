@@ -1,5 +1,5 @@
 import type { Cancel, Clock } from './clock.js';
-import { TimerWheel } from './timer-wheel.js';
+import { MAX_NATIVE_DELAY_MS, TimerWheel } from './timer-wheel.js';
 
 /**
  * Timeouts at least this long go through the shared wheel; shorter ones get a native timer
@@ -33,14 +33,27 @@ export class SystemClock implements Clock {
         reject(signal.reason);
         return;
       }
+      const until = perf.now() + ms;
+      let handle: ReturnType<typeof setTimeout>;
       const onAbort = () => {
         clearTimeout(handle);
         reject(signal?.reason);
       };
-      const handle = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
+      // Native timers hold at most 2^31 − 1 ms; a longer sleep is taken in pieces.
+      const wait = (left: number) => {
+        handle = setTimeout(
+          () => {
+            const rest = until - perf.now();
+            if (rest >= 1 && left > MAX_NATIVE_DELAY_MS) wait(rest);
+            else {
+              signal?.removeEventListener('abort', onAbort);
+              resolve();
+            }
+          },
+          Math.min(MAX_NATIVE_DELAY_MS, Math.max(0, left)),
+        );
+      };
+      wait(ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

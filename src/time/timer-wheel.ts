@@ -1,5 +1,8 @@
 import type { Cancel } from './clock.js';
 
+/** The longest delay a native timer accepts (2^31 − 1 ms). */
+export const MAX_NATIVE_DELAY_MS = 2_147_483_647;
+
 /**
  * Many timeouts, one native timer.
  *
@@ -59,7 +62,9 @@ export class TimerWheel {
   private arm(at: number): void {
     if (this.handle !== undefined) clearTimeout(this.handle);
     this.armedFor = at;
-    this.handle = setTimeout(() => this.fire(), Math.max(0, at - this.nowMs()));
+    // Native timers hold at most 2^31 − 1 ms (~24.8 days); beyond, they fire at once. A
+    // longer wait fires early instead, finds nothing due and re-arms for what is left.
+    this.handle = setTimeout(() => this.fire(), Math.min(MAX_NATIVE_DELAY_MS, Math.max(0, at - this.nowMs())));
     this.handle.unref?.();
   }
 

@@ -152,3 +152,21 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     expect(b.backoff.floor).toBe(1000);
   });
 });
+
+describe('RetryPolicy.decide — system limits are asked last', () => {
+  it('a retry stopped by its delay never spends a budget token', () => {
+    let asked = 0;
+    const admit = () => {
+      asked++;
+      return undefined;
+    };
+    const p = new RetryPolicy();
+    expect(p.decide({ ...base, admit, classification: { ...retryable, hintMs: 400_000 } }, random())).toMatchObject({
+      reason: 'hint-too-long',
+    });
+    expect(p.decide({ ...base, admit, deadlineRemainingMs: 0 }, random())).toMatchObject({ reason: 'deadline' });
+    expect(asked).toBe(0);
+    expect(p.decide({ ...base, admit }, random())).toMatchObject({ retry: true });
+    expect(asked).toBe(1);
+  });
+});

@@ -4,7 +4,7 @@ import {
   CircuitOpenError,
   type DownstreamOptions,
   downstream,
-  type GiveUpError,
+  GiveUpError,
   type KindlyEvent,
   SeededRandom,
   VirtualClock,
@@ -247,5 +247,103 @@ describe('pipeline edge cases', () => {
     );
     expect((error as GiveUpError).reason).toBe('deadline');
     expect(clock.monotonic()).toBe(0);
+  });
+});
+
+describe('review regressions', () => {
+  it('a classifier that throws is skipped and releases the breaker probe (regression: breaker stuck open)', async () => {
+    const { clock, api } = setup({
+      retry: false,
+      breaker: { threshold: 1, breakMs: 50, breakJitter: 0 },
+      classify: () => {
+        throw new Error('bug in user classifier');
+      },
+    });
+    const first = await settle(
+      clock,
+      api.call(async () => Promise.reject(status(503))),
+    );
+    expect((first.error as GiveUpError).reason).toBe('max-attempts');
+    await clock.advance(50);
+    const probe = await settle(
+      clock,
+      api.call(async () => Promise.reject(status(503))),
+    );
+    expect((probe.error as GiveUpError).reason).toBe('max-attempts'); // the probe ran
+    await clock.advance(200);
+    expect(
+      (
+        await settle(
+          clock,
+          api.call(async () => 'ok'),
+        )
+      ).value,
+    ).toBe('ok');
+  });
+
+  it('a slow verify cannot start an attempt after the deadline (regression)', async () => {
+    const { clock, api } = setup({ idempotent: false, retry: { backoff: { base: 1, jitter: 'none' } } });
+    let sent = 0;
+    const { error } = await settle(
+      clock,
+      api.call(
+        async () => {
+          sent++;
+          throw status(500);
+        },
+        { timeout: 300, verify: () => clock.sleep(2_000).then(() => false) },
+      ),
+    );
+    expect(sent).toBe(1);
+    expect((error as GiveUpError).reason).toBe('deadline');
+  });
+
+  it('per-call options are checked: a NaN timeout is an error, not "no timeout"', async () => {
+    const { api } = setup();
+    await expect(api.call(async () => 1, { timeout: Number.NaN })).rejects.toThrow(/`timeout` ≥ 0 ms, got NaN/);
+    await expect(api.call(async () => 1, { deadline: Number.NaN })).rejects.toThrow(/`deadline`/);
+  });
+
+  it('a nested call inherits the attempt timeout and stops with the outer attempt (regression)', async () => {
+    const { clock, api } = setup({ attemptTimeout: 100, retry: false });
+    const inner = downstream('inner', { clock, random: new SeededRandom(1), budget: false });
+    let innerAttempts = 0;
+    let innerDeadline: number | undefined;
+    const { error } = await settle(
+      clock,
+      api.call(
+        () =>
+          inner.call(
+            async (ctx) => {
+              innerAttempts++;
+              innerDeadline = ctx.deadline;
+              await clock.sleep(30, ctx.signal);
+              throw status(503);
+            },
+            // no signal of its own: the outer attempt's is inherited
+          ),
+        { timeout: 60_000 },
+      ),
+    );
+    expect(innerDeadline).toBe(100);
+    expect(error).toBeInstanceOf(GiveUpError);
+    const attemptsAtGiveUp = innerAttempts;
+    await clock.advance(10_000);
+    expect(innerAttempts).toBe(attemptsAtGiveUp);
+  });
+
+  it('a call with its own signal inside a scope with another stops when either aborts', async () => {
+    const { runWithDeadline } = await import('../../src/index.js');
+    const { clock, api } = setup();
+    const request = new AbortController();
+    const own = new AbortController();
+    const reason = new Error('client went away');
+    const call = runWithDeadline({ deadline: Number.POSITIVE_INFINITY, signal: request.signal }, () =>
+      api.call((ctx) => clock.sleep(5_000, ctx.signal), { signal: own.signal }),
+    );
+    const out = settle(clock, call);
+    await clock.advance(10);
+    request.abort(reason);
+    expect((await out).error).toBe(reason);
   });
 });

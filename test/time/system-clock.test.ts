@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/time/system-clock.js';
+
+describe('SystemClock beyond the native timer limit', () => {
+  it('a timeout or sleep longer than 2^31 − 1 ms does not fire at once (and warns about nothing)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    let fired = false;
+    const cancel = systemClock.schedule(30 * 86_400_000, () => {
+      fired = true;
+    });
+    const controller = new AbortController();
+    let slept = false;
+    const sleeping = systemClock.sleep(40 * 86_400_000, controller.signal).then(
+      () => (slept = true),
+      () => undefined,
+    );
+    // Let the event loop turn a few times: an overflowing native timer would fire after 1 ms.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    await systemClock.sleep(20);
+    expect(fired).toBe(false);
+    expect(slept).toBe(false);
+    cancel();
+    controller.abort();
+    await sleeping;
+    process.off('warning', onWarning);
+    expect(warnings).not.toContain('TimeoutOverflowWarning');
+  });
+});
