@@ -36,9 +36,9 @@ await runWithDeadline({ deadline: systemClock.monotonic() + 100 }, async () => {
   try {
     await inventory.call(({ signal }) => lookUpStock('slow', signal));
   } catch (error) {
-    // The deadline passed during the attempt: the attempt ends (its signal aborts) with a
-    // DeadlineExceededError, which no retry can fix.
-    if (isGiveUpError(error)) console.log(error.reason, error.outcome, (error.cause as Error).name); // not-retryable unknown DeadlineExceededError
+    // The deadline passed during the attempt: the attempt ends (its signal aborts) and the
+    // call gives up with reason `deadline`; the cause is the DeadlineExceededError.
+    if (isGiveUpError(error)) console.log(error.reason, error.outcome, (error.cause as Error).name); // deadline unknown DeadlineExceededError
   }
 });
 
