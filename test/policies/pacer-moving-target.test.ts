@@ -101,6 +101,9 @@ describe('Pacer against a moving target', () => {
   it('a rate limiter whose capacity halves, then doubles: the send rate settles within ±20 % in seconds', () => {
     const { sends, rejectedShare } = closedLoop((clock) => gcraServer(clock, PHASES, 30), 40, 30_000);
     const [start, halved, doubled] = settleTimes(sends, PHASES, 30_000);
+    console.log(
+      `[figure] pacer, rate limiter: settles in ${start} ms at start, ${halved} ms after halving, ${doubled} ms after doubling; ${(rejectedShare * 100).toFixed(1)}% rejected`,
+    );
     expect(start).toBeLessThanOrEqual(1_000);
     expect(halved).toBeLessThanOrEqual(2_000);
     expect(doubled).toBeLessThanOrEqual(3_000);
@@ -110,6 +113,9 @@ describe('Pacer against a moving target', () => {
   it('the same with the herd’s slot server', () => {
     const { sends, rejectedShare } = closedLoop((clock) => slotServer(clock, PHASES), 40, 30_000);
     const [start, halved, doubled] = settleTimes(sends, PHASES, 30_000);
+    console.log(
+      `[figure] pacer, slot server: settles in ${start} ms at start, ${halved} ms after halving, ${doubled} ms after doubling; ${(rejectedShare * 100).toFixed(1)}% rejected`,
+    );
     expect(start).toBeLessThanOrEqual(1_000);
     expect(halved).toBeLessThanOrEqual(2_000);
     expect(doubled).toBeLessThanOrEqual(3_000);
@@ -120,6 +126,9 @@ describe('Pacer against a moving target', () => {
     const phases: Phases = PHASES.map(([t, c]) => [t, c * 10] as const);
     const { sends, rejectedShare } = closedLoop((clock) => slotServer(clock, phases), 400, 30_000);
     const [start, halved, doubled] = settleTimes(sends, phases, 30_000);
+    console.log(
+      `[figure] pacer, slot server ×10: settles in ${start} ms at start, ${halved} ms after halving, ${doubled} ms after doubling; ${(rejectedShare * 100).toFixed(1)}% rejected`,
+    );
     expect(start).toBeLessThanOrEqual(1_000);
     expect(halved).toBeLessThanOrEqual(2_000);
     expect(doubled).toBeLessThanOrEqual(4_000);
