@@ -176,6 +176,11 @@ export class Pacer {
   private srtt: number | undefined;
   private cutCount = 0;
   private pacedCount = 0;
+  /** State before the latest booking, so that booking alone can be taken back. */
+  private undoNext = Number.NEGATIVE_INFINITY;
+  private undoBatchCount = 0;
+  private undoPaced = false;
+  private undoable = false;
 
   constructor(options: PacerOptions = {}) {
     const v = new OptionsValidator('pacer');
@@ -256,14 +261,32 @@ export class Pacer {
       const packed = this.batchStart + this.batchCount / this.level;
       if (packed < slot) slot = Math.max(packed, ready);
     }
+    this.undoNext = this.next;
+    this.undoBatchCount = this.batchCount;
+    this.undoable = true;
     this.batchCount++;
     this.next = slot + 1 / this.allowed(ready);
     const wait = slot - nowMs;
+    this.undoPaced = wait > 0;
     if (wait > 0) {
       this.pacedCount++;
       return wait;
     }
     return 0;
+  }
+
+  /**
+   * Takes back the latest booking, if no other booking came after it: a caller that learns
+   * from `reserve`'s answer that it cannot wait that long (its deadline) gives its slot back,
+   * so the queue does not run ahead of real sends. Returns whether anything was taken back.
+   */
+  cancelLastReservation(): boolean {
+    if (!this.undoable) return false;
+    this.undoable = false;
+    this.next = this.undoNext;
+    this.batchCount = this.undoBatchCount;
+    if (this.undoPaced) this.pacedCount--;
+    return true;
   }
 
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */

@@ -403,6 +403,7 @@ export class Downstream {
         const wait = pacer.reserve(attemptStart);
         if (wait > 0) {
           if (attemptStart + wait > deadline - retry.minAttemptTime) {
+            pacer.cancelLastReservation();
             breaker?.onNeutral(attemptStart, permit);
             return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
           }

@@ -211,3 +211,17 @@ describe('Pacer', () => {
     );
   });
 });
+
+describe('Pacer.cancelLastReservation', () => {
+  it('gives the latest slot back, so the queue does not run ahead of real sends (review regression)', () => {
+    const pacer = new Pacer();
+    for (let i = 0; i < 10; i++) pacer.onResult(100, 'ok', undefined, 0);
+    for (let i = 0; i < 20; i++) pacer.onResult(100, 'rejected', undefined, 0);
+    const first = pacer.reserve(100);
+    const second = pacer.reserve(100);
+    expect(second).toBeGreaterThan(first);
+    expect(pacer.cancelLastReservation()).toBe(true);
+    expect(pacer.cancelLastReservation()).toBe(false); // only the latest, once
+    expect(pacer.reserve(100)).toBe(second); // the same slot is booked again
+  });
+});
