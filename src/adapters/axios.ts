@@ -6,7 +6,8 @@ import { ATTEMPT_HEADER } from '../http/attempt-header.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../http/deadline-header.js';
 import { HttpRequestError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from '../http/errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from '../http/idempotency-key.js';
-import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, redactUrlIn } from '../http/redact.js';
+import { laneKeyOf } from '../http/lane-key.js';
+import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaderRecord, redactUrl, redactUrlIn } from '../http/redact.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
@@ -193,8 +194,14 @@ async function send(
           outcome: reading?.outcome ?? 'unknown',
           attempts: ctx.attempt,
           downstream: downstream.name,
-          // A copy without `config` and `request`: those carry the request's headers.
-          response: { status: response.status, statusText: response.statusText, headers: response.headers, data: response.data },
+          // A copy without `config` and `request` (they carry the request's headers), and
+          // without `Set-Cookie` among the response headers (SPEC S9).
+          response: {
+            status: response.status,
+            statusText: response.statusText,
+            headers: redactHeaderRecord(response.headers, settings.secrets),
+            data: response.data,
+          },
         });
         axiosErrors.set(statusError, error);
         statuses.set(statusError, response.status);
@@ -217,7 +224,7 @@ async function send(
     classify?: (error: unknown, nowMs: number) => Classification | undefined;
   } = {
     idempotent: isIdempotentMethod(method) || hasKey,
-    key: hostOf(url),
+    key: laneKeyOf(url),
     classify: classifyHere,
     onAttemptError: (error, { willRetry }) => {
       if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
@@ -265,15 +272,6 @@ function fullUrl(config: AxiosConfigLike): string {
   const base = config.baseURL;
   if (base === undefined || /^[a-z][a-z\d+\-.]*:\/\//i.test(url)) return url;
   return `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
-}
-
-function hostOf(url: string): string {
-  const location = (globalThis as { location?: { href?: string } }).location;
-  try {
-    return new URL(url, location?.href).host;
-  } catch {
-    return url;
-  }
 }
 
 function readResponse(error: unknown): AxiosResponseLike | undefined {

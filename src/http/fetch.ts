@@ -12,25 +12,39 @@ import {
 import { readWaitHint } from '../hints/wait-hint.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
-import { currentDeadlineScope } from '../runtime/deadline-context.js';
+import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
 import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
+import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
+import { AttemptSignal } from './attempt-signal.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
 import { isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
+import { laneKeyOf } from './lane-key.js';
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
-import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl } from './redact.js';
-import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody } from './request-body.js';
-import { DRAIN_LIMIT, type Drain, drainBody, peekText, rebuildResponse, withoutUrl } from './response-body.js';
+import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, secretValues } from './redact.js';
+import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
+import { requestErrorFrom } from './request-error.js';
+import {
+  BODY_HINT_WAIT_MS,
+  DRAIN_LIMIT,
+  DRAIN_WAIT_MS,
+  type Drain,
+  drainBody,
+  peekText,
+  rebuildResponse,
+  withoutSecrets,
+} from './response-body.js';
 
 /** kindly's options for HTTP calls, set once with `createFetch` or per call in the init. */
 export interface KindlyFetchOptions {
   /**
    * When the call gives up on an HTTP status, reject with the `GiveUpError` (its `cause` is an
-   * `HttpStatusError` whose `response` is readable) instead of resolving with the last
-   * response as `fetch` would. Network errors always reject.
+   * `HttpStatusError` whose `response` is readable: same status and body, no URL, no
+   * `Set-Cookie`) instead of resolving with the last response as `fetch` would. Network
+   * errors always reject.
    * @default false
    */
   throwHttpErrors?: boolean;
@@ -69,7 +83,8 @@ export interface KindlyFetchOptions {
   retryableStatuses?: readonly number[];
   /**
    * Read a wait hint from a failed response's body when its headers carry none (JSON or text
-   * bodies up to 64 KiB; the body stays readable). `[]` turns it off.
+   * bodies up to 64 KiB that arrive within BODY_HINT_WAIT_MS; the body stays readable). `[]`
+   * turns it off.
    * @default DEFAULT_BODY_HINT_EXTRACTORS
    */
   bodyHintExtractors?: readonly BodyHintExtractor[];
@@ -144,12 +159,17 @@ interface HttpCallHooks {
 
 /** What kindly remembers about one failed response. */
 interface FailedResponse {
+  /** The response as the caller would get it (URL and every header). */
   response: Response;
+  /** What the `HttpStatusError` exposes: same status and body, no URL, no secret header. */
+  copy: Response;
   status: number;
   /** A wait hint found in the body, when the headers had none. */
   bodyHintMs: number | undefined;
   /** Set when the attempt is retried: the body read (and the connection freed) or dropped. */
   drained: Drain | undefined;
+  /** The attempt's link to the caller's signal, released once the body is done with. */
+  link: AttemptSignal | undefined;
 }
 
 /**
@@ -159,52 +179,97 @@ interface FailedResponse {
  * - Statuses ≥ 400 are failures, classified as in SPEC S3.2; a success (< 400) resolves.
  *   When the call gives up on a status (retries exhausted, not retryable, told not to retry,
  *   deadline) it resolves with the **last response**, body intact, as `fetch` would — unless
- *   `throwHttpErrors`. A network failure rejects with the `GiveUpError` (its `cause` is the
- *   last attempt's error); a caller abort rejects with `signal.reason`.
+ *   `throwHttpErrors`. A network failure rejects with the `GiveUpError` (its `cause` is an
+ *   `HttpRequestError`: the attempt's error with secrets removed); a caller abort rejects with
+ *   `signal.reason`.
  * - Idempotency by method: GET, HEAD, OPTIONS, PUT, DELETE, TRACE are retried after an
  *   `unknown` outcome; POST and PATCH only with an `Idempotency-Key` (or `idempotent: true`).
  *   A `failed` outcome (refused, 429, 503) is retried whatever the method.
  * - A 409 on a request carrying an idempotency key means "the original is still in flight"
  *   and is retried after backoff (SPEC S8.2).
- * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the call has
- *   a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
+ * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the attempt
+ *   has a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
  * - The body of a failed response that is retried is read (≤ 64 KiB, so the connection is
- *   reused) or cancelled: no socket is leaked.
+ *   reused) or cancelled; one that a fallback replaces is cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
  */
-export async function fetchThrough(
+export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
+  return send(downstream, input, init ?? undefined, undefined);
+}
+
+/**
+ * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
+ * with `options` as defaults for each call (a call's init overrides them). The options are
+ * checked once, here.
+ */
+export function createFetch(
+  downstream: Downstream,
+  options?: KindlyFetchOptions,
+): (input: RequestInfo | URL, init?: KindlyRequestInit) => Promise<Response> {
+  if (options === undefined) return (input, init) => send(downstream, input, init ?? undefined, undefined);
+  validate(options, 'createFetch', true);
+  const defaults: KindlyFetchOptions = { ...options };
+  return (input, init) => send(downstream, input, init ?? undefined, defaults);
+}
+
+async function send(
   downstream: Downstream,
   input: RequestInfo | URL,
-  init?: KindlyRequestInit,
+  init: KindlyRequestInit | undefined,
+  defaults: KindlyFetchOptions | undefined,
 ): Promise<Response> {
-  const options: KindlyRequestInit = init ?? {};
-  validate(options, 'fetch', false);
-  const request = normalize(input, options);
+  if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
+  const request = normalize(input, init);
   const method = request.method.toUpperCase();
-  const secrets = options.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
-  const throwHttpErrors = options.throwHttpErrors ?? FETCH_DEFAULTS.throwHttpErrors;
-  const limit = options.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
-  const retryableStatuses = options.retryableStatuses;
-  const extractors = options.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
-  const propagate = options.propagateHeaders ?? sameOriginOrServer(request.url);
+  const secretParams = init?.secretQueryParams ?? defaults?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
+  const throwHttpErrors = init?.throwHttpErrors ?? defaults?.throwHttpErrors ?? FETCH_DEFAULTS.throwHttpErrors;
+  const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
+  const retryableStatuses = init?.retryableStatuses ?? defaults?.retryableStatuses;
+  const extractors = init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
+  const propagate = init?.propagateHeaders ?? defaults?.propagateHeaders ?? sameOriginOrServer(request.url);
   const clock = downstream.clock;
+  const name = downstream.name;
 
-  const baseHeaders = new Headers(request.init.headers);
-  const key = chooseIdempotencyKey(method, baseHeaders.get(IDEMPOTENCY_KEY_HEADER), options.idempotencyKey);
-  if (key !== undefined) baseHeaders.set(IDEMPOTENCY_KEY_HEADER, key);
+  // One Headers per call: the first attempt sends it as is, a retry sends a copy.
+  const headers = requestHeaders(request.init.headers);
+  const key = chooseIdempotencyKey(method, headers.get(IDEMPOTENCY_KEY_HEADER), init?.idempotencyKey ?? defaults?.idempotencyKey);
+  if (key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, key);
   const hasKey = key !== undefined;
-  const idempotent = options.idempotent ?? (isIdempotentMethod(method) || hasKey);
+  const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
 
-  const prepared: PreparedBody = await prepareBody(request.init.body, limit);
-  const underlying = await chooseFetch(options);
-  const bodySignal = request.signal ?? currentDeadlineScope()?.signal;
-  const failures = new WeakMap<object, FailedResponse>();
-  /** The failed response of the previous attempt, whose body is being drained. */
-  let retried: FailedResponse | undefined;
+  const scope = currentDeadlineScope();
+  // After the attempt, the body is read under the caller's signal only (as with `fetch`).
+  const callerSignal = request.signal ?? scope?.signal;
+  let prepared: PreparedBody | undefined = preparedAsIs(request.init.body);
+  /** Set when a stream was buffered: the call's deadline, fixed before the buffering started. */
+  let bufferedDeadline: number | undefined;
+  if (prepared === undefined) {
+    bufferedDeadline = callDeadline(downstream, init, scope);
+    prepared = await buffer(request.init.body, limit, request.signal, scope?.signal, bufferedDeadline, clock, name);
+  }
+  const body = prepared;
+  const fetchOption = init?.fetch ?? defaults?.fetch;
+  const connectTimeout = init?.connectTimeout ?? defaults?.connectTimeout;
+  const underlying: FetchFunction =
+    fetchOption ??
+    (connectTimeout !== undefined && pageEnvironment().window === undefined
+      ? await connectTimeoutFetch(connectTimeout)
+      : platformFetch);
+
+  /** Failed responses, by the `HttpStatusError` that stands for them. */
+  let failures: WeakMap<object, FailedResponse> | undefined;
+  /** Classifications of the `HttpRequestError` copies, read from the original errors. */
+  let copied: WeakMap<object, Classification> | undefined;
+  /** The latest failed response the call still holds: drained before a retry, handed back, or cancelled. */
+  let lastFailure: FailedResponse | undefined;
+  let secrets: string[] | undefined;
 
   /** This call's reading of what only it knows (see HttpCallHooks); undefined: the downstream's. */
   const classifyHere = (error: unknown, nowMs: number): Classification | undefined => {
-    const failure = failures.get(error as object);
+    if (typeof error !== 'object' || error === null) return undefined;
+    const copy = copied?.get(error);
+    if (copy !== undefined) return copy;
+    const failure = failures?.get(error);
     if (failure === undefined) return undefined;
     const keyed409 = isInFlightConflict(failure.status, hasKey);
     if (!keyed409 && failure.bodyHintMs === undefined && retryableStatuses === undefined) return undefined;
@@ -220,10 +285,10 @@ export async function fetchThrough(
   };
 
   const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
-    new RequestBodyNotReplayableError(`${request.init.method ?? 'GET'} ${redactUrl(request.url, secrets)}`, limit, {
+    new RequestBodyNotReplayableError(`${method} ${redactUrl(request.url, secretParams)}`, limit, {
       outcome,
       attempts: attempt,
-      downstream: downstream.name,
+      downstream: name,
       cause,
     });
 
@@ -232,41 +297,67 @@ export async function fetchThrough(
    * classification as it will use), stop it with a clear error instead.
    */
   const oneShot = (error: unknown, attempt: number): unknown => {
-    if (prepared.replayable) return error;
+    if (body.replayable) return error;
     const c = classifyHere(error, clock.now()) ?? downstream.classify(error);
     if (!c.retryable || c.dontRetry) return error;
     return notReplayable(attempt, c.outcome, error);
   };
 
+  /** The fetch implementation's error, as errors and events may carry it (SPEC S9). */
+  const safeCopy = (error: unknown, attempt: number): unknown => {
+    const classification = downstream.classify(error);
+    secrets ??= secretValues(request.url, secretParams, headers);
+    const copy = requestErrorFrom(error, {
+      method,
+      url: request.url,
+      secretParams,
+      secrets,
+      outcome: classification.outcome,
+      attempts: attempt,
+      downstream: name,
+    });
+    (copied ??= new WeakMap()).set(copy, classification);
+    return copy;
+  };
+
   const operation = async (ctx: CallContext): Promise<Response> => {
-    // Let the previous attempt's connection go back to the pool before asking for one, or the
-    // pool opens a second connection while the first is still busy with the old body. The wait
-    // is bounded by this attempt's own timeout: a stalled body is then cancelled instead.
-    const previous = retried?.drained;
-    retried = undefined;
-    if (previous !== undefined) await drained(previous, ctx.signal);
-    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
-    if (!prepared.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    const headers = new Headers(baseHeaders);
-    if (propagate) {
-      headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-      if (ctx.deadline !== undefined) headers.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+    const previous = lastFailure;
+    lastFailure = undefined;
+    if (previous !== undefined) {
+      // Let the previous attempt's connection go back to the pool before asking for one, or
+      // the pool opens a second connection while the first is still busy with the old body;
+      // a body still arriving after the backoff and DRAIN_WAIT_MS more is cancelled instead.
+      if (previous.drained === undefined) discard(previous);
+      else if (!previous.drained.settled) await settle(previous.drained, ctx.signal, clock);
+      previous.link?.release();
     }
+    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
+    if (!body.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
+    const attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
+    if (propagate) {
+      attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
+      if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+    }
+    const link = callerSignal === undefined ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
       ...request.init,
-      headers,
-      signal: attemptSignal(ctx.signal, bodySignal),
+      headers: attemptHeaders,
+      signal: link === undefined ? ctx.signal : link.signal,
     };
-    if (prepared.body === undefined || prepared.body === null) delete attemptInit.body;
-    else attemptInit.body = prepared.body as BodyInit;
-    if (!prepared.replayable) attemptInit.duplex = 'half';
+    if (body.body === undefined || body.body === null) delete attemptInit.body;
+    else attemptInit.body = body.body as BodyInit;
+    if (!body.replayable) attemptInit.duplex = 'half';
 
     let response: Response;
     try {
       response = await underlying(request.url, attemptInit);
     } catch (error) {
-      throw oneShot(error, ctx.attempt);
+      link?.release();
+      // The attempt already ended (its timeout, the deadline, the caller): this value goes nowhere.
+      if (ctx.signal.aborted) throw error;
+      throw oneShot(safeCopy(error, ctx.attempt), ctx.attempt);
     }
+    link?.handOver(response);
     const status = response.status;
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) return response;
@@ -274,71 +365,94 @@ export async function fetchThrough(
     const keyed409 = isInFlightConflict(status, hasKey);
     const bodyHintMs =
       (reading.retryable || keyed409) && extractors.length > 0
-        ? await bodyHint(response, clock, extractors, reading.throttled)
+        ? await bodyHint(response, clock, extractors, reading.throttled, ctx)
         : undefined;
+    if (ctx.signal.aborted) {
+      // Ended while the hint was read; nobody will get this response.
+      response.body?.cancel().catch(() => undefined);
+      throw ctx.signal.reason;
+    }
+    const copy = withoutSecrets(response, secretParams);
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
       attempts: ctx.attempt,
-      downstream: downstream.name,
-      response: withoutUrl(response),
+      downstream: name,
+      response: copy,
     });
-    failures.set(error, { response, status, bodyHintMs, drained: undefined });
+    const failure: FailedResponse = { response, copy, status, bodyHintMs, drained: undefined, link };
+    (failures ??= new WeakMap()).set(error, failure);
+    lastFailure = failure;
     throw oneShot(error, ctx.attempt);
   };
 
   const failureOf = (error: unknown): FailedResponse | undefined => {
     if (typeof error !== 'object' || error === null) return undefined;
-    return failures.get(error) ?? (isRequestBodyNotReplayableError(error) ? failureOf(error.cause) : undefined);
+    return failures?.get(error) ?? (isRequestBodyNotReplayableError(error) ? failureOf(error.cause) : undefined);
   };
 
   const callOptions: CallOptions<Response> & HttpCallHooks = {
     idempotent,
-    key: options.key ?? hostOf(request.url),
+    key: init?.key ?? laneKeyOf(request.url),
     classify: classifyHere,
     onAttemptError: (error, { willRetry }) => {
       if (!willRetry) return;
-      const failure = failures.get(error as object);
-      if (failure === undefined) return;
-      failure.drained = drainBody(failure.response, DRAIN_LIMIT);
-      retried = failure;
+      const failure = failures?.get(error as object);
+      if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
     },
   };
   if (request.signal !== undefined) callOptions.signal = request.signal;
-  if (options.deadline !== undefined) callOptions.deadline = options.deadline;
-  if (options.timeout !== undefined) callOptions.timeout = options.timeout;
-  if (options.verify !== undefined) callOptions.verify = options.verify;
-  if (options.fallback !== undefined) callOptions.fallback = options.fallback;
-  if (options.budgetKey !== undefined) callOptions.budgetKey = options.budgetKey;
-  const waitOnline = options.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
-  const waitVisible = options.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
+  if (init !== undefined) {
+    if (init.deadline !== undefined) callOptions.deadline = init.deadline;
+    if (init.timeout !== undefined) callOptions.timeout = init.timeout;
+    if (init.verify !== undefined) callOptions.verify = init.verify;
+    if (init.fallback !== undefined) callOptions.fallback = init.fallback;
+    if (init.budgetKey !== undefined) callOptions.budgetKey = init.budgetKey;
+  }
+  // The whole-call timeout counts the time spent buffering the body.
+  if (bufferedDeadline !== undefined && bufferedDeadline < (callOptions.deadline ?? Number.POSITIVE_INFINITY)) {
+    callOptions.deadline = bufferedDeadline;
+  }
+  const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
+  const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
   if ((waitOnline || waitVisible) && pageEnvironment().window !== undefined) {
     callOptions.beforeAttempt = ({ signal, deadline }) => waitUntilReady(waitOnline, waitVisible, signal, deadline, clock);
   }
 
+  let value: Response;
   try {
-    return await downstream.call(operation, callOptions);
+    value = await downstream.call(operation, callOptions);
   } catch (error) {
-    if (throwHttpErrors || !isGiveUpError(error)) throw error;
-    const failure = failureOf(error.cause);
-    if (failure === undefined) throw error;
-    // A response whose attempt was followed by a retry had its body drained to free the
-    // connection; the call then stopped before that retry (deadline, verify): hand back a copy.
-    if (failure.drained !== undefined) return rebuildResponse(failure.response, await failure.drained.bytes);
+    const last = lastFailure;
+    lastFailure = undefined;
+    const failure = isGiveUpError(error) ? failureOf(error.cause) : undefined;
+    if (failure === undefined) {
+      // An abort, a network failure, a fallback that threw: nobody gets the last response.
+      if (last !== undefined) discard(last);
+      throw error;
+    }
+    if (throwHttpErrors) {
+      // The error's response shares the body with the caller's; a drain still running holds it.
+      failure.drained?.cancel();
+      throw error;
+    }
+    // The call stopped after a retry was planned (verify, deadline, breaker): the body was
+    // being drained meanwhile. Hand it back at once — read, or what was read plus the rest —
+    // never waiting on a body that may not end.
+    if (failure.drained !== undefined) return rebuildResponse(failure.response, failure.drained.take());
     return failure.response;
   }
+  // A failed response still held here was answered by the fallback: let its connection go.
+  const last = lastFailure;
+  lastFailure = undefined;
+  if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
+  return value;
 }
 
-/**
- * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
- * with `options` as defaults for each call (a call's init overrides them).
- */
-export function createFetch(
-  downstream: Downstream,
-  options?: KindlyFetchOptions,
-): (input: RequestInfo | URL, init?: KindlyRequestInit) => Promise<Response> {
-  if (options !== undefined) validate(options, 'createFetch', true);
-  const defaults = options ?? {};
-  return (input, init) => fetchThrough(downstream, input, init === undefined ? defaults : { ...defaults, ...init });
+/** True when `init` carries one of kindly's own keys (only then is it checked). */
+function needsValidation(init: KindlyRequestInit): boolean {
+  if (typeof init !== 'object') return true;
+  for (const name in init) if (KINDLY_KEYS.has(name)) return true;
+  return false;
 }
 
 function validate(options: KindlyRequestInit, subject: string, onlyOptions: boolean): void {
@@ -393,7 +507,7 @@ interface NormalizedRequest {
  * re-sending a `Request` object) keeps one code path for every attempt and for every fetch
  * implementation.
  */
-function normalize(input: RequestInfo | URL, options: KindlyRequestInit): NormalizedRequest {
+function normalize(input: RequestInfo | URL, options: KindlyRequestInit | undefined): NormalizedRequest {
   const init: RequestInit = {};
   let url: string;
   if (typeof input === 'string') url = input;
@@ -414,59 +528,97 @@ function normalize(input: RequestInfo | URL, options: KindlyRequestInit): Normal
     if (r.mode !== 'navigate') init.mode = r.mode;
     init.signal = r.signal;
   }
-  for (const name of Object.keys(options)) {
-    if (!KINDLY_KEYS.has(name)) (init as Record<string, unknown>)[name] = (options as Record<string, unknown>)[name];
+  if (options !== undefined) {
+    for (const name of Object.keys(options)) {
+      if (!KINDLY_KEYS.has(name)) (init as Record<string, unknown>)[name] = (options as Record<string, unknown>)[name];
+    }
   }
   const signal = init.signal ?? undefined;
   delete init.signal;
   return { url, init, signal, method: init.method ?? 'GET' };
 }
 
-async function chooseFetch(options: KindlyFetchOptions): Promise<FetchFunction> {
-  if (options.fetch !== undefined) return options.fetch;
-  if (options.connectTimeout !== undefined && pageEnvironment().window === undefined) {
-    return await connectTimeoutFetch(options.connectTimeout);
+/** Looked up at call time, so a fetch installed later (polyfill, test double) is used. */
+const platformFetch: FetchFunction = (input, init) => globalThis.fetch(input, init);
+
+/**
+ * The request's headers, copied once. A header the platform refuses (a control character in
+ * a value) rejects without quoting it: the value may be a credential (SPEC S9).
+ */
+function requestHeaders(headers: HeadersInit | undefined): Headers {
+  try {
+    return new Headers(headers);
+  } catch {
+    throw new TypeError(
+      'fetch: the request headers are invalid (a name or value with characters HTTP does not allow); values are not shown, as they may be credentials',
+    );
   }
-  // Looked up at call time, so a fetch installed later (polyfill, test double) is used.
-  return (input, init) => globalThis.fetch(input, init);
+}
+
+/** The call's deadline as `Downstream.call` will compute it, fixed now (monotonic ms; `Infinity` for none). */
+function callDeadline(downstream: Downstream, init: KindlyRequestInit | undefined, scope: DeadlineScope | undefined): number {
+  let deadline = scope?.deadline ?? Number.POSITIVE_INFINITY;
+  if (init?.deadline !== undefined && init.deadline < deadline) deadline = init.deadline;
+  const timeout = init?.timeout ?? downstream.totalTimeout;
+  if (timeout !== undefined) deadline = Math.min(deadline, downstream.clock.monotonic() + timeout);
+  return deadline;
+}
+
+/** Buffers a stream body, stopped by either signal or the deadline (SPEC S8.1, S12: nothing hangs). */
+async function buffer(
+  source: unknown,
+  limit: number,
+  own: AbortSignal | undefined,
+  outer: AbortSignal | undefined,
+  deadline: number,
+  clock: Clock,
+  downstream: string,
+): Promise<PreparedBody> {
+  const link = own !== undefined && outer !== undefined && own !== outer ? linkSignals(own, outer) : undefined;
+  const signal = link?.signal ?? own ?? outer;
+  try {
+    return await prepareBody(source, limit, {
+      ...(signal === undefined ? {} : { signal }),
+      ...(deadline === Number.POSITIVE_INFINITY ? {} : { deadline, clock }),
+      downstream,
+    });
+  } finally {
+    link?.dispose();
+  }
 }
 
 /**
- * The signal for one attempt's `fetch`. During the attempt `ctx.signal` already follows the
- * caller's signal; after the response is returned only the caller's signal matters, for
- * reading the body — so the two are combined. `AbortSignal.any` costs tens of µs, nothing
- * next to an HTTP request, and (unlike a listener of ours) it does not accumulate listeners on
- * a long-lived caller signal. Without it (old browsers) the body read follows `ctx.signal` only.
+ * Waits for `drain` to finish, for at most DRAIN_WAIT_MS or until `signal` aborts; then
+ * cancels it.
  */
-function attemptSignal(attempt: AbortSignal, caller: AbortSignal | undefined): AbortSignal {
-  if (caller === undefined) return attempt;
-  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
-  return typeof any === 'function' ? any.call(AbortSignal, [attempt, caller]) : attempt;
-}
-
-/** Waits for `drain` to finish, cancelling it if `signal` aborts first. */
-async function drained(drain: Drain, signal: AbortSignal): Promise<void> {
+function settle(drain: Drain, signal: AbortSignal, clock: Clock): Promise<void> {
   if (signal.aborted) {
     drain.cancel();
-    return;
+    return Promise.resolve();
   }
-  const onAbort = () => drain.cancel();
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    await drain.bytes;
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      drain.cancel(); // settles `bytes`, which resolves this promise
+    };
+    const cancelTimer = clock.schedule(DRAIN_WAIT_MS, stop);
+    signal.addEventListener('abort', stop);
+    void drain.bytes.then(() => {
+      cancelTimer();
+      signal.removeEventListener('abort', stop);
+      resolve();
+    });
+  });
 }
 
-/** The lane key of a URL: its host (with port), so one failing host does not open the breaker for another. */
-function hostOf(url: string): string {
-  const location = (globalThis as { location?: { href?: string } }).location;
-  try {
-    return new URL(url, location?.href).host;
-  } catch {
-    return url;
+/** Lets go of a failed response nobody will read: its drain stopped, or its body cancelled. */
+function discard(failure: FailedResponse): void {
+  failure.link?.release();
+  if (failure.drained !== undefined) {
+    failure.drained.cancel();
+    return;
   }
+  const body = failure.response.body;
+  if (body !== null && !body.locked) body.cancel().catch(() => undefined);
 }
 
 /** On Node (no page) always; in a page only for requests to the page's own origin. */
@@ -497,19 +649,26 @@ async function waitUntilReady(
   }
 }
 
-/** A wait hint in the body of a failed response, when its headers have none. */
+/**
+ * A wait hint in the body of a failed response, when its headers have none. Read only from
+ * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
+ * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
+ * slow body gives no hint rather than a timed-out attempt.
+ */
 async function bodyHint(
   response: Response,
   clock: Clock,
   extractors: readonly BodyHintExtractor[],
   throttled: boolean | undefined,
+  ctx: CallContext,
 ): Promise<number | undefined> {
   const now = clock.now();
   if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return undefined;
   const type = response.headers.get('content-type') ?? '';
   if (!/json|text/i.test(type)) return undefined;
-  const length = Number(response.headers.get('content-length') ?? 0);
-  if (length > MAX_BODY_HINT_CHARS) return undefined;
-  const text = await peekText(response, MAX_BODY_HINT_CHARS);
+  const length = response.headers.get('content-length');
+  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return undefined;
+  const waitMs = Math.min(BODY_HINT_WAIT_MS, ctx.timeLeft() / 2);
+  const text = await peekText(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
   return text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
 }

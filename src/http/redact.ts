@@ -96,3 +96,118 @@ export function redactUrlIn(text: string, url: string | undefined, secretParams?
   if (url === undefined || url.length === 0 || !text.includes(url)) return text;
   return text.split(url).join(redactUrl(url, secretParams));
 }
+
+/**
+ * Headers whose values are credentials, never copied into an error or event (SPEC S9):
+ * request credentials, and the session cookies a response sets.
+ */
+export const SECRET_HEADERS: readonly string[] = Object.freeze([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'set-cookie2',
+]);
+
+/** Shortest part of a secret header value looked for on its own (shorter parts are names like `sid`). */
+const MIN_SECRET_PART = 6;
+
+/** Response headers that hold a URL, which may carry credentials or a secret query parameter. */
+const URL_HEADERS: ReadonlySet<string> = new Set(['location', 'content-location']);
+
+/**
+ * A copy of `headers` fit for an error or event: the {@link SECRET_HEADERS} left out, the URL
+ * in `Location` / `Content-Location` redacted, everything else as it was.
+ */
+export function redactHeaders(headers: Headers, secretParams?: readonly string[]): Headers {
+  const copy = new Headers();
+  headers.forEach((value, name) => {
+    if (SECRET_HEADERS.includes(name)) return;
+    copy.append(name, URL_HEADERS.has(name) ? redactUrl(value, secretParams) : value);
+  });
+  return copy;
+}
+
+/**
+ * The same for a client library's header object (axios' `AxiosHeaders`, node:http's
+ * `IncomingHttpHeaders`, a plain record): a plain record with lower-case names, fit for an
+ * error or event. Never throws; anything that is not a header object gives `{}`.
+ */
+export function redactHeaderRecord(
+  headers: unknown,
+  secretParams?: readonly string[],
+): Record<string, string | readonly string[]> {
+  const out: Record<string, string | readonly string[]> = {};
+  try {
+    if (headers === null || typeof headers !== 'object') return out;
+    // WHATWG Headers: its entries are not own properties.
+    if (typeof Headers === 'function' && headers instanceof Headers)
+      return Object.fromEntries(redactHeaders(headers, secretParams));
+    // AxiosHeaders keeps one own property per header (and methods on its prototype).
+    const toJSON = (headers as { toJSON?: unknown }).toJSON;
+    const source = typeof toJSON === 'function' ? (toJSON as () => unknown).call(headers) : headers;
+    if (source === null || typeof source !== 'object') return out;
+    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
+      const name = key.toLowerCase();
+      if (SECRET_HEADERS.includes(name)) continue;
+      if (typeof value === 'string') out[name] = URL_HEADERS.has(name) ? redactUrl(value, secretParams) : value;
+      else if (typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
+      else if (Array.isArray(value)) out[name] = value.filter((v): v is string => typeof v === 'string');
+    }
+  } catch {
+    // A hostile header object: nothing from it.
+  }
+  return out;
+}
+
+/**
+ * The secret strings a request carries, to look for in text written by other code (an error
+ * message that quotes the URL): the URL's user-info and password (raw and decoded), the values
+ * of its secret query parameters (raw and decoded), and the values of its secret headers.
+ */
+export function secretValues(
+  url: string,
+  secretParams: readonly string[] = DEFAULT_SECRET_QUERY_PARAMS,
+  headers?: { get(name: string): string | null },
+): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined | null) => {
+    if (value === undefined || value === null || value.length === 0) return;
+    found.add(value);
+    const decoded = decodeName(value);
+    if (decoded.length > 0) found.add(decoded);
+  };
+  const hash = url.indexOf('#');
+  const text = hash >= 0 ? url.slice(0, hash) : url;
+  const question = text.indexOf('?');
+  const beforeQuery = question >= 0 ? text.slice(0, question) : text;
+  const scheme = beforeQuery.indexOf('//');
+  if (scheme >= 0) {
+    const slash = beforeQuery.indexOf('/', scheme + 2);
+    const authority = beforeQuery.slice(scheme + 2, slash < 0 ? beforeQuery.length : slash);
+    const at = authority.lastIndexOf('@');
+    if (at >= 0) {
+      const userInfo = authority.slice(0, at);
+      add(userInfo);
+      const colon = userInfo.indexOf(':');
+      if (colon >= 0) add(userInfo.slice(colon + 1));
+    }
+  }
+  if (question >= 0) {
+    const secrets = new Set(secretParams.map((name) => name.toLowerCase()));
+    for (const part of text.slice(question + 1).split('&')) {
+      const eq = part.indexOf('=');
+      if (eq >= 0 && secrets.has(decodeName(part.slice(0, eq)).toLowerCase())) add(part.slice(eq + 1));
+    }
+  }
+  if (headers !== undefined) {
+    for (const name of SECRET_HEADERS) {
+      const value = headers.get(name);
+      if (value === null) continue;
+      add(value);
+      // `Bearer <token>`, `a=<x>; b=<y>`: a message may quote one part only.
+      for (const part of value.split(/[\s;,=]+/)) if (part.length >= MIN_SECRET_PART) add(part);
+    }
+  }
+  return [...found];
+}

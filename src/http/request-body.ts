@@ -1,3 +1,6 @@
+import { DeadlineExceededError } from '../errors/errors.js';
+import type { Clock } from '../time/clock.js';
+
 /**
  * Largest request body kindly reads into memory to be able to send it again, in bytes.
  * Bodies that are already replayable (strings, bytes, Blob, FormData, URLSearchParams) are
@@ -16,6 +19,21 @@ export type PreparedBody =
    */
   | { replayable: false; body: ReadableStream<Uint8Array> };
 
+/** Bounds on the buffering done by {@link prepareBody}. */
+export interface PrepareBodyOptions {
+  /** Aborting stops the buffering: the source is cancelled and `prepareBody` rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /**
+   * Absolute deadline in `clock`'s monotonic ms: when it passes, the source is cancelled and
+   * `prepareBody` rejects with a `DeadlineExceededError` (outcome `failed`: nothing was sent).
+   */
+  deadline?: number;
+  /** Needed with `deadline`. */
+  clock?: Clock;
+  /** For the error. */
+  downstream?: string;
+}
+
 /**
  * Makes `body` safe to send more than once, or says it cannot be.
  *
@@ -24,24 +42,99 @@ export type PreparedBody =
  * - `ReadableStream`, async iterables (Node `Readable`, generators): read into memory up to
  *   `limit` bytes. A stream that ends within the limit becomes one `Uint8Array` (replayable);
  *   a longer one is handed back as a one-shot stream that replays the bytes already read and
- *   then the rest — nothing is lost, but it can be sent only once.
+ *   then the rest — nothing is lost, but it can be sent only once. The reading stops, and the
+ *   source is cancelled, when `options.signal` aborts or `options.deadline` passes: a stream
+ *   that never ends cannot hold the call.
  * - anything else is passed through untouched (fetch will convert or reject it).
  */
-export async function prepareBody(body: unknown, limit: number = DEFAULT_MAX_BUFFERED_BODY): Promise<PreparedBody> {
-  if (isReplayable(body)) return { replayable: true, body };
-  const source = chunkSource(body);
-  if (source === undefined) return { replayable: true, body };
+export async function prepareBody(
+  body: unknown,
+  limit: number = DEFAULT_MAX_BUFFERED_BODY,
+  options?: PrepareBodyOptions,
+): Promise<PreparedBody> {
+  const asIs = preparedAsIs(body);
+  if (asIs !== undefined) return asIs;
+  const source = chunkSource(body) as ChunkSource;
+  const stop = stopper(options);
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const next = await source.next();
-    if (next.done) break;
-    const chunk = toBytes(next.value);
-    chunks.push(chunk);
-    total += chunk.byteLength;
-    if (total > limit) return { replayable: false, body: resume(chunks, source) };
+  try {
+    for (;;) {
+      const next = await (stop === undefined ? source.next() : Promise.race([source.next(), stop.stopped]));
+      if (next.done) break;
+      const chunk = toBytes(next.value);
+      chunks.push(chunk);
+      total += chunk.byteLength;
+      if (total > limit) return { replayable: false, body: resume(chunks, source) };
+    }
+  } catch (error) {
+    if (stop?.reason !== undefined) {
+      source.cancel(stop.reason.value).catch(() => undefined);
+      throw stop.reason.value;
+    }
+    throw error;
+  } finally {
+    stop?.dispose();
   }
   return { replayable: true, body: concat(chunks, total) };
+}
+
+/**
+ * `body` as it is, when it needs no buffering (everything but streams and async iterables);
+ * `undefined` when {@link prepareBody} has to read it. Synchronous, for the common case.
+ */
+export function preparedAsIs(body: unknown): PreparedBody | undefined {
+  if (isReplayable(body) || !isChunked(body)) return { replayable: true, body };
+  return undefined;
+}
+
+interface Stopper {
+  /** Rejects when the signal aborts or the deadline passes (never resolves). */
+  stopped: Promise<never>;
+  /** Set when stopped: why (boxed, since a reason may be `undefined`). */
+  reason: { value: unknown } | undefined;
+  dispose(): void;
+}
+
+function stopper(options: PrepareBodyOptions | undefined): Stopper | undefined {
+  const signal = options?.signal;
+  const clock = options?.clock;
+  const deadline = options?.deadline;
+  const timed = clock !== undefined && deadline !== undefined && deadline !== Number.POSITIVE_INFINITY;
+  if (signal === undefined && !timed) return undefined;
+  let reject!: (reason: unknown) => void;
+  const stopped = new Promise<never>((_resolve, fail) => {
+    reject = fail;
+  });
+  stopped.catch(() => undefined); // observed through the race; never an unhandled rejection
+  let cancelTimer: (() => void) | undefined;
+  const onAbort = () => stop(signal?.reason);
+  const state: Stopper = {
+    stopped,
+    reason: undefined,
+    dispose: () => {
+      cancelTimer?.();
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
+  const stop = (reason: unknown) => {
+    if (state.reason !== undefined) return;
+    state.reason = { value: reason };
+    state.dispose();
+    reject(reason);
+  };
+  const expired = () => {
+    const details: ConstructorParameters<typeof DeadlineExceededError>[0] = { outcome: 'failed', attempts: 0 };
+    if (options?.downstream !== undefined) details.downstream = options.downstream;
+    stop(new DeadlineExceededError(details));
+  };
+  if (signal?.aborted) onAbort();
+  else if (timed && clock.monotonic() >= deadline) expired();
+  else {
+    signal?.addEventListener('abort', onAbort);
+    if (timed) cancelTimer = clock.schedule(deadline - clock.monotonic(), expired);
+  }
+  return state;
 }
 
 function isReplayable(body: unknown): boolean {
@@ -58,6 +151,15 @@ function isReplayable(body: unknown): boolean {
 interface ChunkSource {
   next(): Promise<IteratorResult<unknown>>;
   cancel(reason: unknown): Promise<void>;
+}
+
+/** A stream or async iterable: read chunk by chunk. */
+function isChunked(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  return (
+    typeof (body as { getReader?: unknown }).getReader === 'function' ||
+    typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
 }
 
 function chunkSource(body: unknown): ChunkSource | undefined {

@@ -103,6 +103,24 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
     expect(dump).not.toContain('QUERYSECRET');
   });
 
+  it('review defect 4: Set-Cookie of a failed response never reaches an event; axios’ own error keeps it', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(503, { 'set-cookie': 'sid=COOKIESECRET', 'retry-after': '0', 'content-type': 'application/json' }).end('{}');
+    });
+    const d = api(1);
+    const events: KindlyEvent[] = [];
+    d.onAny((e) => events.push(e));
+    const error = await kindlyAxios(axios.create(), d)
+      .get(server.url)
+      .catch((e: unknown) => e);
+    expect(isAxiosError(error) && error.response?.headers['set-cookie']).toEqual(['sid=COOKIESECRET']);
+    const ends = events.filter((e) => e.type === 'attempt-end');
+    expect(ends).toHaveLength(3);
+    const statusError = ends[0]?.type === 'attempt-end' ? (ends[0].error as { response?: { headers?: unknown } }) : undefined;
+    expect(statusError?.response?.headers).toMatchObject({ 'retry-after': '0', 'content-type': 'application/json' });
+    expect(inspect(events, { depth: 12 }) + JSON.stringify(events)).not.toContain('COOKIESECRET');
+  });
+
   it('POST without a key is not sent twice after a 502; with idempotencyKey it is retried with the same key', async () => {
     const keys: Array<string | undefined> = [];
     const server = await serve(async (req, res) => {

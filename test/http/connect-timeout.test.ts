@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectTimeoutFetch } from '../../src/http/index.js';
+import { connectTimeoutFetch, isHttpRequestError } from '../../src/http/index.js';
 import { downstream, isGiveUpError } from '../../src/index.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -44,8 +44,8 @@ describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
     const error = await api.fetch(server.url, { connectTimeout: 100 }).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
-    const cause = isGiveUpError(error) ? (error.cause as { cause?: { code?: string } }) : undefined;
-    expect(cause?.cause?.code).toBe('UND_ERR_CONNECT_TIMEOUT');
+    const cause = isGiveUpError(error) ? error.cause : undefined;
+    expect(isHttpRequestError(cause) && cause.errorCode).toBe('UND_ERR_CONNECT_TIMEOUT');
     expect(server.accepted()).toBe(2);
   });
 

@@ -1,8 +1,15 @@
+import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createFetch, FETCH_DEFAULTS, fetchThrough, isRequestBodyNotReplayableError } from '../../src/http/index.js';
-import { HttpStatusError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createFetch,
+  FETCH_DEFAULTS,
+  fetchThrough,
+  isHttpRequestError,
+  isRequestBodyNotReplayableError,
+} from '../../src/http/index.js';
+import { HttpStatusError, isDeadlineExceededError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
 import { type DownstreamOptions, downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen, readBody, refusedPort, until } from './support/loopback.js';
 
@@ -144,19 +151,22 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
 });
 
 describe('fetchThrough — deadlines and cancellation', () => {
-  it('sends x-request-timeout-ms with the time left when the call has a deadline, and none without', async () => {
+  it("sends x-request-timeout-ms with the attempt's time left (call deadline or attempt timeout), and none without either", async () => {
     const budgets: Array<string | undefined> = [];
     const server = await serve((req, res) => {
       budgets.push(req.headers['x-request-timeout-ms'] as string | undefined);
       res.writeHead(200).end();
     });
-    await api().fetch(server.url, { timeout: 800 });
-    await api().fetch(server.url);
-    expect(budgets[1]).toBeUndefined();
-    const sent = Number(budgets[0]);
-    expect(Number.isInteger(sent)).toBe(true);
-    expect(sent).toBeGreaterThan(0);
-    expect(sent).toBeLessThanOrEqual(800);
+    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800 });
+    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800 });
+    await api({ attemptTimeout: false }).fetch(server.url);
+    expect(budgets[2]).toBeUndefined();
+    const [byDeadline, byAttempt] = budgets.map(Number);
+    expect(Number.isInteger(byDeadline)).toBe(true);
+    expect(byDeadline).toBeGreaterThan(300);
+    expect(byDeadline).toBeLessThanOrEqual(800);
+    expect(byAttempt).toBeGreaterThan(0);
+    expect(byAttempt).toBeLessThanOrEqual(300);
   });
 
   it('an attempt timeout aborts the request: the server sees the connection close', async () => {
@@ -481,5 +491,294 @@ describe('createFetch — options', () => {
     const f = createFetch(api(), { throwHttpErrors: true });
     await expect(f(server.url)).rejects.toSatisfy(isGiveUpError);
     expect((await f(server.url, { throwHttpErrors: false })).status).toBe(503);
+  });
+});
+
+/** Settles with the call's outcome, or 'still pending' if it has not settled within `ms` (a hang). */
+async function within<T>(pending: Promise<T>, ms: number): Promise<T | 'still pending'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<'still pending'>((resolve) => {
+    timer = setTimeout(() => resolve('still pending'), ms);
+  });
+  return await Promise.race([pending, hang]).finally(() => clearTimeout(timer));
+}
+
+/** A stream that yields one chunk and then never ends (nor errors), telling when it is cancelled. */
+function endless(): { stream: ReadableStream<Uint8Array>; cancelled: Promise<unknown> } {
+  let onCancel!: (reason: unknown) => void;
+  const cancelled = new Promise<unknown>((resolve) => {
+    onCancel = resolve;
+  });
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('first chunk'));
+    },
+    cancel(reason) {
+      onCancel(reason);
+    },
+  });
+  return { stream, cancelled };
+}
+
+describe('fetchThrough — regressions from the review of the HTTP layer', () => {
+  it('defect 1: .fetch() no longer hangs past its deadline when verify stops a planned retry while the failed body is still arriving', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(500, { 'content-type': 'application/octet-stream' });
+      res.write('partial'); // and never ends
+    });
+    const started = performance.now();
+    // A POST ending `unknown` (500) is retried only after verify; the 500's body starts
+    // draining when the retry is planned, then verify says the attempt took effect.
+    const result = await within(
+      api().fetch(server.url, { method: 'POST', body: 'x', timeout: 1_000, verify: () => true }),
+      3_000,
+    );
+    expect(result).not.toBe('still pending');
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const response = result as Response;
+    expect(hits).toBe(1);
+    expect(response.status).toBe(500);
+    // Nothing read by the drain is lost: the body starts with the bytes that had arrived.
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('partial');
+    await reader.cancel();
+  });
+
+  it('defect 1: the same when the breaker opens during the backoff, after the drain started', async () => {
+    const server = await serve((req, res) => {
+      res.writeHead(503, { 'content-type': 'application/octet-stream' });
+      if (req.url === '/stalled')
+        res.write('partial'); // and never ends
+      else res.end('done');
+    });
+    const d = api({
+      breaker: { threshold: 2, breakMs: 10_000 },
+      retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 150, jitter: 'none' } },
+    });
+    const giveUps: string[] = [];
+    d.on('give-up', (e) => giveUps.push(e.reason));
+    const stalled = d.fetch(`${server.url}/stalled`, { timeout: 2_000 });
+    // While the first call sleeps before its retry (its 503 body draining), a second call's
+    // failure on the same host opens the breaker: the first call gives up when it wakes.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const other = await d.fetch(`${server.url}/other`);
+    await other.text();
+    const result = await within(stalled, 3_000);
+    expect(result).not.toBe('still pending');
+    expect(giveUps).toEqual(['circuit-open', 'circuit-open']); // the other call's, then this one's
+    const response = result as Response;
+    expect(response.status).toBe(503);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('partial');
+    await reader.cancel();
+  });
+
+  it('defect 2: a 503 whose body is slow stays `failed`; looking for a body hint no longer turns it into an attempt timeout', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      // JSON, small by its Content-Length, but the body never comes.
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': '40' });
+      res.write('{"x":');
+    });
+    const d = api({ attemptTimeout: 2_000, retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 5, jitter: 'none' } } });
+    const outcomes: string[] = [];
+    d.on('attempt-end', (e) => outcomes.push(e.outcome));
+    const started = performance.now();
+    const response = await d.fetch(server.url);
+    expect(response.status).toBe(503);
+    expect(outcomes).toEqual(['failed', 'failed', 'failed']);
+    expect(hits).toBe(3);
+    // Three attempts, none anywhere near the 2 s attempt timeout.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await response.body?.cancel();
+  });
+
+  it('defect 2: a body hint is still read from a small body that arrives in time', async () => {
+    const at: number[] = [];
+    const server = await serve((_req, res) => {
+      at.push(performance.now());
+      if (at.length > 1) return void res.writeHead(200).end();
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.write('{"error":'); // chunked, no Content-Length; the rest follows shortly
+      setTimeout(() => res.end('{"retry_after_ms":150}}'), 10);
+    });
+    const response = await api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }).fetch(
+      server.url,
+    );
+    expect(response.status).toBe(200);
+    expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(150);
+  });
+
+  it('defect 3: a never-ending stream body no longer holds the call past the caller’s abort', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(200).end();
+    });
+    const { stream, cancelled } = endless();
+    const controller = new AbortController();
+    const reason = new Error('caller gave up');
+    setTimeout(() => controller.abort(reason), 50);
+    const pending = api().fetch(server.url, {
+      method: 'PUT',
+      body: stream,
+      duplex: 'half',
+      signal: controller.signal,
+    } as RequestInit);
+    const result = await within(
+      pending.catch((e: unknown) => e),
+      3_000,
+    );
+    expect(result).toBe(reason);
+    expect(await cancelled).toBe(reason); // the source was told to stop
+    expect(hits).toBe(0);
+  });
+
+  it('defect 3: … nor past its timeout: DeadlineExceededError, nothing sent', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(200).end();
+    });
+    const { stream, cancelled } = endless();
+    const pending = api().fetch(server.url, { method: 'PUT', body: stream, duplex: 'half', timeout: 100 } as RequestInit);
+    const result = await within(
+      pending.catch((e: unknown) => e),
+      3_000,
+    );
+    expect(isDeadlineExceededError(result)).toBe(true);
+    expect(isDeadlineExceededError(result) && result.outcome).toBe('failed');
+    await cancelled;
+    expect(hits).toBe(0);
+  });
+
+  it('defect 4: URL credentials and secret query values never reach the GiveUpError, its cause or the events', async () => {
+    const server = await serve((_req, res) => res.writeHead(200).end());
+    const d = api();
+    const events: KindlyEvent[] = [];
+    d.onAny((e) => events.push(e));
+    const port = new URL(server.url).port;
+    // undici refuses the URL with a TypeError that quotes it whole.
+    const error = await d.fetch(`http://alice:PASSSECRET@127.0.0.1:${port}/x?token=QUERYSECRET`).catch((e: unknown) => e);
+    expect(isGiveUpError(error)).toBe(true);
+    const cause = isGiveUpError(error) ? error.cause : undefined;
+    expect(isHttpRequestError(cause)).toBe(true);
+    expect(String((cause as Error).message)).toContain('http://REDACTED@127.0.0.1');
+    expect(String((cause as Error).message)).toContain('token=REDACTED');
+    const dump =
+      inspect({ error, events }, { depth: 12, showHidden: true }) + String((error as Error).stack) + JSON.stringify(events);
+    for (const secret of ['PASSSECRET', 'QUERYSECRET', 'alice:']) expect(dump).not.toContain(secret);
+  });
+
+  it('defect 4: a network error without a secret in it is kept as the cause, with its code', async () => {
+    const url = await refusedPort();
+    const error = await api({ retry: false })
+      .fetch(`${url}/x?token=QUERYSECRET`)
+      .catch((e: unknown) => e);
+    const cause = isGiveUpError(error) ? error.cause : undefined;
+    expect(isHttpRequestError(cause) && cause.errorCode).toBe('ECONNREFUSED');
+    expect(isHttpRequestError(cause) && cause.url).toBe(`${url}/x?token=REDACTED`);
+    expect((cause as Error).cause).toBeInstanceOf(TypeError); // undici's own `fetch failed`
+    expect(inspect(error, { depth: 12 })).not.toContain('QUERYSECRET');
+  });
+
+  it('defect 4: Set-Cookie never reaches an HttpStatusError or an event; the caller’s own response keeps it', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res
+        .writeHead(hits < 3 ? 503 : 404, { 'set-cookie': 'sid=COOKIESECRET; HttpOnly', 'content-type': 'text/plain' })
+        .end(`no #${hits}`);
+    });
+    const d = api();
+    const events: KindlyEvent[] = [];
+    d.onAny((e) => events.push(e));
+    const error = await d.fetch(server.url, { throwHttpErrors: true }).catch((e: unknown) => e);
+    expect(isGiveUpError(error)).toBe(true);
+    const statusError = (error as Error).cause as HttpStatusError;
+    const exposed = statusError.response as Response;
+    expect(exposed.headers.get('set-cookie')).toBeNull();
+    expect(exposed.headers.get('content-type')).toBe('text/plain');
+    expect(await exposed.text()).toBe('no #3'); // still readable
+    const dump = inspect({ error, events }, { depth: 12 }) + JSON.stringify(events);
+    expect(dump).not.toContain('COOKIESECRET');
+    const own = await api({ retry: false }).fetch(server.url);
+    expect(own.headers.get('set-cookie')).toContain('COOKIESECRET');
+    await own.text();
+  });
+
+  it('defect 5: when a fallback answers, the last failed response’s body is cancelled: its connection closes', async () => {
+    let closed = 0;
+    const server = await serve((req, res) => {
+      req.socket.once('close', () => closed++);
+      res.writeHead(503, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(1024)); // a body that never ends: only a cancel frees the socket
+    });
+    const response = await api({ retry: false }).fetch(server.url, { fallback: () => new Response('from the fallback') });
+    expect(await response.text()).toBe('from the fallback');
+    await until(() => closed === 1, 'the failed response’s connection to close');
+  });
+
+  it('defect 5: the same when the fallback answers after a retry was planned (the drain is cancelled)', async () => {
+    let closed = 0;
+    const server = await serve((req, res) => {
+      req.socket.once('close', () => closed++);
+      res.writeHead(500, { 'content-type': 'application/octet-stream' });
+      res.write('partial');
+    });
+    const response = await api().fetch(server.url, {
+      method: 'POST',
+      body: 'x',
+      verify: () => true,
+      fallback: () => new Response('from the fallback'),
+    });
+    expect(await response.text()).toBe('from the fallback');
+    await until(() => closed === 1, 'the failed response’s connection to close');
+  });
+
+  it('defect 6: a long-lived caller signal carries at most one kindly listener and no AbortSignal.any, over many calls', async () => {
+    const server = await serve((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    const any = vi.spyOn(AbortSignal, 'any');
+    const d = api();
+    const long = new AbortController();
+    let most = 0;
+    try {
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < 50; i++) {
+            const response = await d.fetch(server.url, { signal: long.signal });
+            most = Math.max(most, getEventListeners(long.signal, 'abort').length);
+            expect(await response.text()).toBe('ok');
+          }
+        }),
+      );
+      expect(any).not.toHaveBeenCalled();
+    } finally {
+      any.mockRestore();
+    }
+    // One listener of kindly's fetch layer for every attempt following the signal, plus one per
+    // attempt in flight (the pipeline's own, removed when the attempt ends).
+    expect(most).toBeLessThanOrEqual(1 + 4);
+    expect(getEventListeners(long.signal, 'abort').length).toBeLessThanOrEqual(1);
+  });
+
+  it('defect 6: the caller’s signal still aborts a body being read after the response arrived, as with fetch', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write('head');
+    });
+    const controller = new AbortController();
+    const response = await api().fetch(server.url, { signal: controller.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('head');
+    const next = reader.read();
+    const reason = new Error('stop reading');
+    controller.abort(reason);
+    await expect(next).rejects.toBe(reason);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl } from '../../src/http/index.js';
+import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaders, redactUrl, SECRET_HEADERS } from '../../src/http/index.js';
+import { redactHeaderRecord, secretValues } from '../../src/http/redact.js';
 
 describe('redactUrl (SPEC S9)', () => {
   it('hides credentials, secret query values and the fragment; keeps everything else byte for byte', () => {
@@ -34,6 +35,62 @@ describe('redactUrl (SPEC S9)', () => {
           for (const [k, v] of others) if (!DEFAULT_SECRET_QUERY_PARAMS.includes(k)) expect(out).toContain(`${k}=${v}`);
         },
       ),
+    );
+  });
+});
+
+describe('redactHeaders / redactHeaderRecord / secretValues (review defect 4)', () => {
+  it('pins the secret headers', () => {
+    expect(SECRET_HEADERS).toEqual(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'set-cookie2']);
+  });
+
+  it('Headers: secret headers left out, Location redacted, the rest kept', () => {
+    const headers = new Headers([
+      ['Set-Cookie', 'a=COOKIESECRET'],
+      ['set-cookie', 'b=COOKIESECRET'],
+      ['Authorization', 'Bearer AUTHSECRET'],
+      ['Location', 'https://h/next?access_token=TOKENSECRET'],
+      ['Retry-After', '5'],
+    ]);
+    const copy = redactHeaders(headers);
+    expect([...copy]).toEqual([
+      ['location', 'https://h/next?access_token=REDACTED'],
+      ['retry-after', '5'],
+    ]);
+  });
+
+  it('records of any shape (axios’ AxiosHeaders has toJSON; node:http has arrays); hostile input gives {}', () => {
+    const axiosLike = {
+      toJSON: () => ({ 'Set-Cookie': ['sid=COOKIESECRET'], 'Retry-After': '5', 'Content-Length': 12 }),
+    };
+    expect(redactHeaderRecord(axiosLike)).toEqual({ 'retry-after': '5', 'content-length': '12' });
+    expect(redactHeaderRecord({ 'set-cookie': ['x'], via: ['a', 'b'], location: '/p?token=T' })).toEqual({
+      via: ['a', 'b'],
+      location: '/p?token=REDACTED',
+    });
+    expect(redactHeaderRecord(new Headers({ cookie: 'c', 'x-a': '1' }))).toEqual({ 'x-a': '1' });
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no');
+        },
+      },
+    );
+    for (const value of [undefined, null, 'text', 7, hostile]) expect(redactHeaderRecord(value)).toEqual({});
+  });
+
+  it('property: secretValues finds the password, every secret query value and every part of a credential header', () => {
+    const word = fc.stringMatching(/^[A-Za-z0-9]{6,14}$/);
+    fc.assert(
+      fc.property(word, word, word, fc.constantFrom(...DEFAULT_SECRET_QUERY_PARAMS), (password, value, token, name) => {
+        const url = `https://me:${password}@h.example/p?page=1&${encodeURIComponent(name)}=${value}`;
+        const found = secretValues(url, DEFAULT_SECRET_QUERY_PARAMS, new Headers({ authorization: `Bearer ${token}` }));
+        expect(found).toContain(password);
+        expect(found).toContain(value);
+        expect(found).toContain(token);
+        expect(found).not.toContain('1');
+      }),
     );
   });
 });

@@ -1,0 +1,166 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DRAIN_LIMIT, drainBody, peekText, withoutSecrets } from '../../src/http/response-body.js';
+import { VirtualClock } from '../../src/index.js';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (data: Uint8Array) => new TextDecoder().decode(data);
+
+/** A body whose chunks arrive one by one when `push` is called, and which ends on `end`. */
+function trickle() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return {
+    response: new Response(stream, { status: 503, headers: { 'content-type': 'application/json' } }),
+    push: (chunk: string) => controller.enqueue(bytes(chunk)),
+    end: () => controller.close(),
+    cancelled: () => cancelled,
+  };
+}
+
+async function readAll(body: Uint8Array | ReadableStream<Uint8Array> | undefined): Promise<string | undefined> {
+  if (body === undefined) return undefined;
+  if (body instanceof Uint8Array) return text(body);
+  return text(new Uint8Array(await new Response(body).arrayBuffer()));
+}
+
+const ticks = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+describe('drainBody — take() (review defect 1: the give-up path never waits on a body)', () => {
+  it('pins the drain limit: 64 KiB', () => {
+    expect(DRAIN_LIMIT).toBe(65_536);
+  });
+
+  it('a body read to its end is handed over whole', async () => {
+    const body = trickle();
+    const drain = drainBody(body.response);
+    body.push('{"a":');
+    body.push('1}');
+    body.end();
+    expect(text((await drain.bytes) as Uint8Array)).toBe('{"a":1}');
+    expect(drain.settled).toBe(true);
+    expect(await readAll(drain.take())).toBe('{"a":1}');
+    expect(drain.take()).toBeUndefined(); // once
+  });
+
+  it('a body still arriving is handed over at once: what was read, then the rest', async () => {
+    const body = trickle();
+    const drain = drainBody(body.response);
+    body.push('first ');
+    await ticks();
+    expect(drain.settled).toBe(false);
+    const rest = drain.take();
+    expect(rest).toBeInstanceOf(ReadableStream);
+    expect(await drain.bytes).toBeUndefined();
+    body.push('second ');
+    body.push('third');
+    body.end();
+    expect(await readAll(rest)).toBe('first second third');
+  });
+
+  it('cancel drops the body and cancels its source; a body over the limit is dropped the same way', async () => {
+    const slow = trickle();
+    const drain = drainBody(slow.response);
+    drain.cancel();
+    expect(await drain.bytes).toBeUndefined();
+    await ticks();
+    expect(slow.cancelled()).toBe(true);
+    expect(drain.take()).toBeUndefined();
+
+    const big = trickle();
+    const capped = drainBody(big.response, 4);
+    big.push('12345');
+    expect(await capped.bytes).toBeUndefined();
+    await ticks();
+    expect(big.cancelled()).toBe(true);
+  });
+
+  it('property: for any chunks and any moment of taking over, the bytes handed over are the body', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string({ minLength: 1, maxLength: 8 }), { maxLength: 8 }), fc.nat(), async (chunks, at) => {
+        const body = trickle();
+        const drain = drainBody(body.response);
+        const takeAt = at % (chunks.length + 2);
+        let taken: Uint8Array | ReadableStream<Uint8Array> | undefined;
+        for (let i = 0; i <= chunks.length; i++) {
+          if (i === takeAt) taken = drain.take();
+          if (i < chunks.length) body.push(chunks[i] as string);
+          else body.end();
+          await ticks(1);
+        }
+        if (takeAt > chunks.length) {
+          await drain.bytes;
+          taken = drain.take();
+        }
+        expect(await readAll(taken)).toBe(chunks.join(''));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('peekText — bounded (review defect 2: a slow body never holds the attempt)', () => {
+  it('gives up after waitMs on the virtual clock; the original body stays readable, whole', async () => {
+    const clock = new VirtualClock();
+    const body = trickle();
+    body.push('{"retry_after":');
+    const peeked = peekText(body.response, { maxBytes: 1024, waitMs: 50, clock });
+    let result: string | undefined | 'pending' = 'pending';
+    void peeked.then((value) => {
+      result = value;
+    });
+    await clock.advance(49);
+    expect(result).toBe('pending');
+    await clock.advance(1);
+    await ticks();
+    expect(result).toBeUndefined();
+    body.push('5}');
+    body.end();
+    expect(await body.response.text()).toBe('{"retry_after":5}');
+  });
+
+  it('reads a body that arrives in time, and gives up at once when the signal aborts', async () => {
+    const clock = new VirtualClock();
+    const quick = new Response('{"retry_after":5}');
+    expect(await peekText(quick, { maxBytes: 1024, waitMs: 50, clock })).toBe('{"retry_after":5}');
+    expect(await quick.text()).toBe('{"retry_after":5}');
+
+    const stalled = trickle();
+    const controller = new AbortController();
+    const peeked = peekText(stalled.response, { maxBytes: 1024, waitMs: 50, clock, signal: controller.signal });
+    controller.abort(new Error('attempt over'));
+    expect(await peeked).toBeUndefined();
+  });
+});
+
+describe('withoutSecrets (review defect 4)', () => {
+  it('drops Set-Cookie, redacts Location, keeps status, other headers and a readable body', async () => {
+    const original = new Response('still here', {
+      status: 503,
+      statusText: 'Busy',
+      headers: [
+        ['set-cookie', 'sid=COOKIESECRET'],
+        ['location', 'https://u:PASS@h/next?token=TOKENSECRET&page=2'],
+        ['retry-after', '3'],
+      ],
+    });
+    const copy = withoutSecrets(original);
+    expect(copy.status).toBe(503);
+    expect(copy.statusText).toBe('Busy');
+    expect(copy.url).toBe('');
+    expect(copy.headers.get('set-cookie')).toBeNull();
+    expect(copy.headers.get('location')).toBe('https://REDACTED@h/next?token=REDACTED&page=2');
+    expect(copy.headers.get('retry-after')).toBe('3');
+    expect(await copy.text()).toBe('still here');
+  });
+});
