@@ -357,10 +357,12 @@ async function send(
       if (ctx.signal.aborted) throw error;
       throw oneShot(safeCopy(error, ctx.attempt), ctx.attempt);
     }
-    link?.handOver(response);
     const status = response.status;
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
-    if (reading === undefined) return response;
+    if (reading === undefined) {
+      link?.handOver(response);
+      return response;
+    }
 
     const keyed409 = isInFlightConflict(status, hasKey);
     const bodyHintMs =
@@ -369,9 +371,11 @@ async function send(
         : undefined;
     if (ctx.signal.aborted) {
       // Ended while the hint was read; nobody will get this response.
+      link?.release();
       response.body?.cancel().catch(() => undefined);
       throw ctx.signal.reason;
     }
+    link?.handOver(response);
     const copy = withoutSecrets(response, secretParams);
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
