@@ -1,6 +1,7 @@
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
+import { readProperty, readString } from '../classify/safe-read.js';
 import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
 import { ATTEMPT_HEADER } from '../http/attempt-header.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../http/deadline-header.js';
@@ -313,18 +314,4 @@ function discard(data: unknown): void {
   } catch {
     // Nothing to free.
   }
-}
-
-function readProperty(value: unknown, key: string): unknown {
-  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
-function readString(value: unknown, key: string): string | undefined {
-  const property = readProperty(value, key);
-  return typeof property === 'string' ? property : undefined;
 }

@@ -33,7 +33,7 @@ const DEFAULT_SET: ReadonlySet<number> = new Set(DEFAULT_RETRYABLE_STATUSES);
  * pacing signal whatever the retryable set says. 408 means the server gave up waiting for
  * the request, so it did not process it. A 5xx may come after the work was done (a crash
  * while answering, a gateway timing out on a slow backend), so it is `unknown` — except 501
- * (method not implemented) and 505 (HTTP version not supported), which by definition refuse
+ * (Not Implemented: an unknown method) and 505 (HTTP Version Not Supported), which by definition refuse
  * the request before doing anything with it.
  *
  * `retryable` is membership in `options.retryableStatuses` (default

@@ -1,3 +1,4 @@
+import { readProperty, readString } from '../classify/safe-read.js';
 import { HttpRequestError } from './errors.js';
 import { REDACTED, redactUrl, redactUrlIn } from './redact.js';
 
@@ -85,18 +86,4 @@ function mentions(value: unknown, secrets: readonly string[], depth: number, see
     for (const inner of errors.slice(0, 8)) if (mentions(inner, secrets, depth + 1, seen)) return true;
   }
   return false;
-}
-
-function readProperty(value: unknown, key: string): unknown {
-  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
-
-function readString(value: unknown, key: string): string | undefined {
-  const property = readProperty(value, key);
-  return typeof property === 'string' ? property : undefined;
 }
