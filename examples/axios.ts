@@ -8,8 +8,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import axios, { isAxiosError } from 'axios';
-import { downstream } from 'kindly';
-import { kindlyAxios } from 'kindly/adapters';
+import { downstream } from 'kindly-calls';
+import { kindlyAxios } from 'kindly-calls/adapters';
 
 // A rate-limited API on loopback: the first request is told to come back in 1 second.
 let requests = 0;

@@ -5,7 +5,7 @@
  * Run: npx tsx examples/guide-backoff.ts
  */
 // #region readme
-import { Backoff, type Jitter, SeededRandom } from 'kindly';
+import { Backoff, type Jitter, SeededRandom } from 'kindly-calls';
 
 for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
   const backoff = new Backoff({ shape: 'exponential', base: 100, factor: 2, cap: 1_000, floor: 50, jitter });

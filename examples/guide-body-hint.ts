@@ -15,7 +15,7 @@ async function listInvoices(): Promise<string[]> {
 }
 
 // #region readme
-import { type BodyHintExtractor, classifyError, DEFAULT_BODY_HINT_EXTRACTORS, downstream } from 'kindly';
+import { type BodyHintExtractor, classifyError, DEFAULT_BODY_HINT_EXTRACTORS, downstream } from 'kindly-calls';
 
 // Return ms to wait, or undefined. Throwing or returning garbage is safe: the next extractor is tried.
 const cooldown: BodyHintExtractor = (body) => {

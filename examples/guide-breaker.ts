@@ -15,7 +15,7 @@ async function getProfile(): Promise<string> {
 }
 
 // #region readme
-import { downstream, isGiveUpError } from 'kindly';
+import { downstream, isGiveUpError } from 'kindly-calls';
 
 const profiles = downstream('profiles', {
   retry: false, // one attempt per call, to count plainly

@@ -10,7 +10,7 @@ async function readStock(): Promise<number> {
 }
 
 // #region readme
-import { downstream } from 'kindly';
+import { downstream } from 'kindly-calls';
 
 const stock = downstream('stock', {
   retry: { maxAttempts: 3, backoff: { base: 1, cap: 5 } },

@@ -12,7 +12,7 @@ async function render(name: string): Promise<string> {
 }
 
 // #region readme
-import { downstream } from 'kindly';
+import { downstream } from 'kindly-calls';
 
 const renderer = downstream('renderer', {
   bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_000 },

@@ -13,7 +13,7 @@ async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
 }
 
 // #region readme
-import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly';
+import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly-calls';
 
 const inventory = downstream('inventory'); // no timeout of its own
 const orders = downstream('orders', { totalTimeout: 1_000 }); // the whole call, sleeps included

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // #region readme
-import { downstream, InvalidOptionsError, isAttemptTimeoutError, isGiveUpError, type RetryOptions } from 'kindly';
+import { downstream, InvalidOptionsError, isAttemptTimeoutError, isGiveUpError, type RetryOptions } from 'kindly-calls';
 
 try {
   downstream('typos', {

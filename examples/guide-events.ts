@@ -11,7 +11,7 @@ async function ping(): Promise<string> {
 }
 
 // #region readme
-import { downstream, EVENTS, type KindlyEvent } from 'kindly';
+import { downstream, EVENTS, type KindlyEvent } from 'kindly-calls';
 
 const api = downstream('status-api', { retry: { backoff: { base: 5 } } });
 

@@ -9,7 +9,7 @@ async function fetchRecommendations(): Promise<string[]> {
 }
 
 // #region readme
-import { downstream } from 'kindly';
+import { downstream } from 'kindly-calls';
 
 const recommendations = downstream('recommendations', {
   retry: { maxAttempts: 2, backoff: { base: 5 } },

@@ -22,7 +22,7 @@ async function lookUp(id: number): Promise<number> {
 }
 
 // #region readme
-import { downstream } from 'kindly';
+import { downstream } from 'kindly-calls';
 
 const geo = downstream('geo', {
   retry: { maxAttempts: 20, backoff: { base: 50, cap: 1_000 } },

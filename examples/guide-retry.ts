@@ -20,7 +20,7 @@ async function getReport(): Promise<string> {
 }
 
 // #region readme
-import { downstream, isGiveUpError } from 'kindly';
+import { downstream, isGiveUpError } from 'kindly-calls';
 
 const quotes = downstream('quotes', {
   retry: { maxAttempts: 4, maxElapsed: 2_000, backoff: { base: 20, cap: 200 } },

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 
 // #region readme
-import { downstream, isGiveUpError, SeededRandom, VirtualClock } from 'kindly';
+import { downstream, isGiveUpError, SeededRandom, VirtualClock } from 'kindly-calls';
 
 const clock = new VirtualClock(); // starts at 0 ms; moves only when told
 const api = downstream('under-test', {

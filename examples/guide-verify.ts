@@ -18,7 +18,7 @@ async function paymentExists(id: string): Promise<boolean> {
 }
 
 // #region readme
-import { downstream, isGiveUpError } from 'kindly';
+import { downstream, isGiveUpError } from 'kindly-calls';
 
 const payments = downstream('payments', { retry: { backoff: { base: 10 } } });
 

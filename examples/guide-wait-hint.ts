@@ -19,7 +19,7 @@ async function exportAll(): Promise<string> {
 }
 
 // #region readme
-import { downstream, isGiveUpError } from 'kindly';
+import { downstream, isGiveUpError } from 'kindly-calls';
 
 const api = downstream('search-api', { retry: { backoff: { base: 10 }, maxRetryAfter: 5_000 } });
 api.on('retry-scheduled', (e) =>

@@ -6,8 +6,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { downstream } from 'kindly';
-import { createFetch } from 'kindly/http';
+import { downstream } from 'kindly-calls';
+import { createFetch } from 'kindly-calls/http';
 
 // A flaky inventory service on loopback: every third request succeeds.
 let requests = 0;

@@ -16,7 +16,7 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const API = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 // #region readme
-import { downstream } from 'kindly';
+import { downstream } from 'kindly-calls';
 
 const payments = downstream('payments', {
   retry: { maxAttempts: 3, backoff: { base: 200, cap: 5_000, jitter: 'full' } },

@@ -14,8 +14,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
-import { downstream } from 'kindly';
-import { createFetch, kindlyExpress, kindlyFastify, withKindly } from 'kindly/http';
+import { downstream } from 'kindly-calls';
+import { createFetch, kindlyExpress, kindlyFastify, withKindly } from 'kindly-calls/http';
 
 const quick = { maxAttempts: 3, backoff: { base: 20 } };
 

@@ -9,8 +9,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QueryClient } from '@tanstack/query-core';
-import { mutationRetry, queryRetry } from 'kindly/adapters';
-import { httpStatusError } from 'kindly/http';
+import { mutationRetry, queryRetry } from 'kindly-calls/adapters';
+import { httpStatusError } from 'kindly-calls/http';
 
 // A profile service on loopback that is busy for its first two requests.
 let requests = 0;

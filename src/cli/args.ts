@@ -1,7 +1,7 @@
 import type { Scenario, ScenarioOption } from '../sim/scenario.js';
 import { UsageError } from './usage-error.js';
 
-/** The options every `kindly sim <scenario>` accepts besides its own. */
+/** The options every `kindly-calls sim <scenario>` accepts besides its own. */
 export const COMMON_SIM_OPTIONS = [
   { flag: '--json', value: undefined, help: 'print one JSON document instead of the table' },
   { flag: '--report', value: 'FILE', help: 'also write a self-contained HTML report with charts' },
@@ -42,13 +42,13 @@ export function parseOptionValue(option: ScenarioOption, raw: string, command: s
 }
 
 /**
- * Parses `kindly sim <scenario>`'s arguments: `--name value` or `--name=value`, flags without
+ * Parses `kindly-calls sim <scenario>`'s arguments: `--name value` or `--name=value`, flags without
  * a value for `--json` and `--help`. Unknown options, missing or malformed values, an option
  * given twice and stray arguments are `UsageError`s.
  */
 export function parseSimArgs(scenario: Scenario, argv: readonly string[]): SimArgs {
   const command = `sim ${scenario.name}`;
-  const see = `see kindly sim ${scenario.name} --help`;
+  const see = `see kindly-calls sim ${scenario.name} --help`;
   const out: SimArgs = { json: false, help: false, report: undefined, config: undefined, params: {} };
   const seen = new Set<string>();
   for (let i = 0; i < argv.length; i++) {

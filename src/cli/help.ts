@@ -13,8 +13,8 @@ export function mainHelp(): string {
     '',
     'Usage:',
     ...columns([
-      ['kindly sim <scenario> [options]', "run kindly's policies on a virtual clock (see kindly sim --help)"],
-      ['kindly --help', 'show this help'],
+      ['kindly-calls sim <scenario> [options]', "run kindly's policies on a virtual clock (see kindly-calls sim --help)"],
+      ['kindly-calls --help', 'show this help'],
     ]),
     '',
   ].join('\n');
@@ -22,7 +22,7 @@ export function mainHelp(): string {
 
 export function simHelp(): string {
   return [
-    'Usage: kindly sim <scenario> [options]',
+    'Usage: kindly-calls sim <scenario> [options]',
     '',
     "Runs kindly's own policies against a simulated callee on a virtual clock with a seeded PRNG:",
     'the same options and seed give the same output, bit for bit.',
@@ -33,7 +33,7 @@ export function simHelp(): string {
     'Options for every scenario:',
     ...columns(COMMON_SIM_OPTIONS.map((o) => [o.value ? `${o.flag} ${o.value}` : o.flag, o.help] as const)),
     '',
-    "Each scenario's own options and model: kindly sim <scenario> --help",
+    "Each scenario's own options and model: kindly-calls sim <scenario> --help",
     '',
   ].join('\n');
 }
@@ -45,7 +45,7 @@ export function scenarioHelp(scenario: Scenario): string {
     return [`--${o.name} ${what}`, `${o.help}${choices} (default ${o.default})`] as const;
   });
   return [
-    `Usage: kindly sim ${scenario.name} [options]`,
+    `Usage: kindly-calls sim ${scenario.name} [options]`,
     '',
     `${scenario.summary}.`,
     '',

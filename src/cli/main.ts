@@ -58,7 +58,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout.write(mainHelp());
     return EXIT_OK;
   }
-  if (command !== 'sim') throw new UsageError(`unknown command "${command}" (see kindly --help)`);
+  if (command !== 'sim') throw new UsageError(`unknown command "${command}" (see kindly-calls --help)`);
 
   const [name, ...args] = rest;
   if (name === '--help' || name === '-h') {
@@ -66,7 +66,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   }
   if (name === undefined) {
-    throw new UsageError(`sim: missing scenario, one of ${SCENARIOS.map((s) => s.name).join(', ')} (see kindly sim --help)`);
+    throw new UsageError(
+      `sim: missing scenario, one of ${SCENARIOS.map((s) => s.name).join(', ')} (see kindly-calls sim --help)`,
+    );
   }
   const scenario = findScenario(name);
   if (scenario === undefined) {
@@ -82,7 +84,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (parsed.config !== undefined) retry = await loadRetryConfig(parsed.config, cwd);
 
   const tty = io.isTTY ?? io.stderr.isTTY === true;
-  const progress = tty ? new Progress(io.stderr, io.clock ?? systemClock, `kindly sim ${scenario.name}`) : undefined;
+  const progress = tty ? new Progress(io.stderr, io.clock ?? systemClock, `kindly-calls sim ${scenario.name}`) : undefined;
   const context: ScenarioContext = { retry, onProgress: progress && ((done, total) => progress.update(done, total)) };
   let result: ReturnType<typeof scenario.run>;
   try {
@@ -108,7 +110,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
 const tolerant = new WeakSet<object>();
 
 /**
- * `kindly sim herd | head` closes the pipe before everything is written: the rest of the
+ * `kindly-calls sim herd | head` closes the pipe before everything is written: the rest of the
  * output is simply not wanted, so EPIPE is ignored instead of crashing the process with an
  * unhandled 'error' event. One listener per stream, however often `run` is called.
  */

@@ -1,5 +1,5 @@
 // The simulator's public surface: the engine and models for writing a scenario, the built-in
-// scenarios, and the renderers. The `kindly sim` command (src/cli) is built on exactly this.
+// scenarios, and the renderers. The `kindly-calls sim` command (src/cli) is built on exactly this.
 export { BucketCounter } from './bucket-counter.js';
 export {
   ANSWER_HANG,

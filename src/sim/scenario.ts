@@ -45,7 +45,7 @@ export interface Scenario {
   name: string;
   /** One line for the command list. */
   summary: string;
-  /** The documented parameters and model, printed by `kindly sim <name> --help`. */
+  /** The documented parameters and model, printed by `kindly-calls sim <name> --help`. */
   description: readonly string[];
   options: readonly ScenarioOption[];
   run(params: ScenarioParams, context: ScenarioContext): ScenarioResult;

@@ -7,10 +7,10 @@ import { runCli } from './helpers.js';
 const tmp = () => mkdtempSync(join(tmpdir(), 'kindly-cli-'));
 
 describe('kindly CLI (SPEC S11.2)', () => {
-  it('kindly --help and kindly sim --help print usage and exit 0', async () => {
+  it('kindly-calls --help and kindly-calls sim --help print usage and exit 0', async () => {
     const main = await runCli(['--help']);
     expect(main.code).toBe(0);
-    expect(main.stdout).toContain('kindly sim <scenario> [options]');
+    expect(main.stdout).toContain('kindly-calls sim <scenario> [options]');
     const sim = await runCli(['sim', '--help']);
     expect(sim.code).toBe(0);
     for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']) expect(sim.stdout).toContain(name);
@@ -167,7 +167,7 @@ describe('kindly CLI (SPEC S11.2)', () => {
     const clock = { monotonic: () => (t += 400) };
     const tty = await runCli(['sim', 'herd', '--strategy', 'full', '--seeds', '20'], { isTTY: true, clock });
     expect(tty.code).toBe(0);
-    expect(tty.stderr).toMatch(/\rkindly sim herd: \d+%/);
+    expect(tty.stderr).toMatch(/\rkindly-calls sim herd: \d+%/);
     expect(tty.stderr.endsWith('\r\x1b[K')).toBe(true);
     const pipe = await runCli(['sim', 'herd', '--strategy', 'full', '--seeds', '20'], { isTTY: false, clock });
     expect(pipe.stderr).toBe('');

@@ -21,7 +21,7 @@ describe('kindly as a process', () => {
     expect(r.stderr.trimEnd().split('\n')).toEqual(['kindly: sim herd: --clients expects a number, got "lots"']);
   });
 
-  it('a reader that closes the pipe early is not an error (kindly sim … | head)', () => {
+  it('a reader that closes the pipe early is not an error (kindly-calls sim … | head)', () => {
     const r = spawnSync('sh', ['-c', 'npx tsx src/cli/main.ts sim herd --seeds 20 --json | true'], {
       cwd: root,
       encoding: 'utf8',

@@ -84,7 +84,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly sim amplification — ${setup.layers} layers × ${attempts} attempts, dead innermost dependency`,
+      title: `kindly-calls sim amplification — ${setup.layers} layers × ${attempts} attempts, dead innermost dependency`,
       parameters: [
         ['layers', String(setup.layers)],
         ['attempts per layer', String(attempts)],

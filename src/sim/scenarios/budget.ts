@@ -123,7 +123,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly sim budget — ${number(setup.ratePerSecond)} requests/s, ${attempts} attempts, callee failing everything`,
+      title: `kindly-calls sim budget — ${number(setup.ratePerSecond)} requests/s, ${attempts} attempts, callee failing everything`,
       parameters: [
         ['rate', `${number(setup.ratePerSecond)}/s`],
         ['for', `${number(setup.durationMs / 1000)} s`],

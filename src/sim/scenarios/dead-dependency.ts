@@ -216,7 +216,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly sim dead-dependency — ${number(setup.ratePerSecond)} requests/s, callee down from ${seconds(setup.downFromMs)} to ${seconds(backAt)}`,
+      title: `kindly-calls sim dead-dependency — ${number(setup.ratePerSecond)} requests/s, callee down from ${seconds(setup.downFromMs)} to ${seconds(backAt)}`,
       parameters: [
         ['rate', `${number(setup.ratePerSecond)}/s`],
         ['for', seconds(setup.durationMs)],

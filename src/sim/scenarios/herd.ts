@@ -172,7 +172,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly sim herd — ${setup.clients} clients, ${setup.capacity} served per ${setup.slotMs} ms slot`,
+      title: `kindly-calls sim herd — ${setup.clients} clients, ${setup.capacity} served per ${setup.slotMs} ms slot`,
       parameters: [
         ['clients', String(setup.clients)],
         ['capacity', `${setup.capacity} per slot`],

@@ -132,7 +132,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly sim uniform — ${number(setup.ratePerSecond)} requests/s to a callee that always times out`,
+      title: `kindly-calls sim uniform — ${number(setup.ratePerSecond)} requests/s to a callee that always times out`,
       parameters: [
         ['rate', `${number(setup.ratePerSecond)}/s`],
         ['for', `${number(setup.durationMs / 1000)} s`],

@@ -3,7 +3,7 @@ import { renderHtml } from '../../../src/sim/report/html.js';
 import type { Report } from '../../../src/sim/report/model.js';
 
 const report: Report = {
-  title: 'kindly sim test <1>',
+  title: 'kindly-calls sim test <1>',
   notes: ['A note & more.'],
   parameters: [['clients', '100']],
   tables: [
@@ -21,7 +21,7 @@ describe('renderHtml', () => {
     expect(html).not.toMatch(/<script|<link|src="http|href="http|@import|url\(http/i);
     expect(html).toContain('<svg');
     expect(html).toContain('<td class="num">550</td>');
-    expect(html).toContain('kindly sim test &lt;1&gt;');
+    expect(html).toContain('kindly-calls sim test &lt;1&gt;');
     expect(html).toContain('A note &amp; more.');
   });
 });
