@@ -73,7 +73,7 @@ export interface KindlyAxiosOptions {
 const KEYS = ['idempotencyKey', 'propagateHeaders', 'secretQueryParams', 'adapter'] as const;
 
 /**
- * Sends every request of an axios instance through `downstream`'s pipeline (SPEC S8.3), by
+ * Sends every request of an axios instance through `downstream`'s pipeline, by
  * wrapping its adapter — the layer where axios itself makes one HTTP exchange, below
  * interceptors and response transforms, so those still run once per request.
  *
@@ -196,7 +196,7 @@ async function send(
           attempts: ctx.attempt,
           downstream: downstream.name,
           // A copy without `config` and `request` (they carry the request's headers), and
-          // without `Set-Cookie` among the response headers (SPEC S9).
+          // without `Set-Cookie` among the response headers.
           response: {
             status: response.status,
             statusText: response.statusText,

@@ -1,4 +1,4 @@
-// Adapters for host libraries (SPEC S8.3). They translate between the host's conventions and
+// Adapters for host libraries. They translate between the host's conventions and
 // kindly's pipeline; they do not re-implement what the host already does.
 export {
   type AxiosAdapterLike,

@@ -57,7 +57,7 @@ const MUTATION_KEYS = [...KEYS, 'idempotent'] as const;
 
 /**
  * `retry` and `retryDelay` for queries, from kindly options: the same decision as every kindly
- * call (SPEC S3.3) — retryable errors only (503, 429, network errors; never 401/403/404),
+ * call — retryable errors only (503, 429, network errors; never 401/403/404),
  * wait hints honoured (`Retry-After` in an error's `response.headers`), don't-retry markers,
  * jittered backoff. Queries are reads, so they count as idempotent.
  *

@@ -39,7 +39,7 @@ const PROGRAMMING_ERRORS: ReadonlySet<string> = new Set(['TypeError', 'Reference
  *    `HttpStatusError` ⇒ as its status (rule 2), hints read from its `response`;
  *    `DeadlineExceededError` ⇒ its outcome, not retryable, `timeout` (no time is left);
  *    `GiveUpError` (a nested kindly call gave up) ⇒ its outcome, not retryable, `dontRetry`:
- *    only the layer next to the failure retries (SPEC S7);
+ *    only the layer next to the failure retries;
  *    any other kindly error ⇒ its outcome, not retryable (a local decision, final).
  * 2. an HTTP status on the value — `status`, `statusCode`, `response.status` or
  *    `response.statusCode` (fetch `Response`, axios, got, ky) — ⇒ {@link classifyStatus},

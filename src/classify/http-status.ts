@@ -1,7 +1,7 @@
 import type { Classification } from './outcome.js';
 
 /**
- * Statuses retried by default (SPEC S3.2): 408 Request Timeout, 429 Too Many Requests,
+ * Statuses retried by default: 408 Request Timeout, 429 Too Many Requests,
  * 500 Internal Server Error, 502 Bad Gateway, 503 Service Unavailable, 504 Gateway Timeout.
  * Every other 4xx, and 501/505, is not retried.
  * @default [408, 429, 500, 502, 503, 504]
@@ -28,7 +28,7 @@ const DEFAULT_SET: ReadonlySet<number> = new Set(DEFAULT_RETRYABLE_STATUSES);
  * | other 5xx (≥ 500)       | `unknown` | no                  |                 |
  * | other 4xx               | `failed`  | no                  |                 |
  *
- * Outcome (SPEC S1): a 4xx is an explicit refusal, so the request was not carried out;
+ * Outcome: a 4xx is an explicit refusal, so the request was not carried out;
  * 429 and 503 are rejections for load ("come back later"), hence also the `throttled`
  * pacing signal whatever the retryable set says. 408 means the server gave up waiting for
  * the request, so it did not process it. A 5xx may come after the work was done (a crash
@@ -53,7 +53,7 @@ export function classifyStatus(status: number, options?: ClassifyStatusOptions):
 /**
  * Does this 409 mean "the original request with this idempotency key is still in flight"
  * (draft-ietf-httpapi-idempotency-key-header §2.6)? Only then is a 409 worth retrying after
- * backoff (SPEC S8.2); without a key a 409 is an ordinary conflict.
+ * backoff; without a key a 409 is an ordinary conflict.
  */
 export function isInFlightConflict(status: number, hasIdempotencyKey: boolean): boolean {
   return status === 409 && hasIdempotencyKey === true;

@@ -99,7 +99,7 @@ const MAX_NODES = 32;
  * attempting to fetch resource.", "Load failed") is `unknown` and retryable: the browser
  * hides whether the request left (and even whether it was CORS), so kindly cannot say
  * `failed`, and a retry is the only way to find out. A non-idempotent call is still protected
- * by the `unknown` outcome (SPEC S3.2).
+ * by the `unknown` outcome.
  *
  * `undefined` when nothing network-shaped is found. Never throws.
  */

@@ -1,5 +1,5 @@
 /**
- * What happened to one attempt (SPEC S1):
+ * What happened to one attempt:
  * - `ok`: it succeeded;
  * - `failed`: the callee definitely did not process it (refused, rejected locally, 429/503);
  * - `unknown`: the callee may have processed it (timeout after sending, reset, 500/502/504).

@@ -1,7 +1,7 @@
 import type { Outcome } from '../classify/outcome.js';
 
 /**
- * Why a call ended without success. Each step of the retry decision (SPEC S3.3) has its
+ * Why a call ended without success. Each step of the retry decision has its
  * own reason, so a log line says which rule stopped the call.
  */
 export type GiveUpReason =

@@ -3,7 +3,7 @@ import { trimOws } from './hint-ms.js';
 import { GRPC_RETRY_PUSHBACK_HEADER, isGrpcPushbackStop } from './rate-limit-fields.js';
 
 /**
- * The header a kindly server sets on a failure it already retried (SPEC S7): its retries,
+ * The header a kindly server sets on a failure it already retried: its retries,
  * budget or breaker are exhausted, so an upstream kindly client must not retry again.
  * Only the layer next to the failing dependency retries, which keeps a chain of N layers
  * at N attempts instead of Nᴸ.
@@ -14,7 +14,7 @@ export const RETRY_EXHAUSTED_HEADER = 'x-retry-exhausted';
 export const ENVOY_OVERLOADED_HEADER = 'x-envoy-overloaded';
 
 /**
- * Did the callee say "don't retry this" (SPEC S7)? True for any of:
+ * Did the callee say "don't retry this"? True for any of:
  * - `x-retry-exhausted: 1` (also `true`, any case; `0`, empty or other values are not a stop);
  * - `x-envoy-overloaded` present, whatever its value;
  * - a negative `grpc-retry-pushback-ms` (gRFC A6's "do not retry").

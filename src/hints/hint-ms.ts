@@ -3,7 +3,7 @@
  * A callee may send `Retry-After: 99999999999999999999`; we keep its meaning ("very long")
  * instead of rejecting it, but stop where integer arithmetic stops being exact, so that
  * `now + hint` and comparisons against deadlines never lose precision or reach Infinity.
- * The retry layer then clamps the hint with `maxRetryAfter` / the deadline (SPEC S4).
+ * The retry layer then clamps the hint with `maxRetryAfter` / the deadline.
  */
 export const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
 

@@ -128,7 +128,7 @@ export function readGrpcRetryPushback(value: string): number | undefined {
 
 /**
  * Is `grpc-retry-pushback-ms` negative (`-` then digits) — the server's "do not retry"?
- * gRFC A6 also treats an unparseable value as "do not retry"; kindly does not (SPEC S4:
+ * gRFC A6 also treats an unparseable value as "do not retry"; kindly does not (a
  * malformed fields are ignored), so that a garbled header cannot switch retrying off.
  */
 export function isGrpcPushbackStop(value: string): boolean {

@@ -47,7 +47,7 @@ export interface WaitHintOptions {
 /**
  * The callee's wait hint from response headers, in ms from `nowMs`, or `undefined`.
  *
- * Precedence (SPEC S4) — the first field that yields a wait wins; a malformed field is
+ * Precedence — the first field that yields a wait wins; a malformed field is
  * skipped and the next one is tried:
  *
  * 1. `Retry-After` — delay-seconds or HTTP-date ({@link parseRetryAfter});
@@ -108,7 +108,7 @@ export function readWaitHint(headers: HeaderSource, nowMs: number, options?: Wai
 /**
  * Do the headers say a rate-limit quota is used up — `RateLimit` with `r=0` (or
  * `remaining=0`), `RateLimit-Remaining: 0` or `X-RateLimit-Remaining: 0`? A pacing signal
- * (SPEC S6.4) even on responses that carry no duration.
+ * even on responses that carry no duration.
  */
 export function readThrottleSignal(headers: HeaderSource): boolean {
   const rateLimit = headerValue(headers, RATELIMIT_HEADER);

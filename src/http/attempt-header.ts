@@ -4,7 +4,7 @@ import { type HeaderSource, headerValue } from '../hints/headers.js';
  * Sent on every attempt: the number of attempts made before this one (`0` on the first try,
  * `1` on the first retry). It counts *previous* attempts, like gRPC's
  * `grpc-previous-rpc-attempts`, so a server can tell a retry from a first try at a glance
- * (SPEC S7).
+ *.
  */
 export const ATTEMPT_HEADER = 'x-retry-attempt';
 

@@ -9,7 +9,7 @@ interface Undici {
 const byTimeout = new Map<number, Promise<FetchFunction>>();
 
 /**
- * A fetch whose TCP/TLS connect phase times out after `ms` (SPEC S5's connect timeout), on
+ * A fetch whose TCP/TLS connect phase times out after `ms`, on
  * Node only: it is undici's `fetch` (undici 7, an optional peer dependency) with an `Agent`
  * whose `connect.timeout` is `ms`. A connect timeout rejects with `UND_ERR_CONNECT_TIMEOUT`,
  * which kindly classifies `failed` (the request never left) and retryable.

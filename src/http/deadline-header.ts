@@ -2,7 +2,7 @@ import { type HeaderSource, headerValue } from '../hints/headers.js';
 
 /**
  * The remaining budget of the caller, in whole milliseconds relative to when the request
- * was sent (SPEC S5). Relative, so clock skew between hosts does not matter; the time the
+ * was sent. Relative, so clock skew between hosts does not matter; the time the
  * request spends in flight is simply not counted, which errs on the generous side by one
  * network transit.
  */

@@ -30,7 +30,7 @@ export class RequestBodyNotReplayableError extends KindlyError {
  * client library whose own error carries the request configuration — axios' `AxiosError`
  * holds `config.headers.Authorization`. This copy keeps what is needed to understand and
  * classify the failure and nothing secret: method, redacted URL, the network `errorCode`
- * (`ECONNREFUSED`, …) and a message with the URL redacted (SPEC S9).
+ * (`ECONNREFUSED`, …) and a message with the URL redacted.
  */
 export class HttpRequestError extends KindlyError {
   override readonly name = 'HttpRequestError';

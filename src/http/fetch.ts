@@ -62,7 +62,7 @@ export interface KindlyFetchOptions {
    */
   secretQueryParams?: readonly string[];
   /**
-   * Send `x-retry-attempt` and `x-request-timeout-ms` (SPEC S5, S7). By default they are sent
+   * Send `x-retry-attempt` and `x-request-timeout-ms`. By default they are sent
    * except on a cross-origin request from a web page, where a custom header would turn a
    * simple request into a CORS preflight that the callee may refuse.
    * @default true on Node and for same-origin requests in a page; false for cross-origin requests in a page
@@ -70,7 +70,7 @@ export interface KindlyFetchOptions {
   propagateHeaders?: boolean;
   /**
    * `true`: give every call whose method is not idempotent (POST, PATCH) an
-   * `Idempotency-Key`, generated once per call and identical on every attempt (SPEC S8.2).
+   * `Idempotency-Key`, generated once per call and identical on every attempt.
    * A string (per call only): use that key. A key the request already carries always wins.
    * @default false
    */
@@ -173,10 +173,10 @@ interface FailedResponse {
 }
 
 /**
- * `fetch` through a downstream's pipeline (SPEC S8.1): retries with backoff and wait hints,
+ * `fetch` through a downstream's pipeline: retries with backoff and wait hints,
  * attempt timeouts, the deadline, and every protection policy of `downstream`.
  *
- * - Statuses ≥ 400 are failures, classified as in SPEC S3.2; a success (< 400) resolves.
+ * - Statuses ≥ 400 are failures, classified by the default classifier; a success (< 400) resolves.
  *   When the call gives up on a status (retries exhausted, not retryable, told not to retry,
  *   deadline) it resolves with the **last response**, body intact, as `fetch` would — unless
  *   `throwHttpErrors`. A network failure rejects with the `GiveUpError` (its `cause` is an
@@ -186,7 +186,7 @@ interface FailedResponse {
  *   `unknown` outcome; POST and PATCH only with an `Idempotency-Key` (or `idempotent: true`).
  *   A `failed` outcome (refused, 429, 503) is retried whatever the method.
  * - A 409 on a request carrying an idempotency key means "the original is still in flight"
- *   and is retried after backoff (SPEC S8.2).
+ *   and is retried after backoff.
  * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the attempt
  *   has a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
  * - The body of a failed response that is retried is read (≤ 64 KiB, so the connection is
@@ -303,7 +303,7 @@ async function send(
     return notReplayable(attempt, c.outcome, error);
   };
 
-  /** The fetch implementation's error, as errors and events may carry it (SPEC S9). */
+  /** The fetch implementation's error, as errors and events may carry it. */
   const safeCopy = (error: unknown, attempt: number): unknown => {
     const classification = downstream.classify(error);
     secrets ??= secretValues(request.url, secretParams, headers);
@@ -547,7 +547,7 @@ const platformFetch: FetchFunction = (input, init) => globalThis.fetch(input, in
 
 /**
  * The request's headers, copied once. A header the platform refuses (a control character in
- * a value) rejects without quoting it: the value may be a credential (SPEC S9).
+ * a value) rejects without quoting it: the value may be a credential.
  */
 function requestHeaders(headers: HeadersInit | undefined): Headers {
   try {
@@ -568,7 +568,7 @@ function callDeadline(downstream: Downstream, init: KindlyRequestInit | undefine
   return deadline;
 }
 
-/** Buffers a stream body, stopped by either signal or the deadline (SPEC S8.1, S12: nothing hangs). */
+/** Buffers a stream body, stopped by either signal or the deadline (nothing hangs). */
 async function buffer(
   source: unknown,
   limit: number,

@@ -1,4 +1,4 @@
-// kindly's HTTP integration (SPEC S5, S7, S8): fetch through a downstream, idempotency keys,
+// kindly's HTTP integration: fetch through a downstream, idempotency keys,
 // deadline and attempt headers, and server middleware for node:http, Express and Fastify.
 export {
   ATTEMPT_HEADER,

@@ -10,7 +10,7 @@ declare module 'node:http' {
 }
 
 /**
- * Wraps a `node:http` request handler (SPEC S5, S7): the handler runs with the request's
+ * Wraps a `node:http` request handler: the handler runs with the request's
  * deadline (from `x-request-timeout-ms` / `grpc-timeout`, clamped to `maxTimeoutMs`) and signal
  * in scope, so every kindly call it makes inherits them; `req.kindly` carries them; and a
  * failure response after an exhausted kindly call is marked `x-retry-exhausted: 1`.

@@ -32,7 +32,7 @@ export function pageEnvironment(): PageEnvironment {
 
 /**
  * While the browser says it is offline (`navigator.onLine === false`), waits for the
- * `online` event, so that no attempt is burnt on a request that cannot leave (SPEC S3.2).
+ * `online` event, so that no attempt is burnt on a request that cannot leave.
  *
  * Returns `undefined` when there is nothing to wait for (online, or not a browser), so the
  * common path allocates nothing. Otherwise the promise resolves when the page is back online

@@ -1,5 +1,5 @@
 /**
- * Query parameters whose values are never written into an error or event (SPEC S9), compared
+ * Query parameters whose values are never written into an error or event, compared
  * case-insensitively. Replace the list with the `secretQueryParams` option.
  * @default ['token', 'key', 'api_key', 'apikey', 'api-key', 'access_token', 'refresh_token',
  *   'id_token', 'client_secret', 'secret', 'password', 'passwd', 'auth', 'signature', 'sig',
@@ -98,7 +98,7 @@ export function redactUrlIn(text: string, url: string | undefined, secretParams?
 }
 
 /**
- * Headers whose values are credentials, never copied into an error or event (SPEC S9):
+ * Headers whose values are credentials, never copied into an error or event:
  * request credentials, and the session cookies a response sets.
  */
 export const SECRET_HEADERS: readonly string[] = Object.freeze([

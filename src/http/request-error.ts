@@ -20,7 +20,7 @@ const MAX_DEPTH = 4;
 
 /**
  * kindly's copy of an error thrown by a `fetch` implementation, fit for errors and events
- * (SPEC S9). Fetch errors quote what they failed on: undici's
+ *. Fetch errors quote what they failed on: undici's
  * `Request cannot be constructed from a URL that includes credentials: http://user:pass@…`,
  * `Failed to parse URL from …`, a header value it refused. The copy has the method and
  * redacted URL, the network `errorCode` (`ECONNREFUSED`, from the error or its cause), and

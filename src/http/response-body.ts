@@ -20,7 +20,7 @@ export const DRAIN_WAIT_MS = 50;
 
 /**
  * How long, in ms, an attempt may wait for a failed response's body to look for a wait hint
- * in it (SPEC S4). A small error body comes with its headers; one that does not is not worth
+ * in it. A small error body comes with its headers; one that does not is not worth
  * turning a `failed` attempt into a timed-out (`unknown`) one: the hint is then skipped.
  * Never more than half of the attempt's time left.
  * @default 50
@@ -206,7 +206,7 @@ export interface PeekLimits {
 /**
  * Reads at most `maxBytes` bytes of a copy of `response`'s body as text, leaving the original
  * readable (the copy is a `clone()`: a tee of the stream), for looking for a wait hint in an
- * error body (SPEC S4) without taking the body away from the caller. Gives up — `undefined`,
+ * error body without taking the body away from the caller. Gives up — `undefined`,
  * the copy cancelled, the original untouched — when the bytes do not arrive within `waitMs`
  * or `signal` aborts: a slow body must not hold the attempt.
  */
@@ -270,7 +270,7 @@ async function readText(reader: ReadableStreamDefaultReader<Uint8Array>, limit: 
 const originals = new WeakMap<Response, Response>();
 
 /**
- * The same response fit for an error or event (SPEC S9): no URL (`Response.url` holds the
+ * The same response fit for an error or event: no URL (`Response.url` holds the
  * query string, and `util.inspect` of an error prints its `response` in full), no
  * `Set-Cookie` or other secret header, `Location` redacted. Status and the (shared, still
  * unread) body stream are kept, so hints can be read from it and a caller that catches the

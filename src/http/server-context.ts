@@ -18,7 +18,7 @@ export interface KindlyServerOptions {
   maxTimeoutMs?: number;
   /**
    * Mark a failure response (status ≥ 500 or 429) `x-retry-exhausted: 1` when a kindly call
-   * made while handling the request gave up for one of `exhaustedReasons` (SPEC S7), so that
+   * made while handling the request gave up for one of `exhaustedReasons`, so that
    * a kindly client upstream does not multiply the retries already made here.
    * @default true
    */

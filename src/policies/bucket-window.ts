@@ -6,7 +6,7 @@
  * the `buckets − 1` before it, so it covers between `windowMs − bucketMs` and `windowMs` of
  * history. Every operation is O(1) amortised (moving forward clears at most `buckets`
  * cells, however long the gap) and memory is `buckets × counters` numbers, whatever the rate:
- * never a list of timestamps (SPEC S6.1, S13).
+ * never a list of timestamps.
  *
  * Time is expected not to go backwards; an earlier `now` is counted in the current bucket.
  */

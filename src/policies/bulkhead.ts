@@ -37,7 +37,7 @@ interface Waiter {
 }
 
 /**
- * A concurrency limit with a bounded FIFO queue (SPEC S6.3).
+ * A concurrency limit with a bounded FIFO queue.
  *
  * Hot path, synchronous and allocation-free: `if (bulkhead.tryAcquire()) { … finally release() }`.
  * When no slot is free, `acquire(signal, maxWaitMs)` waits in line:

@@ -51,7 +51,7 @@ export interface CircuitBreakerOptions {
 }
 
 /**
- * The default failure predicate (SPEC S6.2): attempt timeouts and retryable errors count
+ * The default failure predicate: attempt timeouts and retryable errors count
  * (5xx such as 500/502/503/504, connection refused/reset, …); no 4xx counts — neither the
  * caller's mistakes (400, 404, 409, …) nor 408/429, which say the callee is alive and
  * protecting itself: rate limiting is the pacer's business (S6.4), and opening the breaker
@@ -125,7 +125,7 @@ const CALLS = 0;
 const FAILURES = 1;
 
 /**
- * A circuit breaker (SPEC S6.2), sans-IO: every method takes `nowMs` (monotonic ms).
+ * A circuit breaker, sans-IO: every method takes `nowMs` (monotonic ms).
  *
  * Protocol, allocation-free on the closed path:
  *
@@ -314,7 +314,7 @@ export class CircuitBreaker {
     return left > 0 ? left : undefined;
   }
 
-  /** Times the breaker opened since creation ("breaker opens", SPEC S9). */
+  /** Times the breaker opened since creation ("breaker opens"). */
   get opens(): number {
     return this.openCount;
   }

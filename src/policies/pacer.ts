@@ -80,7 +80,7 @@ const KEYS = [
 const RTT_GAIN = 1 / 8;
 
 /**
- * Adaptive pacing (SPEC S6.4): learns how fast the callee will serve us and, while it is
+ * Adaptive pacing: learns how fast the callee will serve us and, while it is
  * throttling us, releases requests at that rate instead of letting each sleep on its own.
  * No rate is configured or written anywhere: every rate below comes from measurement.
  *

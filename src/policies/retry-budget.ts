@@ -61,7 +61,7 @@ const ERRORS = 3;
 const EPSILON = 1e-9;
 
 /**
- * A retry budget in Finagle's model (SPEC S6.1). Over a sliding window of `windowMs`,
+ * A retry budget in Finagle's model. Over a sliding window of `windowMs`,
  *
  *     allowance = ratio_eff × requests + reservePerSecond × windowMs / 1000
  *     a retry is granted  ⇔  retries + 1 ≤ allowance
@@ -161,7 +161,7 @@ export class RetryBudget {
     return this.window.sum(nowMs, RETRIES);
   }
 
-  /** `tryRetry` calls refused since creation (the "budget rejections" metric, SPEC S9). */
+  /** `tryRetry` calls refused since creation (the "budget rejections" metric). */
   get rejected(): number {
     return this.rejectedCount;
   }

@@ -81,7 +81,7 @@ export type RetryDecision =
     };
 
 /**
- * The retry decision of SPEC S3.3, pure: the async runtime and the simulator both call it.
+ * The retry decision (docs/guide.md, "The order of the decision"), pure: the async runtime and the simulator both call it.
  * After a failed attempt: (1) retryable (and no "don't retry" from the callee)? (2) idempotent,
  * or outcome `failed`, or verifiable? (3) attempts and time left? (4) budget and breaker
  * (`admit`)? (5) delay = max(backoff, hint); a delay that would not end in time for an

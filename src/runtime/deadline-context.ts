@@ -23,7 +23,7 @@ export interface DeadlineScope {
   signal?: AbortSignal;
   /**
    * Told when a kindly call inside the scope gives up after exhausting its retries, budget or
-   * breaker, so server middleware can mark the response "don't retry" (SPEC S7).
+   * breaker, so server middleware can mark the response "don't retry".
    */
   onGiveUp?: (reason: string) => void;
 }

@@ -39,16 +39,16 @@ export interface DownstreamOptions {
   /** Used when a call gives up or is rejected fast; receives the reason. */
   fallback?: Fallback<unknown>;
   /**
-   * Retry budget (SPEC S6.1): retries ≤ ratio × requests + reserve over a sliding window, per
+   * Retry budget: retries ≤ ratio × requests + reserve over a sliding window, per
    * budget key (the downstream by default; see `CallOptions.budgetKey`). `false` turns it off.
    * @default { ratio: 0.2, windowMs: 10_000, reservePerSecond: 10 }
    */
   budget?: RetryBudgetOptions | false;
-  /** Circuit breaker (SPEC S6.2), per key. Off unless given (`{}` for the defaults). */
+  /** Circuit breaker, per key. Off unless given (`{}` for the defaults). */
   breaker?: CircuitBreakerOptions;
-  /** Bulkhead (SPEC S6.3), per key. Off unless given. */
+  /** Bulkhead, per key. Off unless given. */
   bulkhead?: BulkheadOptions;
-  /** Adaptive pacing (SPEC S6.4), per key. Off unless given (`{}` for the defaults). */
+  /** Adaptive pacing, per key. Off unless given (`{}` for the defaults). */
   pacing?: PacerOptions;
   /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default 1_000 */
   maxKeys?: number;
@@ -108,7 +108,7 @@ export interface CallOptions<T> {
   classify?: (error: unknown, nowMs: number) => Classification | undefined;
   /**
    * Awaited before each attempt — before it is counted, admitted by any policy or timed — so
-   * that waiting for a precondition burns no attempt (the browser's offline wait, SPEC S3.2).
+   * that waiting for a precondition burns no attempt (the browser's offline wait).
    * Must settle by `deadline` (the call then gives up with reason `deadline`) and reject with
    * `signal.reason` when `signal` aborts.
    */
@@ -249,13 +249,13 @@ export class Downstream {
     return this.events.onAny(listener);
   }
 
-  /** A snapshot of this downstream's counters (SPEC S9). */
+  /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
     return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
   }
 
   /**
-   * `fetch` through this downstream's pipeline (SPEC S8.1): same signature and result as the
+   * `fetch` through this downstream's pipeline: same signature and result as the
    * platform's `fetch`, plus kindly's per-call options in `init` (idempotency key, …).
    * Breakers, bulkheads and pacers are keyed by host.
    */
@@ -328,7 +328,7 @@ export class Downstream {
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
     const onGiveUp = inherited?.onGiveUp;
 
-    // Pipeline order (SPEC S6.5): deadline → retry loop: budget → breaker → pacing →
+    // Pipeline order: deadline → retry loop: budget → breaker → pacing →
     // bulkhead → attempt timeout → operation.
     const budgets = this.budgets;
     const budgetKey = options?.budgetKey ?? this.name;
@@ -615,7 +615,7 @@ export class Downstream {
           });
         }
         // While pacing, the pacer (not each caller's own backoff) decides when retries leave:
-        // its queue releases them at the learned rate, wait hints included (SPEC S6.4). The
+        // its queue releases them at the learned rate, wait hints included. The
         // zero sleep still yields, so that every answer that arrived together is reported to
         // the pacer before any of those callers books its slot.
         const paced = pacer?.throttling(now) === true;

@@ -15,7 +15,7 @@ const ADAPTIVE_RETRY: RetryOptions = {
 };
 
 /**
- * kindly's adaptive pacing (SPEC S6.4) in the herd: the clients share one `Pacer` (one
+ * kindly's adaptive pacing in the herd: the clients share one `Pacer` (one
  * downstream in one process). Every answer is reported to it with its send time; a rejected
  * client comes back at `now + pacer.reserve(now)`, so retries leave at the learned rate
  * instead of each sleeping on its own. The pacer draws no randomness, so one seed suffices.

@@ -4,7 +4,7 @@ import { Simulation } from './engine.js';
 import { GIVE_UP } from './retry-state.js';
 import { SlotServer } from './slot-server.js';
 
-/** The thundering-herd experiment's setup (SPEC S11.1). */
+/** The thundering-herd experiment's setup. */
 export interface HerdSetup {
   /** Clients, each sending one request at t = 0. */
   clients: number;
@@ -116,7 +116,7 @@ export function runHerd(
 }
 
 /**
- * The physical lower bound (SPEC S11.1): every client's first try, plus one retry for each
+ * The physical lower bound: every client's first try, plus one retry for each
  * client rejected in the first slot; and as many slots as it takes to serve everyone once.
  */
 export function herdLowerBound(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs'>): {

@@ -11,7 +11,7 @@ const UNTIL_SUCCESS = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 3_600
 
 /**
  * The built-in herd strategies as kindly `RetryOptions`. The exponential ones share the ceiling
- * of SPEC S11.1, delay after the n-th failure ≤ min(5 s, 100 ms × 2ⁿ) — in kindly's terms
+ * of the classic herd experiment, delay after the n-th failure ≤ min(5 s, 100 ms × 2ⁿ) — in kindly's terms
  * (ceiling(n) = base × factor^(n − 1)) base 200 ms, factor 2, cap 5 s.
  */
 export const HERD_RETRY_OPTIONS = {

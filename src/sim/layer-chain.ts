@@ -11,7 +11,7 @@ export interface LayerChainOptions {
   /** Every layer's retry policy towards the next one. */
   policy: RetryPolicy;
   /**
-   * SPEC S7: a layer that gives up answers 503 marked "don't retry" (`x-retry-exhausted: 1`),
+   * A layer that gives up answers 503 marked "don't retry" (`x-retry-exhausted: 1`),
    * and a layer that receives the mark does not retry it.
    */
   signal: boolean;
@@ -42,7 +42,7 @@ const DEP_TIMEOUT = 4;
 /**
  * A chain of kindly services, client → layer 0 → … → layer n−1 → dependency, each layer
  * retrying its call to the next with kindly's `RetryPolicy`. Counts the calls each hop
- * receives, which is where retry amplification shows (SPEC S7): n layers × k attempts make up
+ * receives, which is where retry amplification shows: n layers × k attempts make up
  * to kⁿ calls at the dependency per client request.
  *
  * Only the innermost layer's attempts can time out (against a hanging dependency); the outer

@@ -38,7 +38,7 @@ export interface ScenarioResult {
 }
 
 /**
- * A built-in simulation (SPEC S11). Adding one is one file exporting a `Scenario` plus one
+ * A built-in simulation. Adding one is one file exporting a `Scenario` plus one
  * line in the registry (`scenarios.ts`); the CLI derives its options, help and output from it.
  */
 export interface Scenario {

@@ -5,7 +5,7 @@ import { deadDependency } from './scenarios/dead-dependency.js';
 import { herd } from './scenarios/herd.js';
 import { uniform } from './scenarios/uniform.js';
 
-/** The built-in scenarios (SPEC S11), in the order `kindly-calls sim --help` lists them. */
+/** The built-in scenarios, in the order `kindly-calls sim --help` lists them. */
 export const SCENARIOS: readonly Scenario[] = [herd, uniform, amplification, deadDependency, budget];
 
 export function findScenario(name: string): Scenario | undefined {

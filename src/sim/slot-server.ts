@@ -15,7 +15,7 @@ export interface SlotServerOptions {
 export type SlotResponse = (client: number, ok: boolean, now: number) => void;
 
 /**
- * A server with a fixed capacity per time slot (SPEC S11.1): of the requests that arrive in a
+ * A server with a fixed capacity per time slot: of the requests that arrive in a
  * slot, the first `capacity` — in arrival order — are served and the rest are rejected with
  * 429, and every response (served or not) is delivered at the end of the slot, in arrival
  * order. One event per busy slot, however many requests it holds.

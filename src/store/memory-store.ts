@@ -10,7 +10,7 @@ type Entry =
 const SWEEP_EVERY = 1024;
 
 /**
- * The in-process `StateStore` (the default, SPEC S10). Synchronous: every method returns its
+ * The in-process `StateStore` (the default). Synchronous: every method returns its
  * value directly. TTLs run on the injected clock's monotonic time; an expired key reads as
  * absent and is swept lazily, so memory stays bounded by the keys written within their TTL.
  */

@@ -16,7 +16,7 @@ export interface Versioned {
 }
 
 /**
- * Where budgets, breakers and pacers can keep state that a fleet shares (SPEC S10). The
+ * Where budgets, breakers and pacers can keep state that a fleet shares. The
  * policies themselves are synchronous and local; a fleet runtime mirrors them through a
  * store. Every operation is a single atomic step on one key — the shape of one Redis Lua
  * script — and every time it needs comes from the caller's injected clock (bucket numbers,
@@ -54,7 +54,7 @@ export interface Versioned {
  *   (`pace:{ds}:delivered`), so D̂ is the fleet's.
  *
  * A networked store can fail: a runtime using one should fall back to its local policies and
- * report it (SPEC S10: fail-open, with an event), never throw into the caller's call.
+ * report it (fail-open, with an event), never throw into the caller's call.
  */
 export interface StateStore {
   /**

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry metrics for kindly downstreams (SPEC S9), as the `kindly/otel` subpath.
+ * OpenTelemetry metrics for kindly downstreams, as the `kindly/otel` subpath.
  *
  * Only types are imported from `@opentelemetry/api` (an optional peer dependency): you pass
  * your `Meter`, and nothing is loaded unless you use this module. Every instrument is

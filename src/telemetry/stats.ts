@@ -1,5 +1,5 @@
 /**
- * Per-downstream counters (SPEC S9). Plain integers and sums, updated in O(1) on the call
+ * Per-downstream counters. Plain integers and sums, updated in O(1) on the call
  * path; `snapshot()` derives the ratios.
  */
 export class StatsCollector {

@@ -102,7 +102,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ],
       notes: [
         `Without the signal every layer retries the one below it: ${attempts}^${setup.layers} = ${number(without.innermostCallsPerRequest)} calls reach the dead dependency per client request.`,
-        `With it (SPEC S7), the layer next to the dependency retries, gives up, and answers 503 with x-retry-exhausted: 1; the layers above do not retry that answer: ${number(withSignal.innermostCallsPerRequest)} calls.`,
+        `With it, the layer next to the dependency retries, gives up, and answers 503 with x-retry-exhausted: 1; the layers above do not retry that answer: ${number(withSignal.innermostCallsPerRequest)} calls.`,
       ],
     },
   };
@@ -110,7 +110,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
 
 export const amplification: Scenario = {
   name: 'amplification',
-  summary: 'retries multiplying across layers, with and without the "don\'t retry" signal (SPEC S7)',
+  summary: 'retries multiplying across layers, with and without the "don\'t retry" signal',
   description: [
     'A chain client → layer 1 → … → layer --layers → dependency. The dependency is dead (refuses',
     'every connection). Each layer retries the next with kindly RetryPolicy, --attempts attempts,',

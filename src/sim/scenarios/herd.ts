@@ -193,7 +193,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
 
 export const herd: Scenario = {
   name: 'herd',
-  summary: 'thundering herd: N clients at t = 0 against a server serving a few per slot (SPEC S11.1)',
+  summary: 'thundering herd: N clients at t = 0 against a server serving a few per slot',
   description: [
     'Every client sends one request at t = 0. The server serves the first --capacity requests to',
     'arrive in each --slot-ms slot and rejects the rest with 429 (no wait hint); every response',
