@@ -24,19 +24,44 @@ export interface CallContext {
 }
 
 export class AttemptContext implements CallContext {
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
+  // Fields are declared, then all assigned in the constructor (no class-field initialisers):
+  // this object is built once per attempt, on the hot path.
+  declare private controller: AbortController | undefined;
+  declare private abortReason: unknown;
+  declare private aborted: boolean;
   /** The timeout/deadline error this attempt's own timer produced, if it fired. */
-  expiredWith: unknown;
+  declare expiredWith: unknown;
+  declare readonly attempt: number;
+  declare readonly retriesLeft: number;
+  declare readonly deadline: number | undefined;
+  /** ms until the attempt's timer fires, already clamped to the deadline (`Infinity` for none). */
+  declare readonly timeoutMs: number;
+  /** True when `timeoutMs` is the call's deadline rather than the attempt timeout. */
+  declare readonly deadlineBound: boolean;
+  /** The async context nested calls inherit, when deadlines are in play (set by the runtime). */
+  declare scope: DeadlineScope | undefined;
+  declare readonly owner: AttemptOwner;
+  declare readonly callerSignal: AbortSignal | undefined;
 
   constructor(
-    readonly attempt: number,
-    readonly retriesLeft: number,
-    readonly deadline: number | undefined,
-    private readonly clock: Clock,
-    private readonly callerSignal: AbortSignal | undefined,
-  ) {}
+    owner: AttemptOwner,
+    timing: { attempt: number; retriesLeft: number; attemptStart: number; timeoutMs: number; deadlineBound: boolean },
+    callerSignal: AbortSignal | undefined,
+  ) {
+    this.controller = undefined;
+    this.abortReason = undefined;
+    this.aborted = false;
+    this.expiredWith = undefined;
+    this.attempt = timing.attempt;
+    this.retriesLeft = timing.retriesLeft;
+    const deadline = timing.attemptStart + timing.timeoutMs;
+    this.deadline = deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
+    this.timeoutMs = timing.timeoutMs;
+    this.deadlineBound = timing.deadlineBound;
+    this.scope = undefined;
+    this.owner = owner;
+    this.callerSignal = callerSignal;
+  }
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {
@@ -48,7 +73,7 @@ export class AttemptContext implements CallContext {
   }
 
   timeLeft(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.clock.monotonic();
+    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.owner.clock.monotonic();
   }
 
   /** Aborts the attempt's signal (if anyone asked for it) with `reason`. */
@@ -78,25 +103,23 @@ export class AttemptScope implements DeadlineScope {
 
 export type Operation<T> = (context: CallContext) => T | PromiseLike<T>;
 
+/** What an attempt's timer needs from its downstream. */
+export interface AttemptOwner {
+  readonly clock: Clock;
+  /** The downstream's attempt timeout, for the error's message. */
+  readonly attemptTimeout: number;
+  /** The downstream's name, for errors. */
+  readonly name: string;
+}
+
 /**
  * Runs one attempt, settling with the first of: the operation's result, the attempt timeout
  * (`AttemptTimeoutError`), the deadline (`DeadlineExceededError`), or the caller's abort
  * (`signal.reason`). Listeners and timers are removed as soon as it settles, so nothing
  * accumulates over a million calls.
  */
-export function runAttempt<T>(
-  operation: Operation<T>,
-  context: AttemptContext,
-  clock: Clock,
-  /** ms until the attempt timeout fires, already clamped to the deadline. */
-  timeoutMs: number,
-  /** True when `timeoutMs` is the deadline rather than the attempt timeout. */
-  deadlineBound: boolean,
-  attemptTimeoutMs: number,
-  callerSignal: AbortSignal | undefined,
-  scope: DeadlineScope | undefined,
-  downstream: string,
-): Promise<T> {
+export function runAttempt<T>(operation: Operation<T>, context: AttemptContext): Promise<T> {
+  const { callerSignal, timeoutMs, scope, owner } = context;
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let cancelTimer: Cancel | undefined;
@@ -119,11 +142,11 @@ export function runAttempt<T>(
       callerSignal.addEventListener('abort', onCallerAbort);
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = clock.schedule(timeoutMs, () => {
+      cancelTimer = owner.clock.schedule(timeoutMs, () => {
         if (!finish()) return;
-        const error = deadlineBound
-          ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
-          : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
+        const error = context.deadlineBound
+          ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
+          : new AttemptTimeoutError(owner.attemptTimeout, { attempts: context.attempt, downstream: owner.name });
         context.expiredWith = error;
         context.abort(error);
         reject(error);

@@ -1,3 +1,7 @@
+import type { Stage } from '../orchestration/stage.js';
+import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
+import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
+import { PacingStage } from '../orchestration/stages/pacing-stage.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
@@ -14,6 +18,8 @@ export interface Lane {
   readonly breaker: CircuitBreaker | undefined;
   readonly bulkhead: Bulkhead | undefined;
   readonly pacer: Pacer | undefined;
+  /** The call pipeline's stages for this key, in order: budget → breaker → pacing → bulkhead. */
+  readonly stages: readonly Stage[];
 }
 
 export interface LaneOptions {
@@ -22,6 +28,12 @@ export interface LaneOptions {
   pacing: PacerOptions | undefined;
   clock: Clock;
   random: Random;
+  /** The downstream's budget stage, shared by every lane (first in each lane's stages). */
+  budgetStage: Stage | undefined;
+  /** Pace first attempts too. */
+  paceFirstAttempts: boolean;
+  /** Told of every wait a pacer imposes. */
+  onPacingDelay: (pacer: Pacer, nowMs: number, delayMs: number) => void;
   /** Told of every breaker state change. */
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
   /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
@@ -67,7 +79,7 @@ export class Lanes {
 
   private create(key: string): Lane {
     const o = this.options;
-    return {
+    const lane = {
       key,
       breaker:
         o.breaker === undefined
@@ -85,6 +97,20 @@ export class Lanes {
       bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
     };
+    const stages: Stage[] = [];
+    if (o.budgetStage !== undefined) stages.push(o.budgetStage);
+    if (lane.breaker !== undefined) stages.push(new BreakerStage(lane.breaker));
+    const pacer = lane.pacer;
+    if (pacer !== undefined) {
+      stages.push(
+        new PacingStage(pacer, {
+          paceFirstAttempts: o.paceFirstAttempts,
+          onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
+        }),
+      );
+    }
+    if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
+    return { ...lane, stages };
   }
 
   /** Drops the oldest lane with nothing running or queued (its state is forgotten). */

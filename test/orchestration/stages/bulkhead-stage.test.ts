@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { ADMIT, QUEUE } from '../../../src/orchestration/stage.js';
+import { BulkheadStage } from '../../../src/orchestration/stages/bulkhead-stage.js';
+import { stageCall } from './stage-call.js';
+
+/** A counting limiter: `limit` slots, no line of its own. */
+function slots(limit: number) {
+  return {
+    held: 0,
+    tryAcquire() {
+      if (this.held >= limit) return false;
+      this.held++;
+      return true;
+    },
+    release() {
+      this.held--;
+    },
+  };
+}
+
+describe('BulkheadStage', () => {
+  it('admits while a slot is free, gives it back on exit', () => {
+    const limiter = slots(1);
+    const stage = new BulkheadStage(limiter);
+    const call = stageCall();
+    expect(stage.enter(call)).toBe(ADMIT);
+    expect(limiter.held).toBe(1);
+    stage.exit();
+    expect(limiter.held).toBe(0);
+  });
+
+  it('when full, asks the driver to wait in line for at most the time left before the deadline', () => {
+    const limiter = slots(0);
+    const stage = new BulkheadStage(limiter);
+    const call = stageCall({ attemptStart: 40, deadline: 100 });
+    expect(stage.enter(call)).toBe(QUEUE);
+    expect(call.queue).toBe(limiter);
+    expect(call.queueWaitMs).toBe(60);
+  });
+});

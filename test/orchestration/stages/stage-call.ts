@@ -1,0 +1,33 @@
+import type { Classification } from '../../../src/classify/outcome.js';
+import type { GiveUpReason } from '../../../src/errors/errors.js';
+import { type Admission, REFUSE, type StageCall } from '../../../src/orchestration/stage.js';
+
+/** A call as a stage sees it, with every field settable, recording refusals. */
+export function stageCall(fields: Partial<StageCall> = {}): StageCall & {
+  refused: { reason: GiveUpReason; cause: unknown; retryAfterMs: number | undefined } | undefined;
+  classification: Classification | undefined;
+} {
+  const call = {
+    attempt: 1,
+    attemptsMade: 0,
+    startedAt: 0,
+    attemptStart: 0,
+    deadline: Number.POSITIVE_INFINITY,
+    minAttemptTime: 1,
+    budgetKey: 'api',
+    name: 'api',
+    classification: undefined as Classification | undefined,
+    token: undefined as unknown,
+    waitMs: 0,
+    queue: undefined as unknown,
+    queueWaitMs: 0,
+    retryAfterMs: undefined as number | undefined,
+    refused: undefined as { reason: GiveUpReason; cause: unknown; retryAfterMs: number | undefined } | undefined,
+    refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission {
+      call.refused = { reason, cause: cause?.(), retryAfterMs };
+      return REFUSE;
+    },
+    ...fields,
+  };
+  return call;
+}
