@@ -17,6 +17,7 @@ const API = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 // #region readme
 import { downstream } from 'kindly-calls';
+import { fetchThrough } from 'kindly-calls/http';
 
 const payments = downstream('payments', {
   retry: { maxAttempts: 3, backoff: { base: 200, cap: 5_000, jitter: 'full' } },
@@ -26,7 +27,7 @@ const payments = downstream('payments', {
   totalTimeout: 10_000, // the whole call, sleeps included; propagated downstream
 });
 
-const response = await payments.fetch(`${API}/charges/ch_1`);
+const response = await fetchThrough(payments, `${API}/charges/ch_1`);
 console.log(response.status, await response.json());
 // → 200 { id: 'ch_1', status: 'paid' } — after honouring the 429's Retry-After: 1
 // #endregion

@@ -1,7 +1,6 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason } from '../errors/errors.js';
-import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { InvalidOptionsError, OptionsValidator } from '../options/validate.js';
 import {
   CallMachine,
@@ -40,7 +39,7 @@ export interface DownstreamOptions {
   totalTimeout?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
-   * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
+   * default to idempotent (you chose to wrap them in retries); `fetchThrough` decides per method.
    * @default true
    */
   idempotent?: boolean;
@@ -94,7 +93,7 @@ export interface CallOptions<T> {
   timeout?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
-  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`.fetch()`: the host) */
+  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`fetchThrough`: the host) */
   key?: string;
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
@@ -283,15 +282,6 @@ export class Downstream implements CallPlan {
   /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
     return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
-  }
-
-  /**
-   * `fetch` through this downstream's pipeline: same signature and result as the
-   * platform's `fetch`, plus kindly's per-call options in `init` (idempotency key, …).
-   * Breakers, bulkheads and pacers are keyed by host.
-   */
-  fetch(input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
-    return fetchThrough(this, input, init);
   }
 
   /** Classifies an error: the user's classifier first, then kindly's. */

@@ -10,7 +10,7 @@ import type { Clock } from '../time/clock.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
- * for each key (by default one key, the downstream's name; `.fetch()` keys by host). Each
+ * for each key (by default one key, the downstream's name; `fetchThrough` keys by host). Each
  * is optional. Lanes are created on first use and bounded in number.
  */
 export interface Lane {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withKindly } from '../../src/http/index.js';
+import { fetchThrough, withKindly } from '../../src/http/index.js';
 import { isGiveUpError } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -44,7 +44,7 @@ async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback>
       hops.push(hop);
       callee.on('attempt-start', (e) => hop.attemptStarts.push(e.atMs));
       try {
-        const upstream = await callee.fetch(next);
+        const upstream = await fetchThrough(callee, next);
         res.writeHead(upstream.status).end();
       } catch {
         if (!res.headersSent) res.writeHead(504).end();
@@ -101,7 +101,7 @@ describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', (
     client.on('attempt-start', (e) => {
       if (e.attempt === 1) clientStart = e.atMs;
     });
-    const error = await client.fetch(a.url, { timeout: 300 }).catch((e: unknown) => e);
+    const error = await fetchThrough(client, a.url, { timeout: 300 }).catch((e: unknown) => e);
     const clientGaveUpAt = performance.now();
     const clientDeadline = clientStart + 300;
     expect(isGiveUpError(error)).toBe(true);
