@@ -41,6 +41,7 @@ import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
 import type { RetryDecision, RetryInput, RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
 import { attemptFits } from './deadline.js';
+import { Pipeline } from './pipeline.js';
 import {
   ADMIT,
   type Admission,
@@ -82,30 +83,31 @@ export interface CallPlan {
   readonly random: Random;
   /** Per-attempt timeout in ms (`Infinity` for none). */
   readonly attemptTimeout: number;
+  /** Whether calls are safe to repeat after an `unknown` outcome, unless a call says otherwise. */
+  readonly idempotent: boolean;
 }
 
-/** One call's own inputs. */
-export interface CallSetup {
-  /** When the call started (monotonic ms). */
-  startedAt: number;
-  /** The call's deadline (`callDeadline`), `Infinity` for none. */
-  deadline: number;
-  /** Safe to repeat after an `unknown` outcome. */
-  idempotent: boolean;
-  /** A verify hook can settle an `unknown` outcome of a non-idempotent call. */
-  verifiable: boolean;
-  /** Which retry budget the call draws on. */
-  budgetKey: string;
+/**
+ * One call's own choices, each defaulting to the plan's (a runtime's per-call options object
+ * fits as it is, so nothing is allocated to pass them).
+ */
+export interface CallChoices {
+  /** Safe to repeat after an `unknown` outcome. @default the plan's `idempotent` */
+  readonly idempotent?: boolean | undefined;
+  /** Which retry budget the call draws on. @default the plan's `name` */
+  readonly budgetKey?: string | undefined;
+  /** Present when a verify hook can settle an `unknown` outcome of a non-idempotent call. */
+  readonly verify?: unknown;
 }
-
-const NO_STAGES: readonly Stage[] = [];
 
 export class CallMachine implements StageCall {
   declare readonly startedAt: number;
   declare readonly deadline: number;
   declare readonly budgetKey: string;
   declare private readonly plan: CallPlan;
-  declare private readonly stages: readonly Stage[];
+  declare private readonly pipeline: Pipeline;
+  /** The pipeline's gates (stages around each attempt). */
+  declare private readonly gates: readonly Stage[];
   declare private readonly idempotent: boolean;
   declare private readonly verifiable: boolean;
   /** Per stage, its token for the attempt being admitted or run (created on the first token). */
@@ -149,16 +151,21 @@ export class CallMachine implements StageCall {
     | { reason: GiveUpReason; cause: (() => unknown) | undefined; retryAfterMs: number | undefined }
     | undefined;
 
-  constructor(plan: CallPlan, stages: readonly Stage[] | undefined, setup: CallSetup) {
+  /**
+   * @param startedAt when the call started (monotonic ms)
+   * @param deadline the call's deadline (`callDeadline`), `Infinity` for none
+   */
+  constructor(plan: CallPlan, pipeline: Pipeline | undefined, startedAt: number, deadline: number, choices?: CallChoices) {
     // Every field assigned here, in one order (no class-field initialisers): one hidden
     // class, and the cheapest construction V8 offers — this runs once per call.
-    this.startedAt = setup.startedAt;
-    this.deadline = setup.deadline;
-    this.budgetKey = setup.budgetKey;
+    this.startedAt = startedAt;
+    this.deadline = deadline;
+    this.budgetKey = choices?.budgetKey ?? plan.name;
     this.plan = plan;
-    this.stages = stages ?? NO_STAGES;
-    this.idempotent = setup.idempotent;
-    this.verifiable = setup.verifiable;
+    this.pipeline = pipeline ?? Pipeline.EMPTY;
+    this.gates = this.pipeline.gates;
+    this.idempotent = choices?.idempotent ?? plan.idempotent;
+    this.verifiable = choices?.verify !== undefined;
     this.tokens = undefined;
     this.entered = 0;
     this.needsVerify = false;
@@ -197,8 +204,8 @@ export class CallMachine implements StageCall {
 
   /** The call begins: stages that count calls (the budget) are told. */
   start(nowMs: number): void {
-    const stages = this.stages;
-    for (let i = 0; i < stages.length; i++) stages[i]!.start?.(this, nowMs);
+    const starters = this.pipeline.starters;
+    for (let i = 0; i < starters.length; i++) starters[i]!.start?.(this, nowMs);
   }
 
   /** The next attempt begins (after the driver's `beforeAttempt` hook, if any). */
@@ -263,7 +270,7 @@ export class CallMachine implements StageCall {
       elapsedMs: nowMs - this.startedAt,
       deadlineRemainingMs: this.deadline - nowMs,
       previousDelayMs: this.previousDelay,
-      admit: this.stages.length === 0 ? undefined : () => this.admitRetry(nowMs),
+      admit: this.pipeline.retryAdmitters.length === 0 ? undefined : () => this.admitRetry(nowMs),
     };
     const decision = this.plan.retry.decide(input, this.plan.random);
     this.decision = decision;
@@ -278,9 +285,9 @@ export class CallMachine implements StageCall {
     this.needsVerify = decision.verify;
     let waitMs = decision.delayMs;
     let paced = false;
-    const stages = this.stages;
-    for (let i = stages.length - 1; i >= 0; i--) {
-      const replaced = stages[i]!.retryDelay?.(this, nowMs, waitMs);
+    const timers = this.pipeline.retryTimers;
+    for (let i = 0; i < timers.length; i++) {
+      const replaced = timers[i]!.retryDelay?.(this, nowMs, waitMs);
       if (replaced !== undefined && replaced >= 0) {
         waitMs = replaced;
         paced = true;
@@ -340,10 +347,11 @@ export class CallMachine implements StageCall {
   }
 
   private enterFrom(from: number, nowMs: number): Step {
-    const stages = this.stages;
+    const stages = this.gates;
     for (let i = from; i < stages.length; i++) {
       this.token = undefined;
-      const admission = stages[i]!.enter(this, nowMs);
+      const enter = stages[i]!.enter;
+      const admission = enter === undefined ? ADMIT : enter.call(stages[i], this, nowMs);
       if (admission === ADMIT) {
         this.keep(i, this.token);
         this.entered = i + 1;
@@ -381,9 +389,9 @@ export class CallMachine implements StageCall {
   }
 
   private admitRetry(nowMs: number): GiveUpReason | undefined {
-    const stages = this.stages;
-    for (let i = stages.length - 1; i >= 0; i--) {
-      const refused = stages[i]!.admitRetry?.(this, nowMs);
+    const admitters = this.pipeline.retryAdmitters;
+    for (let i = 0; i < admitters.length; i++) {
+      const refused = admitters[i]!.admitRetry?.(this, nowMs);
       if (refused !== undefined) return refused;
     }
     return undefined;
@@ -393,18 +401,18 @@ export class CallMachine implements StageCall {
   private keep(i: number, token: unknown): void {
     if (this.tokens === undefined) {
       if (token === undefined) return;
-      this.tokens = new Array(this.stages.length);
+      this.tokens = new Array(this.gates.length);
     }
     this.tokens[i] = token;
   }
 
   /** Every stage that admitted the attempt learns how it ended, innermost first. */
   private exitAll(nowMs: number, result: AttemptResult): void {
-    const stages = this.stages;
+    const stages = this.gates;
     const tokens = this.tokens;
     for (let i = this.entered - 1; i >= 0; i--) {
       this.token = tokens === undefined ? undefined : tokens[i];
-      stages[i]!.exit(this, nowMs, result);
+      stages[i]!.exit?.(this, nowMs, result);
     }
     this.entered = 0;
   }

@@ -71,9 +71,9 @@ export interface StageCall {
  * policy's state and answers. Its methods are called in a fixed order:
  *
  * - `start` once per call, before anything else (the budget counts the request);
- * - `enter` before each attempt, stages in list order; a stage that did not `ADMIT`
+ * - `enter` before each attempt, stages in list order (a stage without it admits); a stage that did not `ADMIT`
  *   stops the walk (`WAIT`/`QUEUE` resume it at the next stage);
- * - `exit` exactly once for every stage that admitted the attempt, innermost first, with
+ * - `exit` exactly once for every stage that entered the attempt, innermost first, with
  *   how it ended (`RESULT_OK`, `RESULT_FAILED` or `RESULT_NEUTRAL`);
  * - `admitRetry` after a failure that the retry decision would retry (its step 4),
  *   innermost stage first: free checks are asked before a stage that spends (the budget),
@@ -85,8 +85,10 @@ export interface Stage {
   /** For traces and errors: `budget`, `breaker`, `pacing`, `bulkhead`, … */
   readonly name: string;
   start?(call: StageCall, nowMs: number): void;
-  enter(call: StageCall, nowMs: number): Admission;
-  exit(call: StageCall, nowMs: number, result: AttemptResult): void;
+  /** Absent: the stage admits every attempt. */
+  enter?(call: StageCall, nowMs: number): Admission;
+  /** Absent: the stage has nothing to learn from an attempt. */
+  exit?(call: StageCall, nowMs: number, result: AttemptResult): void;
   admitRetry?(call: StageCall, nowMs: number): GiveUpReason | undefined;
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
   /** Whether `exit` needs a real `now` after a success (the driver may skip a clock read). */

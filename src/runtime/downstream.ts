@@ -13,7 +13,7 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
-import type { Stage } from '../orchestration/stage.js';
+import { Pipeline } from '../orchestration/pipeline.js';
 import { BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
@@ -166,11 +166,10 @@ export class Downstream implements CallPlan {
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
   private readonly lanes: Lanes;
-  /** The pipeline's stages when no per-key policy is configured (the budget alone, or none). */
-  private readonly stages: readonly Stage[];
+  /** The pipeline when no per-key policy is configured (the budget alone, or nothing). */
+  private readonly pipeline: Pipeline;
   /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
   private readonly laned: boolean;
-  private readonly budgetShrinks: boolean;
   private inFlight = 0;
 
   constructor(name: string, options: DownstreamOptions = {}) {
@@ -222,18 +221,17 @@ export class Downstream implements CallPlan {
     if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
     v.done();
     this.name = name;
-    this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
     const budgetStage =
       budgets === undefined
         ? undefined
         : new BudgetStage(budgets, {
-            recordsOutcomes: this.budgetShrinks,
+            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
             onRefused: (key, atMs) => {
               this.stats_.budgetRejections++;
               if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
             },
           });
-    this.stages = budgetStage === undefined ? [] : [budgetStage];
+    this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
       paceFirstAttempts: options.pacing?.paceFirstAttempts ?? false,
@@ -348,15 +346,9 @@ export class Downstream implements CallPlan {
     const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeout ?? this.totalTimeout);
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
-    const call = new CallMachine(this, lane === undefined ? this.stages : lane.stages, {
-      startedAt,
-      deadline,
-      idempotent: options?.idempotent ?? this.idempotent,
-      verifiable: options?.verify !== undefined,
-      budgetKey: options?.budgetKey ?? this.name,
-    });
+    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+    const call = new CallMachine(this, pipeline, startedAt, deadline, options);
     call.start(startedAt);
-    const successReadsClock = lane !== undefined || this.budgetShrinks;
     const beforeAttempt = options?.beforeAttempt;
     const unhooked = beforeAttempt === undefined && options?.verify === undefined;
 
@@ -412,7 +404,7 @@ export class Downstream implements CallPlan {
       try {
         const value = await runAttempt(operation, context);
         this.inFlight--;
-        call.succeeded(successReadsClock ? clock.monotonic() : attemptStart);
+        call.succeeded(pipeline.successNeedsClock ? clock.monotonic() : attemptStart);
         this.succeeded(call, startedAt);
         return value;
       } catch (error) {

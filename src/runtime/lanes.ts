@@ -1,3 +1,4 @@
+import { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
 import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
 import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
@@ -18,8 +19,8 @@ export interface Lane {
   readonly breaker: CircuitBreaker | undefined;
   readonly bulkhead: Bulkhead | undefined;
   readonly pacer: Pacer | undefined;
-  /** The call pipeline's stages for this key, in order: budget → breaker → pacing → bulkhead. */
-  readonly stages: readonly Stage[];
+  /** The call pipeline for this key, in order: budget → breaker → pacing → bulkhead. */
+  readonly pipeline: Pipeline;
 }
 
 export interface LaneOptions {
@@ -110,7 +111,7 @@ export class Lanes {
       );
     }
     if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
-    return { ...lane, stages };
+    return { ...lane, pipeline: new Pipeline(stages) };
   }
 
   /** Drops the oldest lane with nothing running or queued (its state is forgotten). */

@@ -10,6 +10,7 @@ import {
   STEP_VERIFY,
   STEP_WAIT,
 } from '../../src/orchestration/call-machine.js';
+import { Pipeline } from '../../src/orchestration/pipeline.js';
 import { ADMIT, type Admission, QUEUE, type Stage, type StageCall, WAIT } from '../../src/orchestration/stage.js';
 import { BreakerStage } from '../../src/orchestration/stages/breaker-stage.js';
 import { BudgetStage } from '../../src/orchestration/stages/budget-stage.js';
@@ -23,17 +24,17 @@ const UNKNOWN: Classification = { outcome: 'unknown', retryable: true, timeout: 
 const NOT_RETRYABLE: Classification = { outcome: 'failed', retryable: false, status: 400 };
 
 function plan(retry = new RetryPolicy({ backoff: { base: 100, jitter: 'none' } }), attemptTimeout = 1_000) {
-  return { name: 'api', retry, random: new SeededRandom(1), attemptTimeout };
+  return { name: 'api', retry, random: new SeededRandom(1), attemptTimeout, idempotent: true };
 }
 
-function machine(stages: Stage[] = [], setup: Partial<ConstructorParameters<typeof CallMachine>[2]> = {}, p = plan()) {
-  const m = new CallMachine(p, stages, {
-    startedAt: 0,
-    deadline: Number.POSITIVE_INFINITY,
-    idempotent: true,
-    verifiable: false,
-    budgetKey: 'api',
-    ...setup,
+function machine(
+  stages: Stage[] = [],
+  setup: { deadline?: number; idempotent?: boolean; verifiable?: boolean } = {},
+  p = plan(),
+) {
+  const m = new CallMachine(p, new Pipeline(stages), 0, setup.deadline ?? Number.POSITIVE_INFINITY, {
+    idempotent: setup.idempotent,
+    verify: setup.verifiable ? () => false : undefined,
   });
   m.start(0);
   return m;

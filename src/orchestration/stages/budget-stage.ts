@@ -1,5 +1,5 @@
 import type { GiveUpReason } from '../../errors/errors.js';
-import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
+import { type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
 
 /** The keyed retry budgets a `BudgetStage` draws on (`KeyedRetryBudgets`, or a store-backed one). */
 export interface BudgetLedger {
@@ -27,21 +27,22 @@ export class BudgetStage implements Stage {
   ) {
     this.observesSuccess = options.recordsOutcomes ?? false;
     this.onRefused = options.onRefused;
+    // Without outcomes to record, the budget takes no part in attempts (see `Pipeline`).
+    this.exit = this.observesSuccess ? (call, nowMs, result) => this.record(call, nowMs, result) : undefined;
+  }
+
+  /** With `recordsOutcomes` only: each attempt's outcome feeds `shrinkOnErrors`. */
+  readonly exit: ((call: StageCall, nowMs: number, result: AttemptResult) => void) | undefined;
+
+  private record(call: StageCall, nowMs: number, result: AttemptResult): void {
+    if (result === RESULT_FAILED) this.budgets.recordOutcome(call.budgetKey, nowMs, false);
+    else if (result === RESULT_OK) this.budgets.recordOutcome(call.budgetKey, nowMs, true);
   }
 
   private readonly onRefused: ((key: string, nowMs: number) => void) | undefined;
 
   start(call: StageCall, nowMs: number): void {
     this.budgets.recordRequest(call.budgetKey, nowMs);
-  }
-
-  enter(): Admission {
-    return ADMIT;
-  }
-
-  exit(call: StageCall, nowMs: number, result: AttemptResult): void {
-    if (result === RESULT_FAILED) this.budgets.recordOutcome(call.budgetKey, nowMs, false);
-    else if (result === RESULT_OK && this.observesSuccess) this.budgets.recordOutcome(call.budgetKey, nowMs, true);
   }
 
   admitRetry(call: StageCall, nowMs: number): GiveUpReason | undefined {

@@ -23,11 +23,12 @@ describe('BudgetStage', () => {
     const stage = new BudgetStage(shrinking, { recordsOutcomes: true });
     expect(stage.observesSuccess).toBe(true);
     expect(new BudgetStage(shrinking).observesSuccess).toBe(false);
+    expect(new BudgetStage(shrinking).exit).toBeUndefined();
     const call = stageCall({ classification: { outcome: 'failed', retryable: true } });
     stage.start(call, 0);
-    for (let i = 0; i < 50; i++) stage.exit(call, i, RESULT_FAILED);
+    for (let i = 0; i < 50; i++) stage.exit?.(call, i, RESULT_FAILED);
     const shrunk = shrinking.get('api').effectiveRatio(50);
-    for (let i = 0; i < 500; i++) stage.exit(call, 50, RESULT_OK);
+    for (let i = 0; i < 500; i++) stage.exit?.(call, 50, RESULT_OK);
     expect(shrinking.get('api').effectiveRatio(50)).toBeGreaterThan(shrunk);
   });
 });
