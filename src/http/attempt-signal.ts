@@ -1,3 +1,5 @@
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
+
 /**
  * The signal one attempt's `fetch` runs under when the call has a caller's signal (its own or
  * an inbound request's). `fetch` keeps following its signal after the headers arrive: an
@@ -7,17 +9,17 @@
  *
  * Linked by hand, not with `AbortSignal.any`: on Node 20 that costs ~20 µs per call and keeps
  * a reference per call on a long-lived caller signal (the heap grows ~5 MB per 100,000 calls).
- * A caller's signal carries one listener however many attempts follow it (Node's
- * `addEventListener` walks every listener already there, and warns past 10); the attempts
- * following it are a set. An attempt leaves the set when its fetch fails, when its failed
+ * A caller's signal carries one listener however many attempts follow it (`onAbort`: Node's
+ * `addEventListener` walks every listener already there, and warns past 10). An attempt
+ * stops following it when its fetch fails, when its failed
  * body is drained or cancelled, or — for a response handed to the caller — when that body is
  * garbage-collected. Knowing the moment a caller finishes reading a body would take wrapping
  * it in a new `ReadableStream`, which costs ~17 µs per response on Node 20 (measured): more
- * than `AbortSignal.any`. The listener goes when the set is empty.
+ * than `AbortSignal.any`. The listener goes when no attempt follows the signal any more.
  */
 export class AttemptSignal {
   private readonly controller = new AbortController();
-  private followed: Followers | undefined;
+  private stopFollowing: Unsubscribe | undefined;
   /** The attempt's own signal, followed until the attempt hands its response over. */
   private attempt: AbortSignal | undefined;
   private readonly onAttemptAbort = (): void => this.abort(this.attempt?.reason);
@@ -28,8 +30,7 @@ export class AttemptSignal {
     else {
       this.attempt = attempt;
       attempt.addEventListener('abort', this.onAttemptAbort);
-      this.followed = followersOf(caller);
-      this.followed.add(this);
+      this.stopFollowing = onAbort(caller, () => this.abort(caller.reason));
     }
   }
 
@@ -41,10 +42,10 @@ export class AttemptSignal {
   /** Stops following both signals. Idempotent. */
   release(): void {
     this.leaveAttempt();
-    const followed = this.followed;
-    if (followed === undefined) return;
-    this.followed = undefined;
-    followed.delete(this);
+    const stop = this.stopFollowing;
+    if (stop === undefined) return;
+    this.stopFollowing = undefined;
+    stop();
   }
 
   /**
@@ -55,7 +56,7 @@ export class AttemptSignal {
   handOver(response: Response): void {
     // The attempt's signal never aborts once its operation has returned.
     this.leaveAttempt();
-    if (this.followed === undefined) return;
+    if (this.stopFollowing === undefined) return;
     const body = response.body;
     if (body === null || unread === undefined) this.release();
     // The stream, not the response: a clone's tee keeps reading the original stream.
@@ -78,38 +79,3 @@ export class AttemptSignal {
 
 const unread: FinalizationRegistry<AttemptSignal> | undefined =
   typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((link) => link.release()) : undefined;
-
-/** The attempts following one caller's signal, behind a single listener. */
-class Followers {
-  private readonly links = new Set<AttemptSignal>();
-  private readonly onAbort = (): void => {
-    const links = [...this.links];
-    this.links.clear();
-    this.signal.removeEventListener('abort', this.onAbort);
-    following.delete(this.signal);
-    for (const link of links) link.abort(this.signal.reason);
-  };
-
-  constructor(private readonly signal: AbortSignal) {}
-
-  add(link: AttemptSignal): void {
-    if (this.links.size === 0) this.signal.addEventListener('abort', this.onAbort);
-    this.links.add(link);
-  }
-
-  delete(link: AttemptSignal): void {
-    if (!this.links.delete(link) || this.links.size > 0) return;
-    this.signal.removeEventListener('abort', this.onAbort);
-  }
-}
-
-const following = new WeakMap<AbortSignal, Followers>();
-
-function followersOf(signal: AbortSignal): Followers {
-  let followers = following.get(signal);
-  if (followers === undefined) {
-    followers = new Followers(signal);
-    following.set(signal, followers);
-  }
-  return followers;
-}
