@@ -15,8 +15,8 @@ import { readThrottleSignal, readWaitHint } from '../hints/wait-hint.js';
 import { type ClassifyStatusOptions, classifyStatus } from './http-status.js';
 import { classifyNetworkError } from './network-error.js';
 import type { Classification } from './outcome.js';
-import { classifyUnusableUrl } from './unusable-url.js';
 import { readProperty, readString } from './safe-read.js';
+import { classifyUnusableUrl } from './unusable-url.js';
 
 export interface ClassifyErrorOptions extends ClassifyStatusOptions {
   /**
