@@ -56,6 +56,14 @@ describe('herd scenario', () => {
     expect(adaptive!.allSucceededMs.median).toBeLessThanOrEqual(1300);
   });
 
+  it('regression (a floor removed jitter): the `floor` row no longer moves in lockstep', () => {
+    const { json } = herd.run(withDefaults(herd, { strategy: 'floor', seeds: 50 }), {});
+    const [floor] = rows(json);
+    // Before: every client waited exactly 1 s for its first three retries: 90 retries in one slot.
+    expect(floor!.peakRetriesPerSlot.max).toBeLessThan(30);
+    expect(floor!.totalRequests.median).toBeLessThan(250);
+  });
+
   it('adds a `config` row for the user’s retry options; give-ups show as null "all succeeded"', () => {
     const { json, report } = herd.run(withDefaults(herd, { strategy: 'fixed', seeds: 3 }), {
       retry: { maxAttempts: 2, backoff: { jitter: 'full' } },
