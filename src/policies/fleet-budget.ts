@@ -26,12 +26,16 @@ export interface BudgetLeaseOptions {
  *   sized to the retries spent since the last sync (× 1.5, at least 1, at most `maxLease`)
  *   and expires after `leaseMs`; what is left of it is given back to its bucket.
  * - With no token left, up to `borrow` retries go ahead on credit and are withdrawn
- *   unconditionally at the next sync.
+ *   unconditionally at the next sync. Credit is restored only by a reply that shows room
+ *   left in the fleet budget, so it never piles up while the budget is exhausted.
  *
  * Overshoot bound. Leased tokens were available when leased, so the fleet's granted retries
  * exceed its allowance only by credit: with P processes, at any instant
  *
  *     fleet retries in the window ≤ ratio × R + reserve + P × borrow
+ *
+ * (credit is withdrawn unconditionally, but a process borrows again only after the store
+ * showed T below the allowance).
  *
  * where R counts the first attempts deposited so far (a deposit lags by at most one sync
  * interval, which delays a budget's growth, never its limit). A token is spent at most
@@ -43,6 +47,8 @@ export class BudgetLease {
   private pending = 0;
   /** Retries made on credit, not yet withdrawn. */
   private debt = 0;
+  /** Credit left: restored only when the store shows room again, so credit never piles up. */
+  private creditLeft: number;
   /** Tokens spent since the last sync: sizes the next lease. */
   private spentSinceSync = 0;
   private readonly leases: Lease[] = [];
@@ -51,7 +57,9 @@ export class BudgetLease {
   /** What the sync in flight carried, restored if it fails. */
   private inFlight: { requests: number; debt: number; returned: Lease | undefined } | undefined;
 
-  constructor(private readonly options: BudgetLeaseOptions) {}
+  constructor(private readonly options: BudgetLeaseOptions) {
+    this.creditLeft = options.borrow;
+  }
 
   /** A first attempt was made. */
   recordRequest(): void {
@@ -68,7 +76,8 @@ export class BudgetLease {
         return true;
       }
     }
-    if (this.debt < this.options.borrow) {
+    if (this.creditLeft > 0) {
+      this.creditLeft--;
       this.debt++;
       this.spentSinceSync++;
       return true;
@@ -128,6 +137,8 @@ export class BudgetLease {
   /** The store answered the sync in flight. */
   applyReply(nowMs: number, reply: BudgetSyncReply): void {
     this.inFlight = undefined;
+    // Room left after this grant: the fleet is within its allowance, credit may be used again.
+    if (reply.available > 0) this.creditLeft = this.options.borrow;
     if (reply.granted > 0)
       this.leases.push({ bucket: reply.bucket, tokens: reply.granted, expiresAt: nowMs + this.options.leaseMs });
   }

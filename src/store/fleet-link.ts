@@ -144,8 +144,11 @@ export class FleetLink {
 
   /** Registers a lane's breaker (called when the lane is created). */
   attachBreaker(key: string, breaker: CircuitBreaker): void {
-    this.breakers.set(key, { key, breaker, generation: -1, lastCallAt: Number.NEGATIVE_INFINITY });
+    const link: BreakerLink = { key, breaker, generation: -1, lastCallAt: Number.NEGATIVE_INFINITY };
+    this.breakers.set(key, link);
     if (this.breakers.size > 4 * 1024) this.breakers.delete(this.breakers.keys().next().value as string);
+    // Learn the fleet's state at once: a process new to the key may join an open breaker.
+    void this.syncBreaker(link, 'none');
   }
 
   /** A call used `key`'s breaker. */
@@ -250,6 +253,7 @@ export class FleetLink {
    */
   reserve(key: string, pacer: Pacer, nowMs: number): number | Promise<number> {
     if (!this.sharing) return pacer.reserve(nowMs);
+    if (!this.throttling(key, pacer, nowMs)) return 0;
     return this.bookSlot(key, pacer, nowMs);
   }
 
@@ -262,8 +266,8 @@ export class FleetLink {
     const at = this.clock.monotonic();
     if (reply === undefined) return Math.max(0, pacer.reserve(at) - (at - nowMs));
     this.measured(nowMs, reply.now);
-    // The slot is store time; the wait counts from the original `nowMs`, as a local reserve's would.
-    return Math.max(0, this.toLocal(reply.slot) - nowMs);
+    // The slot is store time; the wait counts from now, after the round trip.
+    return Math.max(0, this.toLocal(reply.slot) - this.clock.monotonic());
   }
 
   private async syncPace(link: PaceLink): Promise<void> {
