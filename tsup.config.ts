@@ -8,6 +8,7 @@ export default defineConfig({
     http: 'src/http/index.ts',
     adapters: 'src/adapters/index.ts',
     sim: 'src/sim/index.ts',
+    redis: 'src/store/redis.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
