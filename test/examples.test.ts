@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -50,5 +50,14 @@ describe('examples run', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout.trim().length).toBeGreaterThan(0);
     expect(result.code).toBe(0);
+  });
+
+  it('every TypeScript snippet in docs/observability.md is copied verbatim from an example', () => {
+    const sources = examples.map((name) => readFileSync(`${dir}${name}`, 'utf8'));
+    const docs = readFileSync(fileURLToPath(new URL('../docs/observability.md', import.meta.url)), 'utf8');
+    const blocks = [...docs.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    for (const block of blocks)
+      expect({ block, copied: sources.some((source) => source.includes(block)) }).toEqual({ block, copied: true });
   });
 });

@@ -15,6 +15,8 @@ import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
+import { FleetLink } from '../store/fleet-link.js';
+import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
@@ -58,6 +60,13 @@ export interface DownstreamOptions {
   pacing?: PacerOptions | boolean;
   /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default {@link DOWNSTREAM_DEFAULTS}.maxKeys */
   maxKeys?: number;
+  /**
+   * Where the budget, breaker and pacer share state with the other processes calling this
+   * callee (`redisStore()` from `kindly-calls/redis`). Calls never wait on it, except a paced
+   * attempt booking its slot; when it is down or slow they use local state (fail-open) and a
+   * `store-availability` event says so. @default none: every process on its own
+   */
+  store?: FleetStore;
   /** @default the system clock */
   clock?: Clock;
   /** @default Math.random */
@@ -147,6 +156,7 @@ const KEYS = optionKeys<DownstreamOptions>({
   maxKeys: true,
   clock: true,
   random: true,
+  store: true,
 });
 
 /** Every per-call option; anything else is refused, like a downstream option typo. */
@@ -182,7 +192,9 @@ export class Downstream {
   private readonly fallback: Fallback<unknown> | undefined;
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
-  private readonly budgets: KeyedRetryBudgets | undefined;
+  private readonly budgets: Pick<KeyedRetryBudgets, 'recordRequest' | 'tryRetry' | 'recordOutcome'> | undefined;
+  /** The link to the fleet store, when `store` is given. */
+  private readonly fleet: FleetLink | undefined;
   private readonly lanes: Lanes;
   /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
   private readonly laned: boolean;
@@ -216,6 +228,10 @@ export class Downstream {
       }
     }
     v.integer('maxKeys', options.maxKeys, 1);
+    v.check(
+      options.store === undefined || isFleetStore(options.store),
+      `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
+    );
     const clock = options.clock ?? systemClock;
     const random = options.random ?? systemRandom;
     const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
@@ -232,7 +248,24 @@ export class Downstream {
     if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
     v.done();
     this.name = name;
-    this.budgets = budgets;
+    const fleet =
+      options.store === undefined
+        ? undefined
+        : new FleetLink({
+            store: options.store,
+            downstream: name,
+            clock,
+            random,
+            budget: budgets === undefined ? undefined : options.budget || {},
+            breaker: breakerOptions,
+            pacing: pacingOptions,
+            maxKeys,
+            onAvailability: (change, atMs) => {
+              if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
+            },
+          });
+    this.fleet = fleet;
+    this.budgets = fleet?.budgets ?? budgets;
     this.paceFirstAttempts = pacingOptions?.paceFirstAttempts ?? false;
     this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
     this.lanes = new Lanes({
@@ -245,7 +278,15 @@ export class Downstream {
       onBreakerChange: (key, from, to, atMs) => {
         if (to === 'open') this.stats_.breakerOpens++;
         if (this.events.active) this.events.emit({ type: 'breaker-state', downstream: this.name, atMs, key, from, to });
+        fleet?.breakerChanged(key, from, to);
       },
+      onCreate:
+        fleet === undefined
+          ? undefined
+          : (lane) => {
+              if (lane.breaker !== undefined) fleet.attachBreaker(lane.key, lane.breaker);
+              if (lane.pacer !== undefined) fleet.attachPacer(lane.key, lane.pacer);
+            },
     });
     this.laned = this.lanes.enabled;
     this.retry = retry as RetryPolicy;
@@ -405,6 +446,8 @@ export class Downstream {
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
     const breaker = lane?.breaker;
     const pacer = lane?.pacer;
+    const fleet = this.fleet;
+    if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
     const bulkhead = lane?.bulkhead;
 
     const retry = this.retry;
@@ -469,10 +512,12 @@ export class Downstream {
       }
       // Pacing: while the callee is throttling us, attempts leave at the learned rate.
       if (pacer !== undefined && (attempt > 1 || this.paceFirstAttempts)) {
-        const wait = pacer.reserve(attemptStart);
+        const booked = fleet === undefined ? pacer.reserve(attemptStart) : fleet.reserve(lane!.key, pacer, attemptStart);
+        const wait = typeof booked === 'number' ? booked : await booked;
         if (wait > 0) {
           if (attemptStart + wait > deadline - retry.minAttemptTime) {
-            pacer.cancelLastReservation();
+            // A slot in the fleet's queue cannot be taken back; a local one can.
+            if (typeof booked === 'number') pacer.cancelLastReservation();
             breaker?.onNeutral(attemptStart, permit);
             return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
           }
@@ -610,6 +655,7 @@ export class Downstream {
               : undefined;
           if (pacing !== undefined || classification.hintMs !== undefined) {
             pacer.onResult(now, pacing ?? 'rejected', classification.hintMs, attemptStart);
+            if (fleet !== undefined && classification.hintMs !== undefined) fleet.hint(lane!.key, now, classification.hintMs);
           }
         }
         budgets?.recordOutcome(budgetKey, now, false);
@@ -687,7 +733,8 @@ export class Downstream {
         // its queue releases them at the learned rate, wait hints included. The
         // zero sleep still yields, so that every answer that arrived together is reported to
         // the pacer before any of those callers books its slot.
-        const paced = pacer?.throttling(now) === true;
+        const paced =
+          pacer !== undefined && (fleet === undefined ? pacer.throttling(now) : fleet.throttling(lane!.key, pacer, now));
         const sleepMs = paced ? 0 : decision.delayMs;
         if (sleepMs > 0 || paced) {
           try {
