@@ -234,7 +234,11 @@ async function send(
   // sends it as is, a retry sends a copy. Without any, each attempt sends a plain record,
   // which fetch reads once instead of copying a Headers of ours (measured: docs/benchmarks.md).
   let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
-  const key = chooseIdempotencyKey(method, headers?.get(IDEMPOTENCY_KEY_HEADER), init?.idempotencyKey ?? defaults?.idempotencyKey);
+  const key = chooseIdempotencyKey(
+    method,
+    headers?.get(IDEMPOTENCY_KEY_HEADER),
+    init?.idempotencyKey ?? defaults?.idempotencyKey,
+  );
   if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
   const hasKey = key !== undefined;
   const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
