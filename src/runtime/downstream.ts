@@ -542,6 +542,7 @@ export class Downstream {
           signal,
           scope,
           this.name,
+          attemptStart,
         );
         this.inFlight--;
         bulkhead?.release();
