@@ -47,6 +47,7 @@ import {
   type Admission,
   type AttemptResult,
   QUEUE,
+  type Queue,
   REFUSE,
   RESULT_FAILED,
   RESULT_NEUTRAL,
@@ -129,7 +130,7 @@ export class CallMachine implements StageCall {
 
   declare token: unknown;
   declare waitMs: number;
-  declare queue: unknown;
+  declare queue: Queue | undefined;
   declare queueWaitMs: number;
   declare retryAfterMs: number | undefined;
   /** `STEP_SLEEP` at 0 ms must still yield (the pacer took over the retry's timing). */
@@ -230,11 +231,21 @@ export class CallMachine implements StageCall {
     return this.enterFrom(this.entered, nowMs);
   }
 
-  /** After `STEP_QUEUE`: the slot was granted at `nowMs`. */
-  slotGranted(nowMs: number): Step {
-    this.keep(this.entered, undefined);
-    this.entered++;
+  /** After `STEP_QUEUE`: the wait ended at `nowMs`, resolving to `value` (the stage's `afterQueue` reads it). */
+  slotGranted(nowMs: number, value?: unknown): Step {
+    const i = this.entered;
+    const stage = this.gates[i]!;
     this.attemptStart = nowMs;
+    this.token = undefined;
+    const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
+    if (admission === REFUSE) return this.refused(nowMs);
+    this.keep(i, this.token);
+    this.entered = i + 1;
+    if (admission === WAIT) return STEP_WAIT;
+    if (admission === QUEUE) {
+      this.entered = i;
+      return STEP_QUEUE;
+    }
     if (!attemptFits(this.deadline, nowMs, this.minAttemptTime)) {
       this.unwind(nowMs);
       return this.giveUp('deadline', undefined, undefined);
@@ -363,12 +374,17 @@ export class CallMachine implements StageCall {
         return STEP_WAIT;
       }
       if (admission === QUEUE) return STEP_QUEUE;
-      this.unwind(nowMs);
-      const r = this.refusal as NonNullable<CallMachine['refusal']>;
-      this.refusal = undefined;
-      return this.giveUp(r.reason, r.cause, r.retryAfterMs);
+      return this.refused(nowMs);
     }
     return this.startAttempt();
+  }
+
+  /** A stage refused the attempt: the stages before it give back what they took. */
+  private refused(nowMs: number): Step {
+    this.unwind(nowMs);
+    const r = this.refusal as NonNullable<CallMachine['refusal']>;
+    this.refusal = undefined;
+    return this.giveUp(r.reason, r.cause, r.retryAfterMs);
   }
 
   /** The attempt timeout, last before the operation: the earlier of the call's deadline and the attempt's own timeout. */

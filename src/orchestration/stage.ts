@@ -25,6 +25,13 @@ export const RESULT_FAILED = 1;
 export const RESULT_NEUTRAL = 2;
 export type AttemptResult = typeof RESULT_OK | typeof RESULT_FAILED | typeof RESULT_NEUTRAL;
 
+/**
+ * What `QUEUE` hands the driver: a line to wait in (a bulkhead's `acquire`), or a booking
+ * already under way (a promise, e.g. a fleet store's pacing slot, resolving to a value for
+ * the stage's `afterQueue`).
+ */
+export type Queue = { acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<void> } | PromiseLike<unknown>;
+
 /** What a stage may read of the call it admits (a `CallMachine`). */
 export interface StageCall {
   /** 1-based number of the attempt being admitted. */
@@ -52,8 +59,8 @@ export interface StageCall {
   token: unknown;
   /** With `WAIT`: how long to wait. */
   waitMs: number;
-  /** With `QUEUE`: what the driver waits on, and for how long at most. */
-  queue: unknown;
+  /** With `QUEUE`: what the driver waits on (a `Queue`), and for how long at most. */
+  queue: Queue | undefined;
   queueWaitMs: number;
   /**
    * With `REFUSE`: why. `cause` is the error for a first attempt (a retry refused ends the
@@ -87,6 +94,11 @@ export interface Stage {
   start?(call: StageCall, nowMs: number): void;
   /** Absent: the stage admits every attempt. */
   enter?(call: StageCall, nowMs: number): Admission;
+  /**
+   * After its `QUEUE` was granted at `nowMs` (`value`: what the wait resolved to). Absent:
+   * the attempt is admitted, if the deadline still allows it.
+   */
+  afterQueue?(call: StageCall, nowMs: number, value: unknown): Admission;
   /** Absent: the stage has nothing to learn from an attempt. */
   exit?(call: StageCall, nowMs: number, result: AttemptResult): void;
   admitRetry?(call: StageCall, nowMs: number): GiveUpReason | undefined;

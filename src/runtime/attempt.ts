@@ -1,5 +1,6 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -23,6 +24,27 @@ export interface CallContext {
   timeLeft(): number;
 }
 
+/** What an attempt's timer needs from its downstream. */
+export interface AttemptOwner {
+  readonly clock: Clock;
+  /** The downstream's attempt timeout, for the error's message. */
+  readonly attemptTimeout: number;
+  /** The downstream's name, for errors. */
+  readonly name: string;
+}
+
+/** Where an attempt stands when it starts (the call's state machine is one). */
+export interface AttemptTiming {
+  readonly attempt: number;
+  readonly retriesLeft: number;
+  /** When the attempt starts (the clock's monotonic ms, just read): its timeout counts from it. */
+  readonly attemptStart: number;
+  /** ms until the attempt's timer fires, already clamped to the deadline (`Infinity` for none). */
+  readonly timeoutMs: number;
+  /** True when `timeoutMs` is the call's deadline rather than the attempt timeout. */
+  readonly deadlineBound: boolean;
+}
+
 export class AttemptContext implements CallContext {
   // Fields are declared, then all assigned in the constructor (no class-field initialisers):
   // this object is built once per attempt, on the hot path.
@@ -34,20 +56,15 @@ export class AttemptContext implements CallContext {
   declare readonly attempt: number;
   declare readonly retriesLeft: number;
   declare readonly deadline: number | undefined;
-  /** ms until the attempt's timer fires, already clamped to the deadline (`Infinity` for none). */
+  declare readonly attemptStart: number;
   declare readonly timeoutMs: number;
-  /** True when `timeoutMs` is the call's deadline rather than the attempt timeout. */
   declare readonly deadlineBound: boolean;
   /** The async context nested calls inherit, when deadlines are in play (set by the runtime). */
   declare scope: DeadlineScope | undefined;
   declare readonly owner: AttemptOwner;
   declare readonly callerSignal: AbortSignal | undefined;
 
-  constructor(
-    owner: AttemptOwner,
-    timing: { attempt: number; retriesLeft: number; attemptStart: number; timeoutMs: number; deadlineBound: boolean },
-    callerSignal: AbortSignal | undefined,
-  ) {
+  constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
     this.controller = undefined;
     this.abortReason = undefined;
     this.aborted = false;
@@ -56,6 +73,7 @@ export class AttemptContext implements CallContext {
     this.retriesLeft = timing.retriesLeft;
     const deadline = timing.attemptStart + timing.timeoutMs;
     this.deadline = deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
+    this.attemptStart = timing.attemptStart;
     this.timeoutMs = timing.timeoutMs;
     this.deadlineBound = timing.deadlineBound;
     this.scope = undefined;
@@ -103,15 +121,6 @@ export class AttemptScope implements DeadlineScope {
 
 export type Operation<T> = (context: CallContext) => T | PromiseLike<T>;
 
-/** What an attempt's timer needs from its downstream. */
-export interface AttemptOwner {
-  readonly clock: Clock;
-  /** The downstream's attempt timeout, for the error's message. */
-  readonly attemptTimeout: number;
-  /** The downstream's name, for errors. */
-  readonly name: string;
-}
-
 /**
  * Runs one attempt, settling with the first of: the operation's result, the attempt timeout
  * (`AttemptTimeoutError`), the deadline (`DeadlineExceededError`), or the caller's abort
@@ -123,34 +132,38 @@ export function runAttempt<T>(operation: Operation<T>, context: AttemptContext):
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let cancelTimer: Cancel | undefined;
-    let onCallerAbort: (() => void) | undefined;
+    let unsubscribe: Unsubscribe | undefined;
 
     const finish = (): boolean => {
       if (settled) return false;
       settled = true;
       if (cancelTimer !== undefined) cancelTimer();
-      if (onCallerAbort !== undefined) callerSignal?.removeEventListener('abort', onCallerAbort);
+      if (unsubscribe !== undefined) unsubscribe();
       return true;
     };
 
     if (callerSignal !== undefined) {
-      onCallerAbort = () => {
+      // One listener on a signal shared by many calls, whatever their number (see onAbort).
+      unsubscribe = onAbort(callerSignal, () => {
         if (!finish()) return;
         context.abort(callerSignal.reason);
         reject(callerSignal.reason);
-      };
-      callerSignal.addEventListener('abort', onCallerAbort);
+      });
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = owner.clock.schedule(timeoutMs, () => {
-        if (!finish()) return;
-        const error = context.deadlineBound
-          ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
-          : new AttemptTimeoutError(owner.attemptTimeout, { attempts: context.attempt, downstream: owner.name });
-        context.expiredWith = error;
-        context.abort(error);
-        reject(error);
-      });
+      cancelTimer = owner.clock.schedule(
+        timeoutMs,
+        () => {
+          if (!finish()) return;
+          const error = context.deadlineBound
+            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
+            : new AttemptTimeoutError(owner.attemptTimeout, { attempts: context.attempt, downstream: owner.name });
+          context.expiredWith = error;
+          context.abort(error);
+          reject(error);
+        },
+        context.attemptStart,
+      );
     }
 
     let result: T | PromiseLike<T>;

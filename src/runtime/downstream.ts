@@ -1,7 +1,7 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason } from '../errors/errors.js';
-import { InvalidOptionsError, OptionsValidator } from '../options/validate.js';
+import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import {
   CallMachine,
   type CallPlan,
@@ -14,13 +14,21 @@ import {
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
 import { Pipeline } from '../orchestration/pipeline.js';
+import type { Queue } from '../orchestration/stage.js';
 import { BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
-import { CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import {
+  type BreakerState,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
+} from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
+import { FleetLink } from '../store/fleet-link.js';
+import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
@@ -33,14 +41,14 @@ import { linkSignals } from './link-signals.js';
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
   retry?: RetryOptions | false;
-  /** Per-attempt timeout in ms, or `false` for none. @default 10_000 */
+  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout */
   attemptTimeout?: number | false;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
   totalTimeout?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
-   * default to idempotent (you chose to wrap them in retries); `fetchThrough` decides per method.
-   * @default true
+   * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
+   * @default {@link DOWNSTREAM_DEFAULTS}.idempotent
    */
   idempotent?: boolean;
   /**
@@ -56,25 +64,40 @@ export interface DownstreamOptions {
    * @default { ratio: 0.2, windowMs: 10_000, reservePerSecond: 10 }
    */
   budget?: RetryBudgetOptions | false;
-  /** Circuit breaker, per key. Off unless given (`{}` for the defaults). */
-  breaker?: CircuitBreakerOptions;
-  /** Bulkhead, per key. Off unless given. */
-  bulkhead?: BulkheadOptions;
-  /** Adaptive pacing, per key. Off unless given (`{}` for the defaults). */
-  pacing?: PacerOptions;
-  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default 1_000 */
+  /** Circuit breaker, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  breaker?: CircuitBreakerOptions | boolean;
+  /** Bulkhead, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  bulkhead?: BulkheadOptions | boolean;
+  /** Adaptive pacing, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  pacing?: PacerOptions | boolean;
+  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default {@link DOWNSTREAM_DEFAULTS}.maxKeys */
   maxKeys?: number;
+  /**
+   * Where the budget, breaker and pacer share state with the other processes calling this
+   * callee (`redisStore()` from `kindly-calls/redis`). Calls never wait on it, except a paced
+   * attempt booking its slot; when it is down or slow they use local state (fail-open) and a
+   * `store-availability` event says so. @default none: every process on its own
+   */
+  store?: FleetStore;
   /** @default the system clock */
   clock?: Clock;
   /** @default Math.random */
   random?: Random;
 }
 
+/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
 export const DOWNSTREAM_DEFAULTS = {
   attemptTimeout: 10_000,
   idempotent: true,
   maxKeys: 1_000,
 } as const;
+
+/** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
+export interface DownstreamSnapshot {
+  downstream: string;
+  /** By lane key. */
+  breakers: Record<string, CircuitBreakerSnapshot>;
+}
 
 export interface FallbackInfo {
   reason: GiveUpReason;
@@ -93,7 +116,7 @@ export interface CallOptions<T> {
   timeout?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
-  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`fetchThrough`: the host) */
+  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`.fetch()`: the host) */
   key?: string;
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
@@ -131,23 +154,45 @@ export interface CallOptions<T> {
   }) => void | PromiseLike<void>;
 }
 
-const KEYS = [
-  'retry',
-  'attemptTimeout',
-  'totalTimeout',
-  'idempotent',
-  'classify',
-  'fallback',
-  'budget',
-  'breaker',
-  'bulkhead',
-  'pacing',
-  'maxKeys',
-  'clock',
-  'random',
-] as const;
+const KEYS = optionKeys<DownstreamOptions>({
+  retry: true,
+  attemptTimeout: true,
+  totalTimeout: true,
+  idempotent: true,
+  classify: true,
+  fallback: true,
+  budget: true,
+  breaker: true,
+  bulkhead: true,
+  pacing: true,
+  maxKeys: true,
+  clock: true,
+  random: true,
+  store: true,
+});
+
+/** Every per-call option; anything else is refused, like a downstream option typo. */
+const CALL_KEYS = optionKeys<CallOptions<unknown>>({
+  signal: true,
+  deadline: true,
+  timeout: true,
+  idempotent: true,
+  key: true,
+  budgetKey: true,
+  verify: true,
+  fallback: true,
+  onAttemptError: true,
+  classify: true,
+  beforeAttempt: true,
+});
 
 const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
+
+/**
+ * Where `kindly-calls/http` leaves `fetchThrough` for the deprecated `Downstream.fetch`
+ * (on globalThis, so the ESM and CJS builds and two copies of the package find it).
+ */
+export const FETCH_THROUGH = Symbol.for('kindly-calls.fetchThrough.v1');
 
 /**
  * One callee and everything that protects it and us from it: retry policy, timeouts, and
@@ -165,11 +210,13 @@ export class Downstream implements CallPlan {
   private readonly fallback: Fallback<unknown> | undefined;
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
+  /** The link to the fleet store, when `store` is given. */
+  private readonly fleet: FleetLink | undefined;
   private readonly lanes: Lanes;
-  /** The pipeline when no per-key policy is configured (the budget alone, or nothing). */
-  private readonly pipeline: Pipeline;
   /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
   private readonly laned: boolean;
+  /** The pipeline when no per-key policy is configured (the budget alone, or nothing). */
+  private readonly pipeline: Pipeline;
   private inFlight = 0;
 
   constructor(name: string, options: DownstreamOptions = {}) {
@@ -198,33 +245,48 @@ export class Downstream implements CallPlan {
       }
     }
     v.integer('maxKeys', options.maxKeys, 1);
+    v.check(
+      options.store === undefined || isFleetStore(options.store),
+      `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
+    );
     const clock = options.clock ?? systemClock;
     const random = options.random ?? systemRandom;
     const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
     // Each policy validates its own options; build one now so every problem surfaces here.
-    const collect = (label: string, build: () => unknown) => {
-      try {
-        return build();
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `${label}: ${p}`);
-        return undefined;
-      }
-    };
     const budgets =
       options.budget === false
         ? undefined
-        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as
-            | KeyedRetryBudgets
-            | undefined);
-    if (options.breaker !== undefined) collect('breaker', () => new CircuitBreaker(options.breaker ?? {}, random));
-    if (options.bulkhead !== undefined) collect('bulkhead', () => new Bulkhead(options.bulkhead ?? {}, clock));
-    if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
+        : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
+    const breakerOptions = enabledOptions(options.breaker);
+    const bulkheadOptions = enabledOptions(options.bulkhead);
+    const pacingOptions = enabledOptions(options.pacing);
+    if (breakerOptions !== undefined) v.nested('breaker', () => new CircuitBreaker(breakerOptions, random));
+    if (bulkheadOptions !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkheadOptions, clock));
+    if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
     v.done();
     this.name = name;
-    const budgetStage =
-      budgets === undefined
+    const fleet =
+      options.store === undefined
         ? undefined
-        : new BudgetStage(budgets, {
+        : new FleetLink({
+            store: options.store,
+            downstream: name,
+            clock,
+            random,
+            budget: budgets === undefined ? undefined : options.budget || {},
+            breaker: breakerOptions,
+            pacing: pacingOptions,
+            maxKeys,
+            onAvailability: (change, atMs) => {
+              if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
+            },
+          });
+    this.fleet = fleet;
+    const ledger = fleet?.budgets ?? budgets;
+    const budgetStage =
+      ledger === undefined
+        ? undefined
+        : new BudgetStage(ledger, {
             recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
             onRefused: (key, atMs) => {
               this.stats_.budgetRejections++;
@@ -234,7 +296,7 @@ export class Downstream implements CallPlan {
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
-      paceFirstAttempts: options.pacing?.paceFirstAttempts ?? false,
+      paceFirstAttempts: pacingOptions?.paceFirstAttempts ?? false,
       onPacingDelay: (pacer, atMs, delayMs) => {
         this.stats_.pacingDelays++;
         this.stats_.pacingDelayMs += delayMs;
@@ -242,16 +304,32 @@ export class Downstream implements CallPlan {
           this.events.emit({ type: 'pacing-delay', downstream: this.name, atMs, delayMs, rate: pacer.rate(atMs) });
         }
       },
-      breaker: options.breaker,
-      bulkhead: options.bulkhead,
-      pacing: options.pacing,
+      paceBooker:
+        fleet === undefined
+          ? undefined
+          : (key, pacer) => ({
+              reserve: (nowMs) => fleet.reserve(key, pacer, nowMs),
+              throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
+              hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
+            }),
+      breaker: breakerOptions,
+      bulkhead: bulkheadOptions,
+      pacing: pacingOptions,
       clock,
       random,
       maxKeys,
       onBreakerChange: (key, from, to, atMs) => {
         if (to === 'open') this.stats_.breakerOpens++;
         if (this.events.active) this.events.emit({ type: 'breaker-state', downstream: this.name, atMs, key, from, to });
+        fleet?.breakerChanged(key, from, to);
       },
+      onCreate:
+        fleet === undefined
+          ? undefined
+          : (lane) => {
+              if (lane.breaker !== undefined) fleet.attachBreaker(lane.key, lane.breaker);
+              if (lane.pacer !== undefined) fleet.attachPacer(lane.key, lane.pacer);
+            },
     });
     this.laned = this.lanes.enabled;
     this.retry = retry as RetryPolicy;
@@ -280,6 +358,71 @@ export class Downstream implements CallPlan {
   /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
     return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
+  }
+
+  /**
+   * @deprecated Use `fetchThrough(api, input, init)` from `kindly-calls/http` (see the
+   * migration note in docs/http.md). Kept for code written against earlier versions: the
+   * root entry does not load HTTP code, so this works once `kindly-calls/http` has been
+   * imported somewhere in the process, and rejects with a `TypeError` saying so otherwise.
+   */
+  fetch(input: RequestInfo | URL, init?: RequestInit | Record<string, unknown>): Promise<Response> {
+    const through = (globalThis as Record<symbol, unknown>)[FETCH_THROUGH] as
+      | ((downstream: Downstream, input: RequestInfo | URL, init?: object) => Promise<Response>)
+      | undefined;
+    if (through === undefined) {
+      return Promise.reject(
+        new TypeError("Downstream.fetch needs the HTTP layer: use fetchThrough(api, input, init) from 'kindly-calls/http'"),
+      );
+    }
+    return through(this, input, init);
+  }
+
+  // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
+  // `payments.internal:8443`). Each throws when the downstream has no breaker. ──
+
+  /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
+  breakerState(key: string = this.name): BreakerState {
+    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? (this.requireBreaker(), 'closed');
+  }
+
+  /** Opens a lane's breaker by hand and holds it open (calls fail fast) until `closeBreaker`. */
+  isolateBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.get(key).breaker?.isolate(this.clock.monotonic());
+  }
+
+  /** Closes a lane's breaker by hand, now: ends an isolation or a break and forgets its failures. */
+  closeBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.find(key)?.breaker?.close(this.clock.monotonic());
+  }
+
+  /**
+   * Every lane's breaker as plain JSON (times relative to now), for `restore` here or in the
+   * next process — `JSON.stringify(api)` gives the same. See `CircuitBreakerSnapshot`.
+   */
+  toJSON(): DownstreamSnapshot {
+    const now = this.clock.monotonic();
+    const breakers: Record<string, CircuitBreakerSnapshot> = {};
+    for (const lane of this.lanes.values()) if (lane.breaker !== undefined) breakers[lane.key] = lane.breaker.snapshot(now);
+    return { downstream: this.name, breakers };
+  }
+
+  /** Takes up breaker states saved by `toJSON`; checks them all before changing anything. */
+  restore(snapshot: DownstreamSnapshot): void {
+    this.requireBreaker();
+    const entries = Object.entries((snapshot as Partial<DownstreamSnapshot> | null)?.breakers ?? {});
+    const now = this.clock.monotonic();
+    const check = new CircuitBreaker({}, this.random);
+    const v = new OptionsValidator(`restore of '${this.name}'`);
+    for (const [key, state] of entries) v.nested(`breakers.${key}`, () => check.restore(state, now));
+    v.done();
+    for (const [key, state] of entries) this.lanes.get(key).breaker?.restore(state, now);
+  }
+
+  private requireBreaker(): void {
+    if (!this.lanes.hasBreaker) throw new TypeError(`downstream '${this.name}' has no breaker (set \`breaker: true\`)`);
   }
 
   /** Classifies an error: the user's classifier first, then kindly's. */
@@ -313,8 +456,8 @@ export class Downstream implements CallPlan {
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
-      const problem = checkCallOptions(options);
-      if (problem !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, [problem]));
+      const problems = checkCallOptions(options);
+      if (problems !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, problems));
       // Both the caller's signal and the inbound request's (a handler's call made with its
       // own signal): either one stops the call.
       const own = options.signal;
@@ -346,6 +489,8 @@ export class Downstream implements CallPlan {
     const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeout ?? this.totalTimeout);
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
+    const fleet = this.fleet;
+    if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
     const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
     const call = new CallMachine(this, pipeline, startedAt, deadline, options);
     call.start(startedAt);
@@ -439,10 +584,15 @@ export class Downstream implements CallPlan {
     }
   }
 
-  /** `STEP_QUEUE`: waits in the bulkhead's line, within the deadline. */
+  /**
+   * `STEP_QUEUE`: waits in a stage's line (the bulkhead's, within the deadline) or for a
+   * booking under way (a fleet store's pacing slot).
+   */
   private async waitForSlot(call: CallMachine, signal: AbortSignal | undefined, startedAt: number): Promise<Step> {
+    const queue = call.queue as Queue;
+    let value: unknown;
     try {
-      await (call.queue as Bulkhead).acquire(signal, call.queueWaitMs);
+      value = 'acquire' in queue ? await queue.acquire(signal, call.queueWaitMs) : await queue;
     } catch (error) {
       const now = this.clock.monotonic();
       if (signal?.aborted) {
@@ -454,7 +604,11 @@ export class Downstream implements CallPlan {
       if (this.events.active) this.events.emit({ type: 'bulkhead-rejected', downstream: this.name, atMs: now, why });
       return call.slotRefused(now, error);
     }
-    return call.slotGranted(this.clock.monotonic());
+    if (signal?.aborted) {
+      call.abandon(this.clock.monotonic());
+      return this.aborted(signal, call, startedAt);
+    }
+    return call.slotGranted(this.clock.monotonic(), value);
   }
 
   private succeeded(call: CallMachine, startedAt: number): void {
@@ -564,15 +718,26 @@ export class Downstream implements CallPlan {
 }
 
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
-function checkCallOptions(options: CallOptions<unknown>): string | undefined {
+/** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
+function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  const v = new OptionsValidator('call');
+  v.knownKeys(options, CALL_KEYS);
+  if (typeof options !== 'object' || options === null) return v.problems;
   const { timeout, deadline } = options;
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
-    return `Expected \`timeout\` ≥ 0 ms, got ${String(timeout)}`;
-  }
-  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) {
-    return `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`;
-  }
-  return undefined;
+  v.duration('timeout', timeout, { allowInfinity: true })
+    .check(
+      deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
+      `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,
+    )
+    .boolean('idempotent', options.idempotent)
+    .string('key', options.key)
+    .string('budgetKey', options.budgetKey)
+    .func('verify', options.verify)
+    .func('fallback', options.fallback)
+    .func('onAttemptError', options.onAttemptError)
+    .func('classify', options.classify)
+    .func('beforeAttempt', options.beforeAttempt);
+  return v.problems.length > 0 ? v.problems : undefined;
 }
 
 function describeCause(classification: Classification, error: unknown): string {

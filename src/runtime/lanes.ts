@@ -2,7 +2,7 @@ import { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
 import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
 import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
-import { PacingStage } from '../orchestration/stages/pacing-stage.js';
+import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
@@ -35,10 +35,14 @@ export interface LaneOptions {
   paceFirstAttempts: boolean;
   /** Told of every wait a pacer imposes. */
   onPacingDelay: (pacer: Pacer, nowMs: number, delayMs: number) => void;
+  /** Where a lane's pacer books its slots (a fleet store's shared queue). @default the pacer */
+  paceBooker?: (key: string, pacer: Pacer) => PaceBooker;
   /** Told of every breaker state change. */
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
   /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
   maxKeys: number;
+  /** Told of each lane created (a fleet store links its breaker and pacer). */
+  onCreate?: (lane: Lane) => void;
 }
 
 export class Lanes {
@@ -53,17 +57,28 @@ export class Lanes {
     return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
   }
 
+  /** Whether lanes have a circuit breaker. */
+  get hasBreaker(): boolean {
+    return this.options.breaker !== undefined;
+  }
+
   get(key: string): Lane {
     const last = this.last;
     if (last !== undefined && last.key === key) return last;
     let lane = this.lanes.get(key);
     if (lane === undefined) {
       lane = this.create(key);
+      this.options.onCreate?.(lane);
       if (this.lanes.size >= this.options.maxKeys) this.evictOne();
       this.lanes.set(key, lane);
     }
     this.last = lane;
     return lane;
+  }
+
+  /** The lane of `key` if it exists, without creating it. */
+  find(key: string): Lane | undefined {
+    return this.lanes.get(key);
   }
 
   /** Calls waiting for a bulkhead slot, over all keys. */
@@ -107,6 +122,7 @@ export class Lanes {
         new PacingStage(pacer, {
           paceFirstAttempts: o.paceFirstAttempts,
           onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
+          booker: o.paceBooker?.(key, pacer),
         }),
       );
     }

@@ -4,8 +4,12 @@
  * the policies and the orchestration without the async runtime, and nothing reaches the CLI.
  *
  *   time, random, options, hints ← errors, classify, backoff ← policies ← orchestration
- *     ← runtime, telemetry, store ← http, adapters ← cli
+ *     ← runtime, telemetry, store ← http, adapters, grpc ← cli
  *   sim: policies and orchestration (and what they stand on) only.
+ *
+ * What is checked is what loads what: value imports and re-exports. A type-only import
+ * (`import type`, or every binding marked `type`) vanishes at build time and is allowed —
+ * e.g. a fleet policy naming the store's message types.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -29,6 +33,7 @@ const LAYER: Record<string, number> = {
   store: 4,
   http: 5,
   adapters: 5,
+  grpc: 5,
   cli: 6,
 };
 /** What the simulator may stand on besides its own files. */
@@ -52,11 +57,25 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Every relative import or re-export of a file, type-only ones included. */
+/** Whether an import or export statement loads code (not `import type`, not only `type` bindings). */
+function loadsCode(statement: string): boolean {
+  if (/^\s*(?:import|export)\s+type\s/.test(statement)) return false;
+  const braces = /\{([^}]*)\}/.exec(statement);
+  if (braces === null) return true; // `import x from`, `import * as`, `export * from`
+  if (/^\s*import\s+[\w$]+\s*,/.test(statement)) return true; // a default binding beside the braces
+  const bindings = (braces[1] as string)
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
+  return bindings.length === 0 || bindings.some((b) => !b.startsWith('type '));
+}
+
+/** Every relative import or re-export of a file that loads code. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'/g)].map((m) => m[1] as string);
-  return specifiers.map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')));
+  return [...text.matchAll(/(?:^|\n)\s*((?:import|export)\s[^;]*?from\s+'(\.[^']+)')/g)]
+    .filter((m) => loadsCode(m[1] as string))
+    .map((m) => resolve(dirname(file), (m[2] as string).replace(/\.js$/, '.ts')));
 }
 
 /** The top folder of src/ a file belongs to (`index` for src/index.ts). */
@@ -116,6 +135,14 @@ describe('import direction', () => {
   it('the root entry loads no HTTP, adapter, simulator or CLI code', () => {
     const loaded = [...reachable(join(SRC, 'index.ts'))].map((f) => relative(SRC, f));
     expect(loaded.filter((f) => /^(http|adapters|sim|cli)\//.test(f))).toEqual([]);
+  });
+
+  it('type-only imports do not count; any value binding does', () => {
+    expect(loadsCode("import type { A } from './a.js'")).toBe(false);
+    expect(loadsCode("import { type A, type B } from './a.js'")).toBe(false);
+    expect(loadsCode("import { type A, b } from './a.js'")).toBe(true);
+    expect(loadsCode("export * from './a.js'")).toBe(true);
+    expect(loadsCode("import x, { type A } from './a.js'")).toBe(true);
   });
 
   it('the rule refuses the imports it exists to stop', () => {

@@ -49,7 +49,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       seen.push(req.headers['x-retry-attempt'] as string | undefined);
       res.writeHead(seen.length < 3 ? 503 : 200).end(seen.length < 3 ? 'busy' : 'ok');
     });
-    const response = await fetchThrough(api(), `${server.url}/x`);
+    const response = await fetchThrough(api(), `${server.url}/x`, { propagateHeaders: true });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('ok');
     expect(seen).toEqual(['0', '1', '2']);
@@ -61,7 +61,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       hits++;
       res.writeHead(503, { 'content-type': 'text/plain' }).end(`busy #${hits}`);
     });
-    const response = await fetchThrough(api(), `${server.url}/x`);
+    const response = await api().fetch(`${server.url}/x`);
     expect(hits).toBe(3);
     expect(response.status).toBe(503);
     expect(response.url).toBe(`${server.url}/x`);
@@ -70,7 +70,9 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
 
   it('throwHttpErrors: rejects with the GiveUpError; its cause holds a readable response without the URL', async () => {
     const server = await serve((_req, res) => res.writeHead(503).end('still busy'));
-    const error = await fetchThrough(api(), `${server.url}/x?token=SECRET`, { throwHttpErrors: true }).catch((e: unknown) => e);
+    const error = await api()
+      .fetch(`${server.url}/x?token=SECRET`, { throwHttpErrors: true })
+      .catch((e: unknown) => e);
     expect(isGiveUpError(error)).toBe(true);
     if (!isGiveUpError(error)) return;
     expect(error.reason).toBe('max-attempts');
@@ -87,7 +89,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       hits++;
       res.writeHead(status).end();
     });
-    const response = await fetchThrough(api(), server.url);
+    const response = await api().fetch(server.url);
     expect(response.status).toBe(status);
     expect(hits).toBe(1);
   });
@@ -97,7 +99,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
     const events: KindlyEvent[] = [];
     const d = api();
     d.onAny((e) => events.push(e));
-    const error = await fetchThrough(d, url, { method: 'POST', body: 'x' }).catch((e: unknown) => e);
+    const error = await d.fetch(url, { method: 'POST', body: 'x' }).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
     expect(events.filter((e) => e.type === 'attempt-start')).toHaveLength(3);
@@ -110,7 +112,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       if (at.length === 1) res.writeHead(503, { 'grpc-retry-pushback-ms': '150' }).end();
       else res.writeHead(200).end();
     });
-    expect((await fetchThrough(api(), server.url)).status).toBe(200);
+    expect((await api().fetch(server.url)).status).toBe(200);
     expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(150);
   });
 
@@ -120,12 +122,28 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       at.push(performance.now());
       res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { retry_after_ms: 120 } }));
     });
-    const response = await fetchThrough(
-      api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }),
+    const response = await api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }).fetch(
       server.url,
     );
     expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(120);
     expect(await response.json()).toEqual({ error: { retry_after_ms: 120 } });
+  });
+
+  it('issue 8 defect 4: {"retry_after":1e308} in a body gives up with hint-too-long, as the same value in a header does', async () => {
+    let hits = 0;
+    const server = await serve((req, res) => {
+      hits++;
+      if (req.url === '/header') res.writeHead(503, { 'retry-after': '1'.padEnd(309, '0') }).end();
+      else res.writeHead(503, { 'content-type': 'application/json' }).end('{"retry_after":1e308}');
+    });
+    for (const path of ['/header', '/body']) {
+      const reasons: string[] = [];
+      const d = api();
+      d.on('give-up', (e) => reasons.push(e.reason));
+      expect((await d.fetch(`${server.url}${path}`)).status).toBe(503);
+      expect(reasons).toEqual(['hint-too-long']);
+    }
+    expect(hits).toBe(2);
   });
 
   it('a callee marked x-retry-exhausted is not retried (SPEC S7)', async () => {
@@ -134,7 +152,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       hits++;
       res.writeHead(503, { 'x-retry-exhausted': '1' }).end();
     });
-    expect((await fetchThrough(api(), server.url)).status).toBe(503);
+    expect((await api().fetch(server.url)).status).toBe(503);
     expect(hits).toBe(1);
   });
 
@@ -144,7 +162,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       hits++;
       res.writeHead(hits < 2 ? 418 : 200).end();
     });
-    expect((await fetchThrough(api(), server.url, { retryableStatuses: [418] })).status).toBe(200);
+    expect((await api().fetch(server.url, { retryableStatuses: [418] })).status).toBe(200);
     expect(hits).toBe(2);
   });
 });
@@ -156,9 +174,9 @@ describe('fetchThrough — deadlines and cancellation', () => {
       budgets.push(req.headers['x-request-timeout-ms'] as string | undefined);
       res.writeHead(200).end();
     });
-    await fetchThrough(api({ attemptTimeout: false }), server.url, { timeout: 800 });
-    await fetchThrough(api({ attemptTimeout: 300 }), server.url, { timeout: 800 });
-    await fetchThrough(api({ attemptTimeout: false }), server.url);
+    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: false }).fetch(server.url, { propagateHeaders: true });
     expect(budgets[2]).toBeUndefined();
     const [byDeadline, byAttempt] = budgets.map(Number);
     expect(Number.isInteger(byDeadline)).toBe(true);
@@ -173,7 +191,9 @@ describe('fetchThrough — deadlines and cancellation', () => {
     const server = await serve((req) => {
       req.socket.once('close', () => closed++);
     });
-    const error = await fetchThrough(api({ attemptTimeout: 50, retry: false }), server.url).catch((e: unknown) => e);
+    const error = await api({ attemptTimeout: 50, retry: false })
+      .fetch(server.url)
+      .catch((e: unknown) => e);
     expect(isGiveUpError(error) && (error.cause as Error).name).toBe('AttemptTimeoutError');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(closed).toBe(1);
@@ -187,7 +207,7 @@ describe('fetchThrough — deadlines and cancellation', () => {
     });
     const controller = new AbortController();
     const slow = api({ retry: { maxAttempts: 5, backoff: { shape: 'constant', base: 10_000, jitter: 'none' } } });
-    const pending = fetchThrough(slow, server.url, { signal: controller.signal });
+    const pending = slow.fetch(server.url, { signal: controller.signal });
     await new Promise((resolve) => setTimeout(resolve, 100));
     controller.abort(new Error('user left'));
     await expect(pending).rejects.toThrow('user left');
@@ -204,7 +224,7 @@ describe('fetchThrough — deadlines and cancellation', () => {
     // attempt took effect, so the planned retry is never sent. The 502's body was drained to
     // free the connection meanwhile; the caller still gets it.
     const d = api();
-    const response = await fetchThrough(d, server.url, { method: 'POST', body: 'x', verify: () => true });
+    const response = await d.fetch(server.url, { method: 'POST', body: 'x', verify: () => true });
     expect(hits).toBe(1);
     expect(response.status).toBe(502);
     expect(response.url).toBe(`${server.url}/`);
@@ -220,7 +240,9 @@ describe('fetchThrough — idempotency (SPEC S3.2, S8.2)', () => {
       received++;
       req.socket.destroy();
     });
-    const error = await fetchThrough(api(), server.url, { method: 'POST', body: 'charge 10 EUR' }).catch((e: unknown) => e);
+    const error = await api()
+      .fetch(server.url, { method: 'POST', body: 'charge 10 EUR' })
+      .catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('not-idempotent');
     expect(isGiveUpError(error) && error.outcome).toBe('unknown');
     expect(received).toBe(1);
@@ -233,7 +255,7 @@ describe('fetchThrough — idempotency (SPEC S3.2, S8.2)', () => {
       received++;
       res.writeHead(502).end();
     });
-    const response = await fetchThrough(api(), server.url, { method: 'POST', body: 'charge' });
+    const response = await api().fetch(server.url, { method: 'POST', body: 'charge' });
     expect(response.status).toBe(502);
     expect(received).toBe(1);
   });
@@ -275,10 +297,10 @@ describe('fetchThrough — idempotency (SPEC S3.2, S8.2)', () => {
       hits++;
       res.writeHead(hits === 1 || hits === 3 ? 409 : 200).end();
     });
-    const keyed = await fetchThrough(api(), server.url, { method: 'POST', idempotencyKey: true });
+    const keyed = await api().fetch(server.url, { method: 'POST', idempotencyKey: true });
     expect(keyed.status).toBe(200);
     expect(hits).toBe(2);
-    const plain = await fetchThrough(api(), server.url, { method: 'POST' });
+    const plain = await api().fetch(server.url, { method: 'POST' });
     expect(plain.status).toBe(409);
     expect(hits).toBe(3);
   });
@@ -299,7 +321,7 @@ describe('fetchThrough — request bodies', () => {
       bodies.push((await readBody(req)).toString());
       res.writeHead(bodies.length < 3 ? 503 : 200).end();
     });
-    const response = await fetchThrough(api(), server.url, {
+    const response = await api().fetch(server.url, {
       method: 'PUT',
       body: streamOf(['he', 'llo']),
       duplex: 'half',
@@ -315,7 +337,7 @@ describe('fetchThrough — request bodies', () => {
       res.writeHead(bodies.length < 2 ? 503 : 200).end();
     });
     const request = new Request(server.url, { method: 'PUT', body: 'payload', headers: { 'x-app': 'demo' } });
-    expect((await fetchThrough(api(), request)).status).toBe(200);
+    expect((await api().fetch(request)).status).toBe(200);
     expect(bodies).toEqual(['PUT demo payload', 'PUT demo payload']);
   });
 
@@ -326,7 +348,7 @@ describe('fetchThrough — request bodies', () => {
       res.writeHead(503).end();
     });
     const big = ['x'.repeat(600), 'y'.repeat(600)];
-    const response = await fetchThrough(api(), server.url, {
+    const response = await api().fetch(server.url, {
       method: 'PUT',
       body: streamOf(big),
       maxBufferedBody: 1024,
@@ -345,7 +367,7 @@ describe('fetchThrough — request bodies', () => {
     const events: KindlyEvent[] = [];
     const d = api();
     d.onAny((e) => events.push(e));
-    const response = await fetchThrough(d, server.url, {
+    const response = await d.fetch(server.url, {
       method: 'POST',
       idempotencyKey: true,
       body: streamOf(['z'.repeat(2048)]),
@@ -365,12 +387,14 @@ describe('fetchThrough — request bodies', () => {
       received++;
       req.socket.destroy();
     });
-    const error = await fetchThrough(api(), `${server.url}/upload?token=SECRET`, {
-      method: 'PUT',
-      body: streamOf(['x'.repeat(2048)]),
-      maxBufferedBody: 1024,
-      duplex: 'half',
-    } as RequestInit).catch((e: unknown) => e);
+    const error = await api()
+      .fetch(`${server.url}/upload?token=SECRET`, {
+        method: 'PUT',
+        body: streamOf(['x'.repeat(2048)]),
+        maxBufferedBody: 1024,
+        duplex: 'half',
+      } as RequestInit)
+      .catch((e: unknown) => e);
     expect(received).toBe(1);
     expect(isGiveUpError(error) && error.reason).toBe('not-retryable');
     const cause = isGiveUpError(error) ? error.cause : undefined;
@@ -389,11 +413,9 @@ describe('fetchThrough — secrets never reach errors or events (SPEC S9)', () =
     d.onAny((e) => events.push(e));
     const init = { headers: { authorization: 'Bearer AUTHSECRET', cookie: 'sid=COOKIESECRET' }, throwHttpErrors: true };
     const errors = [
-      await fetchThrough(d, `${server.url}/a?api_key=QUERYSECRET&page=2`, init).catch((e: unknown) => e),
-      await fetchThrough(d, `${refused}/b?access_token=QUERYSECRET`, init).catch((e: unknown) => e),
-      await fetchThrough(d, `${refused}/c?signature=QUERYSECRET`, { ...init, method: 'POST', body: 'x' }).catch(
-        (e: unknown) => e,
-      ),
+      await d.fetch(`${server.url}/a?api_key=QUERYSECRET&page=2`, init).catch((e: unknown) => e),
+      await d.fetch(`${refused}/b?access_token=QUERYSECRET`, init).catch((e: unknown) => e),
+      await d.fetch(`${refused}/c?signature=QUERYSECRET`, { ...init, method: 'POST', body: 'x' }).catch((e: unknown) => e),
     ];
     expect(errors.every(isGiveUpError)).toBe(true);
     const dump =
@@ -431,7 +453,7 @@ describe('fetchThrough — connections (SPEC S8.1: no socket leak)', () => {
     const run = Promise.all(
       Array.from({ length: 10 }, async () => {
         for (let i = 0; i < 25; i++) {
-          const response = await fetchThrough(d, server.url, { fetch: pool.fetch });
+          const response = await d.fetch(server.url, { fetch: pool.fetch });
           await response.body?.cancel(); // the caller's part: the last response is theirs
         }
       }),
@@ -463,7 +485,7 @@ describe('fetchThrough — connections (SPEC S8.1: no socket leak)', () => {
     const d = api({ retry: { maxAttempts: 4, backoff: { shape: 'constant', base: 0, jitter: 'none' } } });
     await Promise.all(
       Array.from({ length: 10 }, async () => {
-        for (let i = 0; i < 5; i++) await (await fetchThrough(d, server.url, { fetch: pool.fetch })).text();
+        for (let i = 0; i < 5; i++) await (await d.fetch(server.url, { fetch: pool.fetch })).text();
       }),
     );
     expect(server.open).toBeLessThanOrEqual(POOL);
@@ -527,7 +549,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     // A POST ending `unknown` (500) is retried only after verify; the 500's body starts
     // draining when the retry is planned, then verify says the attempt took effect.
     const result = await within(
-      fetchThrough(api(), server.url, { method: 'POST', body: 'x', timeout: 1_000, verify: () => true }),
+      api().fetch(server.url, { method: 'POST', body: 'x', timeout: 1_000, verify: () => true }),
       3_000,
     );
     expect(result).not.toBe('still pending');
@@ -555,11 +577,11 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     });
     const giveUps: string[] = [];
     d.on('give-up', (e) => giveUps.push(e.reason));
-    const stalled = fetchThrough(d, `${server.url}/stalled`, { timeout: 2_000 });
+    const stalled = d.fetch(`${server.url}/stalled`, { timeout: 2_000 });
     // While the first call sleeps before its retry (its 503 body draining), a second call's
     // failure on the same host opens the breaker: the first call gives up when it wakes.
     await new Promise((resolve) => setTimeout(resolve, 30));
-    const other = await fetchThrough(d, `${server.url}/other`);
+    const other = await d.fetch(`${server.url}/other`);
     await other.text();
     const result = await within(stalled, 3_000);
     expect(result).not.toBe('still pending');
@@ -583,7 +605,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     const outcomes: string[] = [];
     d.on('attempt-end', (e) => outcomes.push(e.outcome));
     const started = performance.now();
-    const response = await fetchThrough(d, server.url);
+    const response = await d.fetch(server.url);
     expect(response.status).toBe(503);
     expect(outcomes).toEqual(['failed', 'failed', 'failed']);
     expect(hits).toBe(3);
@@ -601,8 +623,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       res.write('{"error":'); // chunked, no Content-Length; the rest follows shortly
       setTimeout(() => res.end('{"retry_after_ms":150}}'), 10);
     });
-    const response = await fetchThrough(
-      api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }),
+    const response = await api({ retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } }).fetch(
       server.url,
     );
     expect(response.status).toBe(200);
@@ -619,7 +640,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     const controller = new AbortController();
     const reason = new Error('caller gave up');
     setTimeout(() => controller.abort(reason), 50);
-    const pending = fetchThrough(api(), server.url, {
+    const pending = api().fetch(server.url, {
       method: 'PUT',
       body: stream,
       duplex: 'half',
@@ -641,7 +662,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       res.writeHead(200).end();
     });
     const { stream, cancelled } = endless();
-    const pending = fetchThrough(api(), server.url, { method: 'PUT', body: stream, duplex: 'half', timeout: 100 } as RequestInit);
+    const pending = api().fetch(server.url, { method: 'PUT', body: stream, duplex: 'half', timeout: 100 } as RequestInit);
     const result = await within(
       pending.catch((e: unknown) => e),
       3_000,
@@ -659,7 +680,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     d.onAny((e) => events.push(e));
     const port = new URL(server.url).port;
     // undici refuses the URL with a TypeError that quotes it whole.
-    const error = await fetchThrough(d, `http://alice:PASSSECRET@127.0.0.1:${port}/x?token=QUERYSECRET`).catch((e: unknown) => e);
+    const error = await d.fetch(`http://alice:PASSSECRET@127.0.0.1:${port}/x?token=QUERYSECRET`).catch((e: unknown) => e);
     expect(isGiveUpError(error)).toBe(true);
     const cause = isGiveUpError(error) ? error.cause : undefined;
     expect(isHttpRequestError(cause)).toBe(true);
@@ -672,7 +693,9 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
 
   it('defect 4: a network error without a secret in it is kept as the cause, with its code', async () => {
     const url = await refusedPort();
-    const error = await fetchThrough(api({ retry: false }), `${url}/x?token=QUERYSECRET`).catch((e: unknown) => e);
+    const error = await api({ retry: false })
+      .fetch(`${url}/x?token=QUERYSECRET`)
+      .catch((e: unknown) => e);
     const cause = isGiveUpError(error) ? error.cause : undefined;
     expect(isHttpRequestError(cause) && cause.errorCode).toBe('ECONNREFUSED');
     expect(isHttpRequestError(cause) && cause.url).toBe(`${url}/x?token=REDACTED`);
@@ -691,7 +714,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     const d = api();
     const events: KindlyEvent[] = [];
     d.onAny((e) => events.push(e));
-    const error = await fetchThrough(d, server.url, { throwHttpErrors: true }).catch((e: unknown) => e);
+    const error = await d.fetch(server.url, { throwHttpErrors: true }).catch((e: unknown) => e);
     expect(isGiveUpError(error)).toBe(true);
     const statusError = (error as Error).cause as HttpStatusError;
     const exposed = statusError.response as Response;
@@ -700,7 +723,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect(await exposed.text()).toBe('no #3'); // still readable
     const dump = inspect({ error, events }, { depth: 12 }) + JSON.stringify(events);
     expect(dump).not.toContain('COOKIESECRET');
-    const own = await fetchThrough(api({ retry: false }), server.url);
+    const own = await api({ retry: false }).fetch(server.url);
     expect(own.headers.get('set-cookie')).toContain('COOKIESECRET');
     await own.text();
   });
@@ -712,7 +735,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       res.writeHead(503, { 'content-type': 'application/octet-stream' });
       res.write(Buffer.alloc(1024)); // a body that never ends: only a cancel frees the socket
     });
-    const response = await fetchThrough(api({ retry: false }), server.url, { fallback: () => new Response('from the fallback') });
+    const response = await api({ retry: false }).fetch(server.url, { fallback: () => new Response('from the fallback') });
     expect(await response.text()).toBe('from the fallback');
     await until(() => closed === 1, 'the failed response’s connection to close');
   });
@@ -724,7 +747,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       res.writeHead(500, { 'content-type': 'application/octet-stream' });
       res.write('partial');
     });
-    const response = await fetchThrough(api(), server.url, {
+    const response = await api().fetch(server.url, {
       method: 'POST',
       body: 'x',
       verify: () => true,
@@ -744,7 +767,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       await Promise.all(
         Array.from({ length: 4 }, async () => {
           for (let i = 0; i < 50; i++) {
-            const response = await fetchThrough(d, server.url, { signal: long.signal });
+            const response = await d.fetch(server.url, { signal: long.signal });
             most = Math.max(most, getEventListeners(long.signal, 'abort').length);
             expect(await response.text()).toBe('ok');
           }
@@ -766,7 +789,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
       res.write('head');
     });
     const controller = new AbortController();
-    const response = await fetchThrough(api(), server.url, { signal: controller.signal });
+    const response = await api().fetch(server.url, { signal: controller.signal });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('head');
     const next = reader.read();

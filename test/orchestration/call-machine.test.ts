@@ -19,6 +19,9 @@ import { KeyedRetryBudgets } from '../../src/policies/retry-budget.js';
 import { RetryPolicy } from '../../src/policies/retry-decision.js';
 import { SeededRandom } from '../../src/random/random.js';
 
+/** A line that is never waited on here (the driver would). */
+const LINE = Promise.resolve(0);
+
 const FAILED: Classification = { outcome: 'failed', retryable: true, status: 503 };
 const UNKNOWN: Classification = { outcome: 'unknown', retryable: true, timeout: true };
 const NOT_RETRYABLE: Classification = { outcome: 'failed', retryable: false, status: 400 };
@@ -220,13 +223,13 @@ describe('CallMachine', () => {
   it('QUEUE: a granted slot counts the stage as entered; a grant past the deadline gives it back', () => {
     const log: string[] = [];
     const queueing = recorder('q', log, (call) => {
-      call.queue = 'line';
+      call.queue = LINE;
       call.queueWaitMs = call.deadline - call.attemptStart;
       return QUEUE;
     });
     const m = machine([recorder('a', log), queueing], { deadline: 100 });
     expect(m.begin(0)).toBe(STEP_QUEUE);
-    expect(m.queue).toBe('line');
+    expect(m.queue).toBe(LINE);
     expect(m.queueWaitMs).toBe(100);
     expect(m.slotGranted(100)).toBe(STEP_GIVE_UP);
     expect(m.reason).toBe('deadline');

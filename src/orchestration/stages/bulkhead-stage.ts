@@ -6,6 +6,8 @@ export interface SlotLimiter {
   tryAcquire(): boolean;
   /** Gives a slot back. */
   release(): void;
+  /** Waits in line for a slot, at most `maxWaitMs`; rejects when refused or aborted. */
+  acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<void>;
 }
 
 /**

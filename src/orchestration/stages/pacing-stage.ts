@@ -3,12 +3,26 @@ import {
   ADMIT,
   type Admission,
   type AttemptResult,
+  QUEUE,
   RESULT_FAILED,
   RESULT_OK,
   type Stage,
   type StageCall,
   WAIT,
 } from '../stage.js';
+
+/**
+ * Where send slots are booked: the pacer itself, or a fleet store's shared queue around it
+ * (whose booking may take a round trip, and cannot be taken back).
+ */
+export interface PaceBooker {
+  /** ms to wait before sending, or a promise of it (a shared booking). */
+  reserve(nowMs: number): number | PromiseLike<number>;
+  /** Whether attempts are being held back now. */
+  throttling(nowMs: number): boolean;
+  /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
+  hint?(nowMs: number, hintMs: number): void;
+}
 
 /**
  * Adaptive pacing: while the callee is throttling us, attempts leave at the learned rate.
@@ -19,6 +33,8 @@ export class PacingStage implements Stage {
   readonly name = 'pacing';
   readonly observesSuccess = true;
 
+  private readonly booker: PaceBooker;
+
   constructor(
     readonly pacer: Pacer,
     private readonly options: {
@@ -26,15 +42,34 @@ export class PacingStage implements Stage {
       paceFirstAttempts?: boolean;
       /** Told of every wait the pacer imposes. */
       onDelay?: (nowMs: number, delayMs: number) => void;
+      /** Where slots are booked. @default the pacer */
+      booker?: PaceBooker;
     } = {},
-  ) {}
+  ) {
+    this.booker = options.booker ?? pacer;
+  }
 
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
-    const wait = this.pacer.reserve(nowMs);
+    const booked = this.booker.reserve(nowMs);
+    if (typeof booked !== 'number') {
+      call.queue = booked;
+      call.queueWaitMs = call.deadline - nowMs;
+      return QUEUE;
+    }
+    return this.waitFor(call, nowMs, booked, true);
+  }
+
+  /** A shared booking answered: `value` is the wait. */
+  afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
+    return this.waitFor(call, nowMs, value as number, false);
+  }
+
+  private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
     if (wait <= 0) return ADMIT;
     if (nowMs + wait > call.deadline - call.minAttemptTime) {
-      this.pacer.cancelLastReservation();
+      // A local slot is given back; one in a fleet's queue cannot be.
+      if (local) this.pacer.cancelLastReservation();
       return call.refuse('deadline', undefined, undefined);
     }
     this.options.onDelay?.(nowMs, wait);
@@ -61,6 +96,6 @@ export class PacingStage implements Stage {
    * of those callers books its slot.
    */
   retryDelay(_call: StageCall, nowMs: number): number {
-    return this.pacer.throttling(nowMs) ? 0 : -1;
+    return this.booker.throttling(nowMs) ? 0 : -1;
   }
 }

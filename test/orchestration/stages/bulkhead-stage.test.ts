@@ -15,6 +15,7 @@ function slots(limit: number) {
     release() {
       this.held--;
     },
+    acquire: () => Promise.reject(new Error('no line')),
   };
 }
 

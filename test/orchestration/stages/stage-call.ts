@@ -1,6 +1,6 @@
 import type { Classification } from '../../../src/classify/outcome.js';
 import type { GiveUpReason } from '../../../src/errors/errors.js';
-import { type Admission, REFUSE, type StageCall } from '../../../src/orchestration/stage.js';
+import { type Admission, type Queue, REFUSE, type StageCall } from '../../../src/orchestration/stage.js';
 
 /** A call as a stage sees it, with every field settable, recording refusals. */
 export function stageCall(fields: Partial<StageCall> = {}): StageCall & {
@@ -19,7 +19,7 @@ export function stageCall(fields: Partial<StageCall> = {}): StageCall & {
     classification: undefined as Classification | undefined,
     token: undefined as unknown,
     waitMs: 0,
-    queue: undefined as unknown,
+    queue: undefined as Queue | undefined,
     queueWaitMs: 0,
     retryAfterMs: undefined as number | undefined,
     refused: undefined as { reason: GiveUpReason; cause: unknown; retryAfterMs: number | undefined } | undefined,
