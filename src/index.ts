@@ -24,6 +24,7 @@ export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.j
 export * from './policies/index.js';
 export { type Random, SeededRandom, systemRandom } from './random/random.js';
 export type { CallContext, Operation } from './runtime/attempt.js';
+export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './runtime/bulkhead.js';
 export { currentDeadlineScope, type DeadlineScope, runWithDeadline } from './runtime/deadline-context.js';
 export {
   type CallOptions,

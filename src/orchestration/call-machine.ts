@@ -193,6 +193,7 @@ export class CallMachine implements StageCall {
     this.cause = undefined;
     this.giveUpRetryAfterMs = undefined;
     this.refusal = undefined;
+    this.operationSettles = undefined;
   }
 
   get name(): string {
@@ -329,6 +330,18 @@ export class CallMachine implements StageCall {
     this.exitAll(nowMs, RESULT_NEUTRAL);
   }
 
+  /**
+   * Set by the driver before it reports an attempt whose operation is still running (it
+   * timed out or was abandoned): how to run something once the operation settles.
+   */
+  declare operationSettles: ((release: () => void) => void) | undefined;
+
+  whenSettled(release: () => void): void {
+    const later = this.operationSettles;
+    if (later === undefined) release();
+    else later(release);
+  }
+
   /** Retries still allowed after the current attempt by `maxAttempts`. */
   get retriesLeft(): number {
     return this.plan.retry.maxAttempts - this.attempt;
@@ -431,6 +444,7 @@ export class CallMachine implements StageCall {
       stages[i]!.exit?.(this, nowMs, result);
     }
     this.entered = 0;
+    this.operationSettles = undefined;
   }
 
   /** A later stage refused, or the deadline passed, before the attempt started. */

@@ -70,6 +70,12 @@ export interface StageCall {
   refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission;
   /** With `admitRetry` refusing: when to come back, if the stage knows. */
   retryAfterMs: number | undefined;
+  /**
+   * In `exit`: runs `release` once the operation has really finished — at once, unless the
+   * attempt ended (timeout, deadline, caller abort) while the operation kept running; then
+   * when it settles. What bounds running work (a bulkhead) releases through it.
+   */
+  whenSettled(release: () => void): void;
 }
 
 /**

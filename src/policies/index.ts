@@ -1,4 +1,3 @@
-export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './bulkhead.js';
 export {
   BREAKER_ALLOWED,
   BREAKER_REJECTED,

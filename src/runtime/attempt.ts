@@ -63,6 +63,10 @@ export class AttemptContext implements CallContext {
   declare scope: DeadlineScope | undefined;
   declare readonly owner: AttemptOwner;
   declare readonly callerSignal: AbortSignal | undefined;
+  /** Whether the operation is still running (its promise not settled). */
+  declare running: boolean;
+  /** Told once the operation settles, when the attempt ended before it (see `whenSettled`). */
+  declare private onSettled: (() => void)[] | undefined;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
     this.controller = undefined;
@@ -79,6 +83,27 @@ export class AttemptContext implements CallContext {
     this.scope = undefined;
     this.owner = owner;
     this.callerSignal = callerSignal;
+    this.running = false;
+    this.onSettled = undefined;
+  }
+
+  /**
+   * Runs `release` once the operation has settled: now if it has, else when its promise
+   * settles (the attempt timed out or the caller aborted while it kept running). An operation
+   * that never settles never runs it.
+   */
+  whenSettled(release: () => void): void {
+    if (!this.running) release();
+    else (this.onSettled ??= []).push(release);
+  }
+
+  /** The operation's promise settled. */
+  settled(): void {
+    this.running = false;
+    const waiting = this.onSettled;
+    if (waiting === undefined) return;
+    this.onSettled = undefined;
+    for (const release of waiting) release();
   }
 
   get signal(): AbortSignal {
@@ -174,11 +199,14 @@ export function runAttempt<T>(operation: Operation<T>, context: AttemptContext):
       return;
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
+      context.running = true;
       (result as PromiseLike<T>).then(
         (value) => {
+          context.settled();
           if (finish()) resolve(value);
         },
         (error: unknown) => {
+          context.settled();
           if (finish()) reject(error);
         },
       );

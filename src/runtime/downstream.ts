@@ -16,7 +16,6 @@ import { callDeadline } from '../orchestration/deadline.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
 import { BudgetStage } from '../orchestration/stages/budget-stage.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import {
   type BreakerState,
   CircuitBreaker,
@@ -34,6 +33,7 @@ import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
 import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
+import { Bulkhead, type BulkheadOptions } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { type Lane, Lanes } from './lanes.js';
 import { linkSignals } from './link-signals.js';
@@ -555,6 +555,9 @@ export class Downstream implements CallPlan {
       } catch (error) {
         this.inFlight--;
         const now = clock.monotonic();
+        // The attempt ended while the operation runs on: what holds a slot for it (the
+        // bulkhead) keeps it until the operation settles.
+        if (context.running) call.operationSettles = (release) => context.whenSettled(release);
         if (signal?.aborted) {
           call.abandon(now);
           return this.aborted(signal, call, startedAt);

@@ -3,11 +3,12 @@ import type { Stage } from '../orchestration/stage.js';
 import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
 import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
 import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
+import { Bulkhead, type BulkheadOptions } from './bulkhead.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
@@ -39,17 +40,31 @@ export interface LaneOptions {
   paceBooker?: (key: string, pacer: Pacer) => PaceBooker;
   /** Told of every breaker state change. */
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
-  /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
+  /** Most keys held at once; beyond it the least recently used droppable lane is evicted. */
   maxKeys: number;
   /** Told of each lane created (a fleet store links its breaker and pacer). */
   onCreate?: (lane: Lane) => void;
 }
 
 export class Lanes {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes: KeyedCache<Lane>;
   private last: Lane | undefined;
 
-  constructor(private readonly options: LaneOptions) {}
+  constructor(private readonly options: LaneOptions) {
+    this.lanes = new KeyedCache({
+      maxKeys: options.maxKeys,
+      create: (key) => {
+        const lane = this.create(key);
+        options.onCreate?.(lane);
+        return lane;
+      },
+      // A lane is kept while work runs or waits in it, and while its breaker is open or
+      // half-open: dropping it would forget that the callee is down and let calls through.
+      keep: (lane) =>
+        (lane.bulkhead !== undefined && (lane.bulkhead.active > 0 || lane.bulkhead.queued > 0)) ||
+        (lane.breaker !== undefined && lane.breaker.state(options.clock.monotonic()) !== 'closed'),
+    });
+  }
 
   /** Whether any per-key policy is configured at all (when not, lanes are skipped entirely). */
   get enabled(): boolean {
@@ -62,23 +77,27 @@ export class Lanes {
     return this.options.breaker !== undefined;
   }
 
+  /**
+   * The lane of `key`, created on first use. Lanes are held least recently used first; beyond
+   * `maxKeys` the oldest droppable one is evicted in O(1) — never one with work in flight or
+   * a breaker that is not closed (see `KeyedCache`).
+   */
   get(key: string): Lane {
     const last = this.last;
     if (last !== undefined && last.key === key) return last;
-    let lane = this.lanes.get(key);
-    if (lane === undefined) {
-      lane = this.create(key);
-      this.options.onCreate?.(lane);
-      if (this.lanes.size >= this.options.maxKeys) this.evictOne();
-      this.lanes.set(key, lane);
-    }
+    const lane = this.lanes.get(key);
     this.last = lane;
     return lane;
   }
 
   /** The lane of `key` if it exists, without creating it. */
   find(key: string): Lane | undefined {
-    return this.lanes.get(key);
+    return this.lanes.find(key);
+  }
+
+  /** How many lanes are held. */
+  get size(): number {
+    return this.lanes.size;
   }
 
   /** Calls waiting for a bulkhead slot, over all keys. */
@@ -128,16 +147,5 @@ export class Lanes {
     }
     if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
     return { ...lane, pipeline: new Pipeline(stages) };
-  }
-
-  /** Drops the oldest lane with nothing running or queued (its state is forgotten). */
-  private evictOne(): void {
-    for (const [key, lane] of this.lanes) {
-      if ((lane.bulkhead?.active ?? 0) === 0 && (lane.bulkhead?.queued ?? 0) === 0) {
-        this.lanes.delete(key);
-        if (this.last === lane) this.last = undefined;
-        return;
-      }
-    }
   }
 }

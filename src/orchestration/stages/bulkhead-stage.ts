@@ -12,8 +12,12 @@ export interface SlotLimiter {
 
 /**
  * The bulkhead: a free slot admits the attempt at once; otherwise the driver waits in the
- * limiter's line (`QUEUE`), bounded by the time left before the deadline. The slot is given
- * back in `exit`.
+ * limiter's line (`QUEUE`), bounded by the time left before the deadline.
+ *
+ * A bulkhead bounds running work, so the slot is held until the operation settles — not
+ * merely until the attempt ends: an operation that ignores its abort signal after a timeout
+ * or a caller's abort keeps its slot while it runs (and one that never settles keeps it
+ * for good).
  */
 export class BulkheadStage implements Stage {
   readonly name = 'bulkhead';
@@ -28,7 +32,9 @@ export class BulkheadStage implements Stage {
     return QUEUE;
   }
 
-  exit(): void {
-    this.slots.release();
+  exit(call: StageCall): void {
+    call.whenSettled(this.release);
   }
+
+  private readonly release = (): void => this.slots.release();
 }

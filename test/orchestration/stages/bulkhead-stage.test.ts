@@ -26,7 +26,18 @@ describe('BulkheadStage', () => {
     const call = stageCall();
     expect(stage.enter(call)).toBe(ADMIT);
     expect(limiter.held).toBe(1);
-    stage.exit();
+    stage.exit(call);
+    expect(limiter.held).toBe(0);
+  });
+
+  it('an operation still running after its attempt ended keeps its slot until it settles', () => {
+    const limiter = slots(1);
+    const stage = new BulkheadStage(limiter);
+    const call = stageCall({ pendingReleases: [] });
+    stage.enter(call);
+    stage.exit(call);
+    expect(limiter.held).toBe(1);
+    for (const release of call.pendingReleases ?? []) release();
     expect(limiter.held).toBe(0);
   });
 

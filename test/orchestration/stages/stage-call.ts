@@ -3,9 +3,10 @@ import type { GiveUpReason } from '../../../src/errors/errors.js';
 import { type Admission, type Queue, REFUSE, type StageCall } from '../../../src/orchestration/stage.js';
 
 /** A call as a stage sees it, with every field settable, recording refusals. */
-export function stageCall(fields: Partial<StageCall> = {}): StageCall & {
+export function stageCall(fields: Partial<StageCall> & { pendingReleases?: (() => void)[] } = {}): StageCall & {
   refused: { reason: GiveUpReason; cause: unknown; retryAfterMs: number | undefined } | undefined;
   classification: Classification | undefined;
+  pendingReleases: (() => void)[] | undefined;
 } {
   const call = {
     attempt: 1,
@@ -26,6 +27,12 @@ export function stageCall(fields: Partial<StageCall> = {}): StageCall & {
     refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission {
       call.refused = { reason, cause: cause?.(), retryAfterMs };
       return REFUSE;
+    },
+    /** Releases at once unless a test parks them here (an operation still running). */
+    pendingReleases: undefined as (() => void)[] | undefined,
+    whenSettled(release: () => void) {
+      if (call.pendingReleases === undefined) release();
+      else call.pendingReleases.push(release);
     },
     ...fields,
   };
