@@ -114,6 +114,8 @@ const errorBodies = (entry: 'fetch' | 'axios'): FaultCase[] =>
       (cl): FaultCase => ({
         name: `503 text/html ${size.toLocaleString('en-US')} B ${cl ? 'with' : 'without'} Content-Length`,
         url: () => via('none', `/error?size=${size}&cl=${cl ? 1 : 0}`),
+        // axios reads the body inside the attempt: room for 10 MB on a loaded machine.
+        spec: { downstream: { ...quick, attemptTimeout: 5_000 } },
         expect:
           entry === 'fetch'
             ? { outcome: 'resolved', status: 503, attempts: 2, bodyBytes: size }
