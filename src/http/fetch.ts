@@ -24,6 +24,7 @@ import { BodyTimeoutError, isRequestBodyNotReplayableError, RequestBodyNotReplay
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
 import { laneKeyOf } from './lane-key.js';
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from './propagation.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, secretValues } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
 import { requestErrorFrom } from './request-error.js';
@@ -62,12 +63,13 @@ export interface KindlyFetchOptions {
    */
   secretQueryParams?: readonly string[];
   /**
-   * Send `x-retry-attempt` and `x-request-timeout-ms`. By default they are sent
-   * except on a cross-origin request from a web page, where a custom header would turn a
-   * simple request into a CORS preflight that the callee may refuse.
-   * @default true on Node and for same-origin requests in a page; false for cross-origin requests in a page
+   * Who gets `x-retry-attempt` and `x-request-timeout-ms`: `true`, `false`, or
+   * `{ hosts: ['payments.internal', '*.svc.cluster.local'] }`. By default only requests made
+   * inside a deadline scope (a request served by kindly's middleware) carry them, and in a
+   * page only same-origin ones: third-party APIs never see them. See {@link PropagateHeaders}.
+   * @default inside a deadline scope only (same origin only in a page)
    */
-  propagateHeaders?: boolean;
+  propagateHeaders?: PropagateHeaders;
   /**
    * `true`: give every call whose method is not idempotent (POST, PATCH) an
    * `Idempotency-Key`, generated once per call and identical on every attempt.
@@ -198,8 +200,9 @@ interface FailedResponse {
  *   A `failed` outcome (refused, 429, 503) is retried whatever the method.
  * - A 409 on a request carrying an idempotency key means "the original is still in flight"
  *   and is retried after backoff.
- * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the attempt
- *   has a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
+ * - Attempts to services that take part (see `propagateHeaders`: by default, calls made
+ *   inside a deadline scope) carry `x-retry-attempt: <attempts before this one>` and, when
+ *   the attempt has a deadline, `x-request-timeout-ms: <ms left>`.
  * - The body of a failed response that is retried is read (≤ 64 KiB, so the connection is
  *   reused) or cancelled; one that a fallback replaces is cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
@@ -237,14 +240,20 @@ async function send(
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
   const retryableStatuses = init?.retryableStatuses ?? defaults?.retryableStatuses;
   const extractors = init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
-  const propagate = init?.propagateHeaders ?? defaults?.propagateHeaders ?? sameOriginOrServer(request.url);
+  const propagate = propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders);
   const clock = downstream.clock;
   const name = downstream.name;
 
-  // One Headers per call: the first attempt sends it as is, a retry sends a copy.
-  const headers = requestHeaders(request.init.headers);
-  const key = chooseIdempotencyKey(method, headers.get(IDEMPOTENCY_KEY_HEADER), init?.idempotencyKey ?? defaults?.idempotencyKey);
-  if (key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, key);
+  // One Headers per call when the request has headers (or gets a key): the first attempt
+  // sends it as is, a retry sends a copy. Without any, each attempt sends a plain record,
+  // which fetch reads once instead of copying a Headers of ours (measured: docs/benchmarks.md).
+  let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
+  const key = chooseIdempotencyKey(
+    method,
+    headers?.get(IDEMPOTENCY_KEY_HEADER),
+    init?.idempotencyKey ?? defaults?.idempotencyKey,
+  );
+  if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
   const hasKey = key !== undefined;
   const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
 
@@ -362,10 +371,19 @@ async function send(
     }
     // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
     if (!body.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    const attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
-    if (propagate) {
-      attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-      if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+    let attemptHeaders: Headers | Record<string, string>;
+    if (headers === undefined) {
+      attemptHeaders = {};
+      if (propagate) {
+        attemptHeaders[ATTEMPT_HEADER] = String(ctx.attempt - 1);
+        if (ctx.deadline !== undefined) attemptHeaders[REQUEST_TIMEOUT_HEADER] = formatRequestTimeout(ctx.timeLeft());
+      }
+    } else {
+      attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
+      if (propagate) {
+        attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
+        if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+      }
     }
     const link = callerSignal === undefined && !bodyLimited ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
@@ -506,7 +524,8 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
       typeof options.deadline === 'number' && !Number.isNaN(options.deadline),
       `Expected \`deadline\` to be a number, got ${String(options.deadline)}`,
     );
-  for (const name of ['throwHttpErrors', 'propagateHeaders', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
+  checkPropagateHeaders(v, options.propagateHeaders);
+  for (const name of ['throwHttpErrors', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
     const value = options[name];
     v.check(value === undefined || typeof value === 'boolean', `Expected \`${name}\` to be a boolean, got ${String(value)}`);
   }
@@ -658,16 +677,6 @@ function discard(failure: FailedResponse): void {
 }
 
 /** On Node (no page) always; in a page only for requests to the page's own origin. */
-function sameOriginOrServer(url: string): boolean {
-  const location = (globalThis as { location?: { href?: string; origin?: string } }).location;
-  if (location?.href === undefined || location.origin === undefined) return true;
-  try {
-    return new URL(url, location.href).origin === location.origin;
-  } catch {
-    return false;
-  }
-}
-
 async function waitUntilReady(
   online: boolean,
   visible: boolean,

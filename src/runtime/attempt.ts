@@ -97,6 +97,8 @@ export function runAttempt<T>(
   callerSignal: AbortSignal | undefined,
   scope: DeadlineScope | undefined,
   downstream: string,
+  /** When the attempt started (the clock's monotonic ms, just read): the timeout counts from it. */
+  startedAt?: number,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
@@ -120,15 +122,19 @@ export function runAttempt<T>(
       });
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = clock.schedule(timeoutMs, () => {
-        if (!finish()) return;
-        const error = deadlineBound
-          ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
-          : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
-        context.expiredWith = error;
-        context.abort(error);
-        reject(error);
-      });
+      cancelTimer = clock.schedule(
+        timeoutMs,
+        () => {
+          if (!finish()) return;
+          const error = deadlineBound
+            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
+            : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
+          context.expiredWith = error;
+          context.abort(error);
+          reject(error);
+        },
+        startedAt,
+      );
     }
 
     let result: T | PromiseLike<T>;

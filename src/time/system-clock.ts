@@ -61,8 +61,8 @@ export class SystemClock implements Clock {
     });
   }
 
-  schedule(ms: number, callback: () => void): Cancel {
-    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.add(ms, callback);
+  schedule(ms: number, callback: () => void, fromMs?: number): Cancel {
+    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.add(ms, callback, fromMs);
     const handle = setTimeout(callback, ms);
     handle.unref?.();
     return () => clearTimeout(handle);

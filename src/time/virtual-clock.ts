@@ -37,9 +37,9 @@ export class VirtualClock implements Clock {
     return n;
   }
 
-  schedule(ms: number, callback: () => void): Cancel {
+  schedule(ms: number, callback: () => void, fromMs?: number): Cancel {
     const timer: VirtualTimer = {
-      at: this.time + Math.max(0, ms),
+      at: (fromMs ?? this.time) + Math.max(0, ms),
       seq: this.seq++,
       callback,
       live: true,
