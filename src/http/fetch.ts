@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
-import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
+import { DeadlineExceededError, HttpStatusError, isGiveUpError } from '../errors/errors.js';
 import {
   type BodyHintExtractor,
   DEFAULT_BODY_HINT_EXTRACTORS,
@@ -17,10 +17,10 @@ import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
-import { AttemptSignal } from './attempt-signal.js';
+import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
-import { isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
+import { BodyTimeoutError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
 import { laneKeyOf } from './lane-key.js';
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
@@ -96,6 +96,16 @@ export interface KindlyFetchOptions {
    * deadline bound the whole attempt in any case.
    */
   connectTimeout?: number;
+  /**
+   * ms allowed for reading the body of a response handed back (success, or the last failed
+   * response on give-up), counted from its arrival; past it, reading the body rejects with
+   * `BodyTimeoutError` and the connection is closed. Whatever this says, a call with a
+   * deadline (`timeout`, the downstream's `totalTimeout`, an inherited deadline) must have
+   * read its body by then: reading rejects with `DeadlineExceededError` at the deadline. The
+   * attempt timeout bounds the wait for the response headers, not the body.
+   * @default none (only the call's deadline, when it has one)
+   */
+  bodyTimeout?: number;
   /** The fetch implementation each attempt calls. @default globalThis.fetch */
   fetch?: FetchFunction;
 }
@@ -140,6 +150,7 @@ const OPTION_KEYS = [
   'retryableStatuses',
   'bodyHintExtractors',
   'connectTimeout',
+  'bodyTimeout',
   'fetch',
 ] as const;
 const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
@@ -233,21 +244,31 @@ async function send(
   const clock = downstream.clock;
   const name = downstream.name;
 
-  // One Headers per call: the first attempt sends it as is, a retry sends a copy.
-  const headers = requestHeaders(request.init.headers);
-  const key = chooseIdempotencyKey(method, headers.get(IDEMPOTENCY_KEY_HEADER), init?.idempotencyKey ?? defaults?.idempotencyKey);
-  if (key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, key);
+  // One Headers per call when the request has headers (or gets a key): the first attempt
+  // sends it as is, a retry sends a copy. Without any, each attempt sends a plain record,
+  // which fetch reads once instead of copying a Headers of ours (measured: docs/benchmarks.md).
+  let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
+  const key = chooseIdempotencyKey(
+    method,
+    headers?.get(IDEMPOTENCY_KEY_HEADER),
+    init?.idempotencyKey ?? defaults?.idempotencyKey,
+  );
+  if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
   const hasKey = key !== undefined;
   const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
 
   const scope = currentDeadlineScope();
   // After the attempt, the body is read under the caller's signal only (as with `fetch`).
   const callerSignal = request.signal ?? scope?.signal;
+  /** The call's deadline (`Infinity`: none), fixed now: it also bounds buffering and reading the body. */
+  const deadline = callDeadline(downstream, init, scope);
+  const bodyTimeout = init?.bodyTimeout ?? defaults?.bodyTimeout;
+  const bodyLimited = deadline !== Number.POSITIVE_INFINITY || bodyTimeout !== undefined;
   let prepared: PreparedBody | undefined = preparedAsIs(request.init.body);
-  /** Set when a stream was buffered: the call's deadline, fixed before the buffering started. */
+  /** Set when a stream was buffered: the whole-call timeout counts the buffering. */
   let bufferedDeadline: number | undefined;
   if (prepared === undefined) {
-    bufferedDeadline = callDeadline(downstream, init, scope);
+    bufferedDeadline = deadline;
     prepared = await buffer(request.init.body, limit, request.signal, scope?.signal, bufferedDeadline, clock, name);
   }
   const body = prepared;
@@ -285,6 +306,20 @@ async function send(
       c.hintSource = 'body';
     }
     return c;
+  };
+
+  /** By when the body of a response arriving now must have been read, and with which error. */
+  const bodyDeadline = (): BodyDeadline | undefined => {
+    if (!bodyLimited) return undefined;
+    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    if (byTimeout < deadline) {
+      return {
+        at: byTimeout,
+        clock,
+        reason: () => new BodyTimeoutError(bodyTimeout as number, { outcome: 'unknown', downstream: name }),
+      };
+    }
+    return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: name }) };
   };
 
   const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
@@ -336,12 +371,21 @@ async function send(
     }
     // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
     if (!body.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    const attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
-    if (propagate) {
-      attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-      if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+    let attemptHeaders: Headers | Record<string, string>;
+    if (headers === undefined) {
+      attemptHeaders = {};
+      if (propagate) {
+        attemptHeaders[ATTEMPT_HEADER] = String(ctx.attempt - 1);
+        if (ctx.deadline !== undefined) attemptHeaders[REQUEST_TIMEOUT_HEADER] = formatRequestTimeout(ctx.timeLeft());
+      }
+    } else {
+      attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
+      if (propagate) {
+        attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
+        if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+      }
     }
-    const link = callerSignal === undefined ? undefined : new AttemptSignal(ctx.signal, callerSignal);
+    const link = callerSignal === undefined && !bodyLimited ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
       ...request.init,
       headers: attemptHeaders,
@@ -363,7 +407,7 @@ async function send(
     const status = response.status;
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) {
-      link?.handOver(response);
+      link?.handOver(response, bodyDeadline());
       return response;
     }
 
@@ -380,7 +424,7 @@ async function send(
       response.body?.cancel().catch(() => undefined);
       throw ctx.signal.reason;
     }
-    link?.handOver(response);
+    link?.handOver(response, bodyDeadline());
     const copy = withoutSecrets(response, secretParams);
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
@@ -470,6 +514,7 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
   v.duration('maxBufferedBody', options.maxBufferedBody)
     .duration('connectTimeout', options.connectTimeout, { min: 1 })
+    .duration('bodyTimeout', options.bodyTimeout, { min: 1 })
     .duration('timeout', options.timeout, { min: 0 })
     .func('fetch', options.fetch)
     .func('verify', options.verify)

@@ -18,7 +18,9 @@ export {
   readInboundBudget,
 } from './deadline-header.js';
 export {
+  BodyTimeoutError,
   HttpRequestError,
+  isBodyTimeoutError,
   isHttpRequestError,
   isRequestBodyNotReplayableError,
   RequestBodyNotReplayableError,

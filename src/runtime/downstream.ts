@@ -603,6 +603,7 @@ export class Downstream {
           signal,
           scope,
           this.name,
+          attemptStart,
         );
         this.inFlight--;
         bulkhead?.release();
