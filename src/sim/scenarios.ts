@@ -3,10 +3,11 @@ import { amplification } from './scenarios/amplification.js';
 import { budget } from './scenarios/budget.js';
 import { deadDependency } from './scenarios/dead-dependency.js';
 import { herd } from './scenarios/herd.js';
+import { queueing } from './scenarios/queueing.js';
 import { uniform } from './scenarios/uniform.js';
 
 /** The built-in scenarios, in the order `kindly-calls sim --help` lists them. */
-export const SCENARIOS: readonly Scenario[] = [herd, uniform, amplification, deadDependency, budget];
+export const SCENARIOS: readonly Scenario[] = [herd, uniform, amplification, deadDependency, budget, queueing];
 
 export function findScenario(name: string): Scenario | undefined {
   return SCENARIOS.find((s) => s.name === name);

@@ -4,7 +4,7 @@ import { findScenario, SCENARIOS } from '../../src/sim/scenarios.js';
 
 describe('scenario registry', () => {
   it('lists the built-in scenarios of SPEC S11', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']);
+    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing']);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();
   });
@@ -30,6 +30,7 @@ describe('scenario registry', () => {
       amplification: { requests: 5 },
       'dead-dependency': { duration: 30, 'down-from': 5, 'down-for': 10 },
       budget: { duration: 5 },
+      queueing: { duration: 3 },
     };
     for (const s of SCENARIOS) {
       const params = withDefaults(s, small[s.name]);
