@@ -4,7 +4,15 @@ import { findScenario, SCENARIOS } from '../../src/sim/scenarios.js';
 
 describe('scenario registry', () => {
   it('lists the built-in scenarios of SPEC S11', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing']);
+    expect(SCENARIOS.map((s) => s.name)).toEqual([
+      'herd',
+      'uniform',
+      'amplification',
+      'dead-dependency',
+      'budget',
+      'queueing',
+      'hedging',
+    ]);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();
   });
@@ -31,6 +39,7 @@ describe('scenario registry', () => {
       'dead-dependency': { duration: 30, 'down-from': 5, 'down-for': 10 },
       budget: { duration: 5 },
       queueing: { duration: 3 },
+      hedging: { duration: 2 },
     };
     for (const s of SCENARIOS) {
       const params = withDefaults(s, small[s.name]);
