@@ -13,7 +13,7 @@ describe('kindly CLI (SPEC S11.2)', () => {
     expect(main.stdout).toContain('kindly-calls sim <scenario> [options]');
     const sim = await runCli(['sim', '--help']);
     expect(sim.code).toBe(0);
-    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing', 'hedging'])
+    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing', 'hedging', 'latency-spike'])
       expect(sim.stdout).toContain(name);
     const herd = await runCli(['sim', 'herd', '--help']);
     expect(herd.code).toBe(0);
@@ -82,6 +82,7 @@ describe('kindly CLI (SPEC S11.2)', () => {
       ['budget', '--duration', '2'],
       ['queueing', '--duration', '3'],
       ['hedging', '--duration', '2'],
+      ['latency-spike', '--duration', '5', '--spike-at', '2'],
     ]) {
       const r = await runCli(['sim', ...argv, '--json']);
       expect(r.code, argv.join(' ')).toBe(0);

@@ -12,6 +12,7 @@ describe('scenario registry', () => {
       'budget',
       'queueing',
       'hedging',
+      'latency-spike',
     ]);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();
@@ -40,6 +41,7 @@ describe('scenario registry', () => {
       budget: { duration: 5 },
       queueing: { duration: 3 },
       hedging: { duration: 2 },
+      'latency-spike': { duration: 5, 'spike-at': 2, ramp: 1 },
     };
     for (const s of SCENARIOS) {
       const params = withDefaults(s, small[s.name]);
