@@ -8,6 +8,8 @@ export default defineConfig({
     http: 'src/http/index.ts',
     adapters: 'src/adapters/index.ts',
     sim: 'src/sim/index.ts',
+    redis: 'src/store/redis.ts',
+    grpc: 'src/grpc/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

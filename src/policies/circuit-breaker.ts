@@ -314,6 +314,40 @@ export class CircuitBreaker {
     return left > 0 ? left : undefined;
   }
 
+  /**
+   * Holds the breaker open until `untilMs` on another's word (a fleet: another process saw
+   * the callee dead, or holds the probe lease). Extends an open breaker's break, never
+   * shortens it; probes of a half-open period in flight no longer count. Unlike a trip it
+   * does not lengthen the next break.
+   */
+  holdOpen(nowMs: number, untilMs: number): void {
+    const from = this.st;
+    if (from === OPEN) {
+      if (untilMs > this.openUntil) this.openUntil = untilMs;
+      return;
+    }
+    this.st = OPEN;
+    this.openUntil = untilMs;
+    this.lastBreak = Math.max(0, untilMs - nowMs);
+    this.probesInFlight = 0;
+    this.consecutiveFailures = 0;
+    this.window?.reset();
+    if (from === CLOSED) this.openCount++;
+    this.onStateChange?.(NAMES[from]!, 'open', nowMs);
+  }
+
+  /** Ends an open breaker's break now (a fleet granted this process the probe lease): half-open. */
+  endBreak(nowMs: number): void {
+    if (this.st !== OPEN) return;
+    this.openUntil = nowMs;
+    this.toHalfOpen();
+  }
+
+  /** Closes the breaker on another's word (a fleet's probe succeeded elsewhere). */
+  release(nowMs: number): void {
+    if (this.st !== CLOSED) this.close(nowMs);
+  }
+
   /** Times the breaker opened since creation ("breaker opens"). */
   get opens(): number {
     return this.openCount;
@@ -363,11 +397,12 @@ export class CircuitBreaker {
   }
 
   private close(nowMs: number): void {
+    const from = this.st;
     this.st = CLOSED;
     this.opensInRow = 0;
     this.probesInFlight = 0;
     this.consecutiveFailures = 0;
     this.window?.reset();
-    this.onStateChange?.('half-open', 'closed', nowMs);
+    this.onStateChange?.(NAMES[from]!, 'closed', nowMs);
   }
 }

@@ -26,6 +26,8 @@ export interface LaneOptions {
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
   /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
   maxKeys: number;
+  /** Told of each lane created (a fleet store links its breaker and pacer). */
+  onCreate?: (lane: Lane) => void;
 }
 
 export class Lanes {
@@ -46,6 +48,7 @@ export class Lanes {
     let lane = this.lanes.get(key);
     if (lane === undefined) {
       lane = this.create(key);
+      this.options.onCreate?.(lane);
       if (this.lanes.size >= this.options.maxKeys) this.evictOne();
       this.lanes.set(key, lane);
     }
