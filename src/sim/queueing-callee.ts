@@ -1,6 +1,6 @@
 import { OptionsValidator } from '../options/validate.js';
 import type { EventKind, Simulation } from './engine.js';
-import { lognormal } from './lognormal.js';
+import { lognormal } from './distributions.js';
 
 export interface QueueingCalleeOptions {
   /** Requests served at once at the start. */
@@ -29,7 +29,8 @@ export type QueueingResponse = (request: number, now: number) => void;
 const MAX_SLOWDOWN = 10;
 
 /**
- * A server with `workers` parallel workers and an unbounded FIFO queue: latency grows with
+ * A server with `workers` parallel workers and an unbounded FIFO queue (unlike
+ * `models/ConcurrencyServer`, it never refuses: it slows down): latency grows with
  * concurrency once every worker is busy, and past `thrashAbove × workers` requests in the
  * system its throughput collapses (each service takes longer). It serves everything it
  * accepted, including requests whose callers stopped waiting — it cannot know.
@@ -37,6 +38,8 @@ const MAX_SLOWDOWN = 10;
 export class QueueingCallee {
   readonly serviceMedianMs: number;
   readonly serviceSigma: number;
+  /** Mean service time: median × e^(σ²/2). */
+  readonly serviceMeanMs: number;
   readonly thrashAbove: number;
   readonly thrashSlowdown: number;
   private workersNow: number;
@@ -68,6 +71,7 @@ export class QueueingCallee {
     this.workersNow = options.workers;
     this.serviceMedianMs = options.serviceMedianMs;
     this.serviceSigma = options.serviceSigma;
+    this.serviceMeanMs = options.serviceMedianMs * Math.exp((options.serviceSigma * options.serviceSigma) / 2);
     this.thrashAbove = options.thrashAbove ?? 2;
     this.thrashSlowdown = options.thrashSlowdown ?? 0.5;
     this.doneKind = sim.on((request, now) => this.finish(request, now));
@@ -98,7 +102,7 @@ export class QueueingCallee {
     this.busy++;
     const excess = (this.inSystem - this.thrashAbove * this.workersNow) / this.workersNow;
     const slowdown = excess > 0 ? Math.min(MAX_SLOWDOWN, 1 + this.thrashSlowdown * excess) : 1;
-    this.sim.after(lognormal(this.sim.random, this.serviceMedianMs, this.serviceSigma) * slowdown, this.doneKind, request);
+    this.sim.after(lognormal(this.sim.random, this.serviceMeanMs, this.serviceSigma) * slowdown, this.doneKind, request);
   }
 
   private finish(request: number, now: number): void {

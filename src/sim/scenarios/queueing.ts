@@ -2,7 +2,6 @@ import { ADAPTIVE_CONCURRENCY_DEFAULTS, AdaptiveConcurrencyLimit, LIMIT_REJECTED
 import { Bulkhead } from '../../policies/bulkhead.js';
 import { VirtualClock } from '../../time/virtual-clock.js';
 import { Simulation } from '../engine.js';
-import { lognormalMean } from '../lognormal.js';
 import { percentile } from '../percentile.js';
 import { QueueingCallee } from '../queueing-callee.js';
 import { number } from '../report/format.js';
@@ -64,7 +63,7 @@ export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, un
         { atMs: 2 * third, workers: setup.workers },
       ]
     : [];
-  const meanService = lognormalMean(setup.serviceMedianMs, setup.serviceSigma);
+  const meanService = setup.serviceMedianMs * Math.exp((setup.serviceSigma * setup.serviceSigma) / 2);
   const ratePerMs = (setup.load * setup.workers) / meanService;
   const capacityAt = (t: number) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers);
 
