@@ -1,6 +1,6 @@
 import { OptionsValidator } from '../options/validate.js';
-import type { EventKind, Simulation } from './engine.js';
 import { lognormal } from './distributions.js';
+import type { EventKind, Simulation } from './engine.js';
 
 export interface QueueingCalleeOptions {
   /** Requests served at once at the start. */

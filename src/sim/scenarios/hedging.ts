@@ -1,7 +1,7 @@
 import { HEDGING_DEFAULTS, HedgingPolicy } from '../../policies/hedging.js';
 import { RetryBudget } from '../../policies/retry-budget.js';
-import { Simulation } from '../engine.js';
 import { lognormal } from '../distributions.js';
+import { Simulation } from '../engine.js';
 import { percentile } from '../percentile.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
@@ -57,7 +57,8 @@ export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
   let hedgeWins = 0;
 
   const attemptLatency = () =>
-    lognormal(sim.random, setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2), setup.sigma) * (sim.random.next() < setup.tail ? setup.slowdown : 1);
+    lognormal(sim.random, setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2), setup.sigma) *
+    (sim.random.next() < setup.tail ? setup.slowdown : 1);
 
   const answered = (request: number, now: number, isHedge: boolean) => {
     if (done[request] === 1) return;

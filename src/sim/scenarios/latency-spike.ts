@@ -1,6 +1,6 @@
 import { DerivedTimeout } from '../../policies/derived-timeout.js';
-import { Simulation } from '../engine.js';
 import { lognormal } from '../distributions.js';
+import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
@@ -63,7 +63,8 @@ export function runLatencySpike(setup: LatencySpikeSetup, timeouts: 'fixed' | 'd
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const latency = lognormal(sim.random, setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2), setup.sigma) * multiplier(now);
+    const latency =
+      lognormal(sim.random, setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2), setup.sigma) * multiplier(now);
     let timeout: number;
     if (timeouts === 'fixed' && now >= setup.spikeAtMs) {
       frozen ??= derived.timeoutMs(now);
