@@ -128,6 +128,12 @@ export interface CallOptions<T> {
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
   /**
+   * Told of an attempt's answer nobody will use: with hedging, a value that arrived after
+   * another attempt's, or an error while another attempt was still running. The HTTP layer
+   * cancels those response bodies.
+   */
+  onDiscard?: (answer: { value: T } | { error: unknown }) => void;
+  /**
    * The class of caller for the adaptive concurrency limit's partitions (e.g. `background`).
    * A call of no or an unknown partition only uses capacity no partition is owed.
    */
@@ -194,6 +200,7 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   key: true,
   budgetKey: true,
   partition: true,
+  onDiscard: true,
   verify: true,
   fallback: true,
   onAttemptError: true,
@@ -406,7 +413,7 @@ export class Downstream {
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
-      const problems = checkCallOptions(options);
+      const problems = checkCallOptions(options as CallOptions<unknown>);
       if (problems !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, problems));
       // Both the caller's signal and the inbound request's (a handler's call made with its
       // own signal): either one stops the call.
@@ -642,6 +649,7 @@ export class Downstream {
             lane: lane!,
             budgetKey,
             partition: options?.partition,
+            discard: options?.onDiscard,
           });
           value = won.value;
           winner = won.winner;
@@ -795,7 +803,11 @@ export class Downstream {
   }
 
   /** What a failed attempt says about latency (for the adaptive limit and the estimates). */
-  private attemptEnd(error: unknown, signal: AbortSignal | undefined, options: CallOptions<unknown> | undefined): AttemptEnd {
+  private attemptEnd(
+    error: unknown,
+    signal: AbortSignal | undefined,
+    options: Pick<CallOptions<unknown>, 'classify'> | undefined,
+  ): AttemptEnd {
     if (signal?.aborted || error instanceof HedgeLostError) return 'abandoned';
     const c = this.classifyFor(error, options?.classify);
     if (c.timeout) return 'timeout';
@@ -822,6 +834,7 @@ export class Downstream {
       lane: Lane;
       budgetKey: string;
       partition: string | undefined;
+      discard: CallOptions<T>['onDiscard'];
     },
   ): Promise<{ value: T; winner: number }> {
     const clock = this.clock;
@@ -834,6 +847,7 @@ export class Downstream {
       clock,
       delayMs,
       maxHedges: hedging.maxHedges,
+      discard: g.discard,
       startHedge: (n) => {
         const now = clock.monotonic();
         if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTime) return undefined;

@@ -17,6 +17,12 @@ export interface HedgePlan<T> {
    * A refusal ends hedging for this group.
    */
   startHedge: (n: number) => HedgeMember<T> | undefined;
+  /**
+   * Told of every answer that will not be the group's: a value that came after the winner's,
+   * an error while another attempt was still running or after the group ended (the HTTP
+   * layer cancels the response bodies). Not told of the group's own result.
+   */
+  discard?: (answer: { value: T } | { error: unknown }) => void;
 }
 
 /** The reason losers are aborted with: another attempt answered first. */
@@ -54,7 +60,10 @@ export function runHedged<T>(first: HedgeMember<T>, plan: HedgePlan<T>): Promise
       member.promise.then(
         (value) => {
           running--;
-          if (settled) return;
+          if (settled) {
+            plan.discard?.({ value });
+            return;
+          }
           finish();
           const lost = new HedgeLostError();
           for (let i = 0; i < members.length; i++) if (i !== index) members[i]!.abort(lost);
@@ -62,11 +71,12 @@ export function runHedged<T>(first: HedgeMember<T>, plan: HedgePlan<T>): Promise
         },
         (error: unknown) => {
           running--;
-          if (settled) return;
-          if (running === 0) {
+          if (!settled && running === 0) {
             finish();
             reject(error);
+            return;
           }
+          if (!(error instanceof HedgeLostError)) plan.discard?.({ error });
         },
       );
     };
