@@ -32,6 +32,7 @@ export {
   DOWNSTREAM_DEFAULTS,
   Downstream,
   type DownstreamOptions,
+  type DownstreamSnapshot,
   downstream,
   type Fallback,
   type FallbackInfo,
