@@ -4,7 +4,7 @@
  * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
  * Options: `--only=core,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
- * (core runs and HTTP blocks; default 3 and 5).
+ * (core and HTTP blocks; default 5).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
@@ -28,20 +28,24 @@ const log = (line = '') => {
 log(`node ${process.version}, ${new Date().toISOString()}`);
 
 if (only.has('core')) {
-  const core = await runCore({ runs: runs ?? 3, filter: arg('filter') });
+  const core = await runCore({ runs: runs ?? 5, filter: arg('filter') });
   rows.push(...core.rows);
   for (const r of core.ratios) {
     const factor = PEER_FACTOR[r.name.split(' / ')[0] as string];
     if (factor !== undefined) r.target = factor;
   }
   ratios.push(...core.ratios);
-  log('\ncore: ns per call (median of runs)                runs');
+  let suite = '';
   for (const r of core.rows) {
-    const target = CORE_TARGETS[r.name];
+    if (r.suite !== suite) {
+      suite = r.suite;
+      log(`\n${suite}: ns per call (median of blocks)        blocks`);
+    }
+    const target = r.suite === 'core:cpu' ? CORE_TARGETS[r.name] : undefined;
     const verdict = target === undefined ? '' : (r.nsPerCall as number) <= target ? `  ≤ ${target} met` : `  ≤ ${target} MISSED`;
-    log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
+    log(`  ${r.name.padEnd(34)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
   }
-  log('core: peer / kindly (how many times cheaper kindly is)');
+  log('core:cpu: peer / kindly (how many times cheaper kindly is)');
   for (const r of core.ratios) {
     const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
     log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
