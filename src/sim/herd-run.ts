@@ -65,6 +65,8 @@ export interface HerdRun {
   gaveUp: number;
   /** Attempts per slot, first tries included (only when `recordSeries`). */
   requestsPerSlot: number[] | undefined;
+  /** Successes delivered per slot, (k × slot, (k + 1) × slot] (only when `recordSeries`). */
+  servedPerSlot: number[] | undefined;
 }
 
 /**
@@ -80,6 +82,7 @@ export function runHerd(
   const sim = new Simulation({ seed: setup.seed });
   const clients = strategy.create(sim, setup);
   const perSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
+  const servedPerSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
   const retriesPerSlot = new BucketCounter(setup.slotMs);
   const onProgress = options.onProgress;
   let total = 0;
@@ -91,6 +94,8 @@ export function runHerd(
     if (ok) {
       succeeded++;
       lastSuccess = now;
+      // An answer at a slot's very end belongs to that slot (the slot server answers there).
+      servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
       clients.served(client, now);
     } else {
       const delay = clients.rejected(client, now);
@@ -122,6 +127,7 @@ export function runHerd(
     succeeded,
     gaveUp,
     requestsPerSlot: perSlot?.toArray(),
+    servedPerSlot: servedPerSlot?.toArray(),
   };
 }
 
