@@ -43,7 +43,11 @@ export function herdRow(
   onClientsDone?: (clients: number) => void,
 ): HerdRow {
   const n =
-    strategy.random || (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 })) ? seeds : 1;
+    strategy.random ||
+    (setup.arrivalMs ?? 0) > 0 ||
+    (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 }))
+      ? seeds
+      : 1;
   const runs: HerdRun[] = [];
   for (let i = 0; i < n; i++) {
     let reported = 0;
@@ -95,11 +99,12 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     slotMs: num(params, 'slot-ms'),
     seed: num(params, 'seed'),
     server,
+    arrivalMs: num(params, 'arrival-ms'),
   };
   const seeds = num(params, 'seeds');
   const strategies = selectedStrategies(params, context.retry);
   const bound = herdLowerBound(setup);
-  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs });
+  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs }) || setup.arrivalMs > 0;
 
   const totalWork = strategies.reduce((s, st) => s + (st.random || randomServer ? seeds : 1) * setup.clients, 0);
   let done = 0;
@@ -122,6 +127,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       slotMs: setup.slotMs,
       seeds,
       seed: setup.seed,
+      arrivalMs: setup.arrivalMs,
       server: serverParameters(model, server),
     },
     lowerBound: bound,
@@ -319,7 +325,8 @@ export const herd: Scenario = {
     '  gcra          generic cell rate algorithm: --burst at once, then one per 1 / rate',
     '  concurrency   --capacity workers, --slot-ms per request, --queue may wait, 503 when full',
     'Bucket models answer after --latency-ms (--latency distribution); rejections too.',
-    'The lower bound is computed for the chosen model.',
+    'The lower bound is computed for the chosen model. --arrival-ms spreads the first tries',
+    'uniformly over that many ms (a real herd reaches the server over a few ms).',
     'Strategies (kindly RetryOptions; ceiling c(n) = min(5 s, 100 ms × 2ⁿ) after the n-th rejection,',
     'i.e. base 200 ms, factor 2, cap 5 s):',
     '  fixed         constant 1 s, no jitter',
@@ -357,6 +364,14 @@ export const herd: Scenario = {
     { name: 'latency-ms', kind: 'number', min: 0, max: 3_600_000, default: 1, help: 'answer latency, ms (not slot)' },
     { name: 'latency', kind: 'choice', choices: LATENCY_DISTRIBUTIONS, default: 'constant', help: 'latency distribution' },
     { name: 'queue', kind: 'integer', min: 0, max: 50_000_000, default: 0, help: 'concurrency model: requests that may wait' },
+    {
+      name: 'arrival-ms',
+      kind: 'number',
+      min: 0,
+      max: 3_600_000,
+      default: 0,
+      help: 'first tries arrive uniformly over this many ms (0: all at t = 0)',
+    },
     {
       name: 'leaky-mode',
       kind: 'choice',

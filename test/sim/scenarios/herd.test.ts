@@ -28,6 +28,7 @@ describe('herd scenario', () => {
       'latency-ms': 1,
       latency: 'constant',
       queue: 0,
+      'arrival-ms': 0,
       'leaky-mode': 'nodelay',
       seeds: 200,
       seed: 1,
@@ -98,6 +99,18 @@ describe('herd scenario', () => {
         expect(row.allSucceededMs.min!, `${server} ${row.strategy}`).toBeGreaterThanOrEqual(bound.allSucceededMs);
       }
     }
+  });
+
+  it('--arrival-ms spreads the first tries (own random stream): fewer are rejected at once', () => {
+    const at = (arrival: number) =>
+      herd.run(withDefaults(herd, { server: 'token-bucket', strategy: 'fixed', 'arrival-ms': arrival, seeds: 5 }), {}).json;
+    const together = rows(at(0))[0]!;
+    const spread = rows(at(50))[0]!;
+    expect(together.seeds).toBe(1);
+    expect(spread.seeds).toBe(5); // the arrivals are random: every seed runs
+    // Over 50 ms the bucket refills 5 tokens: more first tries served, fewer retries.
+    expect(spread.totalRequests.max).toBeLessThan(together.totalRequests.min);
+    expect((at(50).parameters as { arrivalMs: number }).arrivalMs).toBe(50);
   });
 
   it('a random latency makes every strategy run every seed', () => {
