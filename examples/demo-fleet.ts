@@ -38,13 +38,14 @@ interface Row {
   failed: number;
 }
 
-const variants: Array<{ name: string; processes: number; strategy: WorkerConfig['strategy'] }> = [
+const allVariants: Array<{ name: string; processes: number; strategy: WorkerConfig['strategy'] }> = [
   { name: 'exponential + full jitter', processes: PROCESSES, strategy: 'full-jitter' },
   { name: 'kindly adaptive pacing, per process', processes: PROCESSES, strategy: 'pacing' },
   { name: 'kindly adaptive pacing, shared store (Redis)', processes: PROCESSES, strategy: 'pacing-store' },
   { name: 'kindly adaptive pacing, one process', processes: 1, strategy: 'pacing' },
 ];
 
+const variants = process.env.ONLY ? allVariants.filter((v) => v.strategy === process.env.ONLY) : allVariants;
 const limiter = await NginxLimiter.start({ rate: RATE, burst: BURST });
 const redis = await RedisServer.start();
 const worker = fileURLToPath(new URL('./support/fleet-worker.ts', import.meta.url));

@@ -48,6 +48,9 @@ export const REDIS_STORE_DEFAULTS = {
   reconnectMs: 500,
 } as const;
 
+/** Timeouts in a row that take the store down (an error does at once). */
+const SLOW_TO_DOWN = 3;
+
 const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'clock'] as const;
 
 interface Script {
@@ -83,7 +86,8 @@ export interface RedisStoreCounters {
  * so keys of downstreams no longer called expire.
  *
  * Failure semantics: an operation that errors or takes longer than `timeoutMs` resolves to
- * `undefined` and marks the store down. While down, operations are not sent at all (the
+ * `undefined` (its caller uses local state); an error, or three timeouts in a row, mark the
+ * store down. While down, operations are not sent at all (the
  * callers use their local policies at no extra cost) and a `PING` every `reconnectMs` looks
  * for Redis in the background; when it answers, the store is up again and listeners
  * (`onAvailability`) resync. Keys that vanish (eviction, a restart without persistence)
@@ -101,6 +105,7 @@ export class RedisStore implements FleetStore {
   private up = true;
   private reconnecting: Cancel | undefined;
   private closed = false;
+  private slowInRow = 0;
 
   constructor(options: RedisStoreOptions) {
     const v = new OptionsValidator('redis store');
@@ -234,13 +239,17 @@ export class RedisStore implements FleetStore {
       const cancel = this.clock.schedule(this.timeoutMs, () => {
         if (settled) return;
         settled = true;
-        this.fail(`no answer within ${this.timeoutMs} ms`);
+        // One slow answer (a busy event loop here or there) only skips this operation;
+        // several in a row mean Redis is slow, and the store is taken down.
+        this.counters.failures++;
+        if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
         resolve(undefined);
       });
       const done = (value: unknown) => {
         if (settled) return;
         settled = true;
         cancel();
+        this.slowInRow = 0;
         if (!Array.isArray(value)) {
           this.fail(`unexpected reply ${typeof value}`);
           resolve(undefined);
@@ -270,6 +279,7 @@ export class RedisStore implements FleetStore {
 
   private fail(reason: string): void {
     this.counters.failures++;
+    this.slowInRow = 0;
     if (!this.up) return;
     this.up = false;
     this.emit({ available: false, reason });
