@@ -67,12 +67,18 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   await new Promise((r) => setTimeout(r, 300));
   limiter.reset();
   const done = children.map(
-    (child) => new Promise<{ failed: number }>((r) => child.once('message', (m) => r(m as { failed: number }))),
+    (child) =>
+      new Promise<{ failed: number; gaveUp: Record<string, number> }>((r) =>
+        child.once('message', (m) => r(m as { failed: number; gaveUp: Record<string, number> })),
+      ),
   );
   for (const child of children) child.send('go');
   const results = await Promise.all(done);
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
   const log = limiter.read();
+  const reasons: Record<string, number> = {};
+  for (const r of results) for (const [k, n] of Object.entries(r.gaveUp)) reasons[k] = (reasons[k] ?? 0) + n;
+  if (!json && Object.keys(reasons).length > 0) process.stderr.write(`  gave up: ${JSON.stringify(reasons)}\n`);
   return {
     name: variant.name,
     processes: variant.processes,

@@ -32,9 +32,17 @@ process.once('message', async (config: WorkerConfig) => {
   let storeDown = 0;
   const t0 = performance.now();
   if (process.env.FLEET_DEBUG) {
-    api.on('pacing-delay', (e) => process.stderr.write(`${process.pid} ${(performance.now()-t0).toFixed(0)} delay ${e.delayMs.toFixed(1)} rate ${e.rate?.toFixed(1)}\n`));
+    api.on('pacing-delay', (e) =>
+      process.stderr.write(
+        `${process.pid} ${(performance.now() - t0).toFixed(0)} delay ${e.delayMs.toFixed(1)} rate ${e.rate?.toFixed(1)}\n`,
+      ),
+    );
     api.on('store-availability', (e) => process.stderr.write(`${process.pid} store ${e.available} ${e.reason}\n`));
-    api.on('attempt-end', (e) => process.stderr.write(`${process.pid} ${(performance.now()-t0).toFixed(0)} end ${e.attempt} ${e.outcome} ${e.classification?.status ?? ''}\n`));
+    api.on('attempt-end', (e) =>
+      process.stderr.write(
+        `${process.pid} ${(performance.now() - t0).toFixed(0)} end ${e.attempt} ${e.outcome} ${e.classification?.status ?? ''}\n`,
+      ),
+    );
   }
   api.on('store-availability', (e) => {
     if (!e.available) storeDown++;

@@ -38,6 +38,10 @@ export interface BudgetLeaseOptions {
  * (credit is withdrawn unconditionally, but a process borrows again only after the store
  * showed T below the allowance).
  *
+ * The price of leasing: a process whose burst of failures outruns its lease and credit is
+ * refused retries until its next sync (at most one sync period, or one round trip: running
+ * dry triggers a sync at once), even if other processes hold spare tokens.
+ *
  * where R counts the first attempts deposited so far (a deposit lags by at most one sync
  * interval, which delays a budget's growth, never its limit). A token is spent at most
  * `leaseMs` after the window it was counted in; with `leaseMs` ≤ one bucket that moves a

@@ -30,7 +30,7 @@ export const FLEET_SYNC_MS = 80;
 /** A downstream with no call for this long stops syncing until its next call. */
 const IDLE_MS = 10_000;
 /** Most tokens one process leases at once. */
-const MAX_LEASE = 20;
+const MAX_LEASE = 50;
 /**
  * Retries one process may make on credit while it holds no token (see `BudgetLease`): the
  * fleet's budget can be overshot by at most P × this.
