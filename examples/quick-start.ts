@@ -20,7 +20,7 @@ import { downstream } from 'kindly-calls';
 
 const payments = downstream('payments', {
   retry: { maxAttempts: 3, backoff: { base: 200, cap: 5_000, jitter: 'full' } },
-  budget: { ratio: 0.2 }, // retries ≤ 20% of requests (+ a small reserve), fleet-wide per process
+  budget: { ratio: 0.2 }, // retries ≤ 20% of this downstream's requests (+ a small reserve)
   breaker: { threshold: 5, breakMs: 5_000 }, // 5 failures in a row: fail fast for 5 s
   attemptTimeout: 2_000, // each try
   totalTimeout: 10_000, // the whole call, sleeps included; propagated downstream

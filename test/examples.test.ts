@@ -50,4 +50,13 @@ describe('examples run', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(6);
     for (const block of blocks) expect(sources.some((source) => source.includes(block))).toBe(true);
   });
+
+  it('every TypeScript snippet in docs/observability.md is copied verbatim from an example', () => {
+    const sources = examples.map((name) => readFileSync(`${dir}${name}`, 'utf8'));
+    const docs = readFileSync(fileURLToPath(new URL('../docs/observability.md', import.meta.url)), 'utf8');
+    const blocks = [...docs.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    for (const block of blocks)
+      expect({ block, copied: sources.some((source) => source.includes(block)) }).toEqual({ block, copied: true });
+  });
 });

@@ -33,7 +33,7 @@ import {
   DRAIN_WAIT_MS,
   type Drain,
   drainBody,
-  peekText,
+  peekBody,
   rebuildResponse,
   withoutSecrets,
 } from './response-body.js';
@@ -365,10 +365,12 @@ async function send(
     }
 
     const keyed409 = isInFlightConflict(status, hasKey);
-    const bodyHintMs =
-      (reading.retryable || keyed409) && extractors.length > 0
-        ? await bodyHint(response, clock, extractors, reading.throttled, ctx)
-        : undefined;
+    let bodyHintMs: number | undefined;
+    if ((reading.retryable || keyed409) && extractors.length > 0) {
+      const found = await bodyHint(response, clock, extractors, reading.throttled, ctx);
+      bodyHintMs = found.hintMs;
+      response = found.response;
+    }
     if (ctx.signal.aborted) {
       // Ended while the hint was read; nobody will get this response.
       link?.release();
@@ -657,7 +659,8 @@ async function waitUntilReady(
  * A wait hint in the body of a failed response, when its headers have none. Read only from
  * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
  * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
- * slow body gives no hint rather than a timed-out attempt.
+ * slow body gives no hint rather than a timed-out attempt. Returns the response to use from
+ * now on (the body peeked at, followed by the rest; see `peekBody`).
  */
 async function bodyHint(
   response: Response,
@@ -665,14 +668,17 @@ async function bodyHint(
   extractors: readonly BodyHintExtractor[],
   throttled: boolean | undefined,
   ctx: CallContext,
-): Promise<number | undefined> {
+): Promise<{ hintMs: number | undefined; response: Response }> {
   const now = clock.now();
-  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return undefined;
+  const none = { hintMs: undefined, response };
+  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return none;
   const type = response.headers.get('content-type') ?? '';
-  if (!/json|text/i.test(type)) return undefined;
+  if (!/json|text/i.test(type)) return none;
   const length = response.headers.get('content-length');
-  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return undefined;
+  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return none;
   const waitMs = Math.min(BODY_HINT_WAIT_MS, ctx.timeLeft() / 2);
-  const text = await peekText(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
-  return text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
+  const peeked = await peekBody(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
+  const text = peeked.text;
+  const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
+  return { hintMs, response: peeked.response };
 }

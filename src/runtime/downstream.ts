@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
 import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
-import { InvalidOptionsError, OptionsValidator } from '../options/validate.js';
+import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
@@ -23,14 +23,14 @@ import { linkSignals } from './link-signals.js';
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
   retry?: RetryOptions | false;
-  /** Per-attempt timeout in ms, or `false` for none. @default 10_000 */
+  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout */
   attemptTimeout?: number | false;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
   totalTimeout?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
    * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
-   * @default true
+   * @default {@link DOWNSTREAM_DEFAULTS}.idempotent
    */
   idempotent?: boolean;
   /**
@@ -46,13 +46,13 @@ export interface DownstreamOptions {
    * @default { ratio: 0.2, windowMs: 10_000, reservePerSecond: 10 }
    */
   budget?: RetryBudgetOptions | false;
-  /** Circuit breaker, per key. Off unless given (`{}` for the defaults). */
-  breaker?: CircuitBreakerOptions;
-  /** Bulkhead, per key. Off unless given. */
-  bulkhead?: BulkheadOptions;
-  /** Adaptive pacing, per key. Off unless given (`{}` for the defaults). */
-  pacing?: PacerOptions;
-  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default 1_000 */
+  /** Circuit breaker, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  breaker?: CircuitBreakerOptions | boolean;
+  /** Bulkhead, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  bulkhead?: BulkheadOptions | boolean;
+  /** Adaptive pacing, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  pacing?: PacerOptions | boolean;
+  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default {@link DOWNSTREAM_DEFAULTS}.maxKeys */
   maxKeys?: number;
   /**
    * Where the budget, breaker and pacer share state with the other processes calling this
@@ -67,6 +67,7 @@ export interface DownstreamOptions {
   random?: Random;
 }
 
+/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
 export const DOWNSTREAM_DEFAULTS = {
   attemptTimeout: 10_000,
   idempotent: true,
@@ -128,22 +129,37 @@ export interface CallOptions<T> {
   }) => void | PromiseLike<void>;
 }
 
-const KEYS = [
-  'retry',
-  'attemptTimeout',
-  'totalTimeout',
-  'idempotent',
-  'classify',
-  'fallback',
-  'budget',
-  'breaker',
-  'bulkhead',
-  'pacing',
-  'maxKeys',
-  'store',
-  'clock',
-  'random',
-] as const;
+const KEYS = optionKeys<DownstreamOptions>({
+  retry: true,
+  attemptTimeout: true,
+  totalTimeout: true,
+  idempotent: true,
+  classify: true,
+  fallback: true,
+  budget: true,
+  breaker: true,
+  bulkhead: true,
+  pacing: true,
+  maxKeys: true,
+  clock: true,
+  random: true,
+  store: true,
+});
+
+/** Every per-call option; anything else is refused, like a downstream option typo. */
+const CALL_KEYS = optionKeys<CallOptions<unknown>>({
+  signal: true,
+  deadline: true,
+  timeout: true,
+  idempotent: true,
+  key: true,
+  budgetKey: true,
+  verify: true,
+  fallback: true,
+  onAttemptError: true,
+  classify: true,
+  beforeAttempt: true,
+});
 
 const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
 
@@ -207,23 +223,16 @@ export class Downstream {
     const random = options.random ?? systemRandom;
     const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
     // Each policy validates its own options; build one now so every problem surfaces here.
-    const collect = (label: string, build: () => unknown) => {
-      try {
-        return build();
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `${label}: ${p}`);
-        return undefined;
-      }
-    };
     const budgets =
       options.budget === false
         ? undefined
-        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as
-            | KeyedRetryBudgets
-            | undefined);
-    if (options.breaker !== undefined) collect('breaker', () => new CircuitBreaker(options.breaker ?? {}, random));
-    if (options.bulkhead !== undefined) collect('bulkhead', () => new Bulkhead(options.bulkhead ?? {}, clock));
-    if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
+        : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
+    const breakerOptions = enabledOptions(options.breaker);
+    const bulkheadOptions = enabledOptions(options.bulkhead);
+    const pacingOptions = enabledOptions(options.pacing);
+    if (breakerOptions !== undefined) v.nested('breaker', () => new CircuitBreaker(breakerOptions, random));
+    if (bulkheadOptions !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkheadOptions, clock));
+    if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
     v.done();
     this.name = name;
     const fleet =
@@ -235,8 +244,8 @@ export class Downstream {
             clock,
             random,
             budget: budgets === undefined ? undefined : options.budget || {},
-            breaker: options.breaker,
-            pacing: options.pacing,
+            breaker: breakerOptions,
+            pacing: pacingOptions,
             maxKeys,
             onAvailability: (change, atMs) => {
               if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
@@ -244,12 +253,12 @@ export class Downstream {
           });
     this.fleet = fleet;
     this.budgets = fleet?.budgets ?? budgets;
-    this.paceFirstAttempts = options.pacing?.paceFirstAttempts ?? false;
+    this.paceFirstAttempts = pacingOptions?.paceFirstAttempts ?? false;
     this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
     this.lanes = new Lanes({
-      breaker: options.breaker,
-      bulkhead: options.bulkhead,
-      pacing: options.pacing,
+      breaker: breakerOptions,
+      bulkhead: bulkheadOptions,
+      pacing: pacingOptions,
       clock,
       random,
       maxKeys,
@@ -335,8 +344,8 @@ export class Downstream {
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
-      const problem = checkCallOptions(options);
-      if (problem !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, [problem]));
+      const problems = checkCallOptions(options);
+      if (problems !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, problems));
       // Both the caller's signal and the inbound request's (a handler's call made with its
       // own signal): either one stops the call.
       const own = options.signal;
@@ -730,15 +739,26 @@ export class Downstream {
 }
 
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
-function checkCallOptions(options: CallOptions<unknown>): string | undefined {
+/** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
+function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  const v = new OptionsValidator('call');
+  v.knownKeys(options, CALL_KEYS);
+  if (typeof options !== 'object' || options === null) return v.problems;
   const { timeout, deadline } = options;
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
-    return `Expected \`timeout\` ≥ 0 ms, got ${String(timeout)}`;
-  }
-  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) {
-    return `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`;
-  }
-  return undefined;
+  v.duration('timeout', timeout, { allowInfinity: true })
+    .check(
+      deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
+      `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,
+    )
+    .boolean('idempotent', options.idempotent)
+    .string('key', options.key)
+    .string('budgetKey', options.budgetKey)
+    .func('verify', options.verify)
+    .func('fallback', options.fallback)
+    .func('onAttemptError', options.onAttemptError)
+    .func('classify', options.classify)
+    .func('beforeAttempt', options.beforeAttempt);
+  return v.problems.length > 0 ? v.problems : undefined;
 }
 
 function describeCause(classification: Classification, error: unknown): string {

@@ -1,0 +1,259 @@
+import type {
+  InterceptingCall,
+  InterceptingListener,
+  Interceptor,
+  InterceptorOptions,
+  NextCall,
+  StatusObject,
+} from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
+import {
+  isAttemptTimeoutError,
+  isBulkheadRejectedError,
+  isCircuitOpenError,
+  isDeadlineExceededError,
+  isGiveUpError,
+} from '../errors/errors.js';
+import { OptionsValidator } from '../options/validate.js';
+import type { CallContext } from '../runtime/attempt.js';
+import type { CallOptions, Downstream } from '../runtime/downstream.js';
+import { type ClassifyGrpcStatusOptions, classifyGrpcStatus, GRPC_STATUS } from './status.js';
+import { GrpcStatusError } from './status-error.js';
+
+/** What `nextCall` returns (grpc-js does not export the interface by name). */
+type InterceptingCallInterface = ReturnType<NextCall>;
+type MessageContext = Parameters<InterceptingCallInterface['sendMessageWithContext']>[0];
+
+/** How a method path (`/pkg.Service/Method`) picks a breaker/bulkhead/pacer lane or a budget. */
+export type GrpcKeyBy = 'service' | 'method' | ((path: string) => string);
+
+export interface GrpcClientOptions extends ClassifyGrpcStatusOptions {
+  /**
+   * The breaker / bulkhead / pacer lane of a call: per service (`/pkg.Service`), per method
+   * (`/pkg.Service/Method`) or your own function of the path.
+   * @default 'service'
+   */
+  key?: GrpcKeyBy;
+  /** The retry budget a call draws on. @default the downstream's name (one budget per channel) */
+  budgetKey?: GrpcKeyBy;
+  /**
+   * Whether a method may be repeated after an `unknown` outcome (DEADLINE_EXCEEDED,
+   * INTERNAL, …). `failed` outcomes (UNAVAILABLE, RESOURCE_EXHAUSTED) are retried whatever
+   * this says.
+   * @default the downstream's `idempotent`
+   */
+  idempotent?: boolean | ((path: string) => boolean);
+}
+
+/** Sent on retries (gRFC A6): how many attempts came before this one. */
+export const GRPC_PREVIOUS_ATTEMPTS = 'grpc-previous-rpc-attempts';
+
+const KEYS = ['key', 'budgetKey', 'idempotent', 'retryableCodes'] as const;
+
+/**
+ * A `@grpc/grpc-js` client interceptor that sends unary calls through `downstream`: retries
+ * with backoff on the codes that mean `failed` or (for idempotent methods) `unknown`,
+ * `grpc-retry-pushback-ms` honoured (negative: no retry), `x-retry-exhausted` trailers
+ * obeyed, budget / breaker / bulkhead / pacing per service or method, and the deadline
+ * both ways: a call made inside an inbound request (HTTP middleware or
+ * {@link kindlyServerInterceptor}) inherits its deadline, and every attempt carries its own
+ * deadline out as `grpc-timeout`.
+ *
+ * Streaming methods pass through untouched: a stream cannot be replayed safely.
+ *
+ * ```ts
+ * const client = new Greeter(address, credentials, { interceptors: [kindlyInterceptor(downstream('greeter'))] });
+ * ```
+ */
+export function kindlyInterceptor(downstream: Downstream, options: GrpcClientOptions = {}): Interceptor {
+  const v = new OptionsValidator('kindly gRPC interceptor');
+  v.knownKeys(options, KEYS);
+  for (const name of ['key', 'budgetKey'] as const) {
+    const value = options[name];
+    v.check(
+      value === undefined || value === 'service' || value === 'method' || typeof value === 'function',
+      `Expected \`${name}\` to be 'service', 'method' or a function, got ${String(value)}`,
+    );
+  }
+  v.check(
+    options.idempotent === undefined || typeof options.idempotent === 'boolean' || typeof options.idempotent === 'function',
+    `Expected \`idempotent\` to be a boolean or a function, got ${String(options.idempotent)}`,
+  );
+  v.check(
+    options.retryableCodes === undefined ||
+      (Array.isArray(options.retryableCodes) && options.retryableCodes.every((c) => Number.isInteger(c) && c > 0 && c <= 16)),
+    `Expected \`retryableCodes\` to be gRPC status codes 1–16, got ${String(options.retryableCodes)}`,
+  );
+  v.done();
+  return (callOptions: InterceptorOptions, nextCall: NextCall) => {
+    const method = callOptions.method_definition;
+    if (method.requestStream || method.responseStream) return nextCall(callOptions) as InterceptingCall;
+    return new RetryingUnaryCall(downstream, options, callOptions, nextCall) as unknown as InterceptingCall;
+  };
+}
+
+function keyOf(by: GrpcKeyBy, path: string): string {
+  if (typeof by === 'function') return by(path);
+  if (by === 'method') return path;
+  const slash = path.lastIndexOf('/');
+  return slash > 0 ? path.slice(0, slash) : path;
+}
+
+interface AttemptResult {
+  headers: Metadata | undefined;
+  message: unknown;
+  status: StatusObject;
+}
+
+/**
+ * What grpc-js talks to in place of the real call: it keeps the request (metadata and the
+ * one message), and on half-close runs the attempts through the downstream, each on a
+ * fresh call from `nextCall`. The caller's listener hears only the final answer.
+ */
+class RetryingUnaryCall implements InterceptingCallInterface {
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+  private message: unknown;
+  private messageContext: MessageContext = {};
+  private readonly controller = new AbortController();
+  private current: InterceptingCallInterface | undefined;
+  private done = false;
+
+  constructor(
+    private readonly downstream: Downstream,
+    private readonly options: GrpcClientOptions,
+    private readonly callOptions: InterceptorOptions,
+    private readonly nextCall: NextCall,
+  ) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.metadata = metadata;
+    this.listener = listener;
+  }
+
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.messageContext = context;
+    this.message = message;
+  }
+
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
+  }
+
+  startRead(): void {
+    // Unary: the one response is delivered when the call is over.
+  }
+
+  halfClose(): void {
+    const path = this.callOptions.method_definition.path;
+    const downstream = this.downstream;
+    const clock = downstream.clock;
+    const o = this.options;
+    const callOptions: CallOptions<AttemptResult> = {
+      signal: this.controller.signal,
+      key: keyOf(o.key ?? 'service', path),
+      classify: (error, nowMs) =>
+        error instanceof GrpcStatusError ? classifyGrpcStatus(error.grpcCode, error.metadata, nowMs, o) : undefined,
+    };
+    if (o.budgetKey !== undefined) callOptions.budgetKey = keyOf(o.budgetKey, path);
+    if (o.idempotent !== undefined) {
+      callOptions.idempotent = typeof o.idempotent === 'function' ? o.idempotent(path) : o.idempotent;
+    }
+    // The caller's own gRPC deadline (wall-clock) becomes the call's monotonic deadline.
+    const asked = this.callOptions.deadline;
+    if (asked !== undefined) {
+      const wall = asked instanceof Date ? asked.getTime() : asked;
+      if (Number.isFinite(wall)) callOptions.deadline = clock.monotonic() + (wall - clock.now());
+    }
+    downstream
+      .call((context) => this.attempt(context), callOptions)
+      .then(
+        (result) => this.finish(result.headers, result.message, result.status),
+        (error: unknown) => this.fail(error),
+      );
+  }
+
+  cancelWithStatus(status: number, details: string): void {
+    if (this.done) return;
+    this.controller.abort(new GrpcStatusError(status, details, new Metadata()));
+  }
+
+  getPeer(): string {
+    return this.current?.getPeer() ?? '';
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return this.current?.getAuthContext() ?? null;
+  }
+
+  /** One attempt on a fresh call, bounded by the attempt's deadline (sent as `grpc-timeout`). */
+  private attempt(context: CallContext): Promise<AttemptResult> {
+    const clock = this.downstream.clock;
+    const deadline =
+      context.deadline === undefined ? this.callOptions.deadline : clock.now() + (context.deadline - clock.monotonic());
+    const call = this.nextCall({ ...this.callOptions, deadline });
+    this.current = call;
+    const metadata = (this.metadata as Metadata).clone();
+    if (context.attempt > 1) metadata.set(GRPC_PREVIOUS_ATTEMPTS, String(context.attempt - 1));
+    return new Promise<AttemptResult>((resolve, reject) => {
+      let headers: Metadata | undefined;
+      let message: unknown;
+      const signal = context.signal;
+      const cancel = () =>
+        call.cancelWithStatus(GRPC_STATUS.CANCELLED, 'Cancelled by kindly (attempt timeout, deadline or caller)');
+      call.start(metadata, {
+        onReceiveMetadata: (m: Metadata) => {
+          headers = m;
+        },
+        onReceiveMessage: (m: unknown) => {
+          message = m;
+        },
+        onReceiveStatus: (status: StatusObject) => {
+          signal.removeEventListener('abort', cancel);
+          if (status.code === GRPC_STATUS.OK) resolve({ headers, message, status });
+          else reject(Object.assign(new GrpcStatusError(status.code, status.details, status.metadata), { headers }));
+        },
+      });
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+      call.sendMessageWithContext(this.messageContext, this.message);
+      call.halfClose();
+    });
+  }
+
+  private finish(headers: Metadata | undefined, message: unknown, status: StatusObject): void {
+    if (this.done) return;
+    this.done = true;
+    const listener = this.listener;
+    if (headers !== undefined) listener?.onReceiveMetadata?.(headers);
+    listener?.onReceiveMessage?.(message);
+    listener?.onReceiveStatus?.(status);
+  }
+
+  private fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    const status = statusOf(error);
+    const headers = (error as { cause?: { headers?: Metadata } } | null)?.cause?.headers;
+    if (headers !== undefined) this.listener?.onReceiveMetadata?.(headers);
+    this.listener?.onReceiveStatus?.(status);
+  }
+}
+
+/**
+ * The status the caller sees when the call ends without success: the last attempt's status
+ * and trailers when there was one; otherwise the status closest to kindly's reason.
+ */
+export function statusOf(error: unknown): StatusObject {
+  const cause = isGiveUpError(error) ? error.cause : error;
+  if (cause instanceof GrpcStatusError) return { code: cause.grpcCode, details: cause.details, metadata: cause.metadata };
+  const details = cause instanceof Error ? cause.message : String(cause);
+  const metadata = new Metadata();
+  let code: number = GRPC_STATUS.UNKNOWN;
+  if (isCircuitOpenError(cause)) {
+    code = GRPC_STATUS.UNAVAILABLE;
+    if (cause.retryAfterMs !== undefined) metadata.set('grpc-retry-pushback-ms', String(Math.ceil(cause.retryAfterMs)));
+  } else if (isBulkheadRejectedError(cause)) code = GRPC_STATUS.RESOURCE_EXHAUSTED;
+  else if (isDeadlineExceededError(cause) || isAttemptTimeoutError(cause)) code = GRPC_STATUS.DEADLINE_EXCEEDED;
+  return { code, details, metadata };
+}

@@ -1,0 +1,11 @@
+// kindly-calls/grpc: protection for @grpc/grpc-js clients and deadline scopes for its servers.
+export {
+  GRPC_PREVIOUS_ATTEMPTS,
+  type GrpcClientOptions,
+  type GrpcKeyBy,
+  kindlyInterceptor,
+  statusOf,
+} from './client-interceptor.js';
+export { kindlyServerInterceptor } from './server-interceptor.js';
+export { type ClassifyGrpcStatusOptions, classifyGrpcStatus, GRPC_STATUS, grpcCodeName } from './status.js';
+export { GrpcStatusError } from './status-error.js';
