@@ -9,11 +9,14 @@
 import { bench, do_not_optimize, run } from 'mitata';
 import { budgetCases } from './budget.js';
 import { cases } from './cases.js';
+import { fleetBench } from './fleet.js';
 
 const json = process.argv.includes('--json');
 const filter = process.argv.find((a) => a.startsWith('--filter='))?.slice('--filter='.length);
 
-for (const c of [...cases, ...budgetCases]) {
+const wantsFleet = filter === undefined || 'kindly:fleet'.includes(filter) || filter.includes('fleet');
+const fleet = wantsFleet ? await fleetBench() : undefined;
+for (const c of [...cases, ...budgetCases, ...(fleet?.cases ?? [])]) {
   if (filter !== undefined && !c.name.includes(filter)) continue;
   const fn = await c.setup();
   // Sanity: every case must really run the operation and resolve.
@@ -23,6 +26,8 @@ for (const c of [...cases, ...budgetCases]) {
 }
 
 const result = await run({ format: 'quiet', throw: true });
+const fleetReport = fleet?.report() ?? [];
+await fleet?.close();
 const rows = result.benchmarks.map((b) => ({
   name: b.alias,
   nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
@@ -40,3 +45,12 @@ if (json) {
     console.log(`${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}    ${ratio}`);
   }
 }
+// The fleet store's cost: ns added over the same pipeline without a store, and round trips.
+const full = rows.find((r) => r.name === 'kindly:full');
+const fleetLines = [...fleetReport];
+for (const name of ['kindly:fleet', 'kindly:fleet-redis-down']) {
+  const r = rows.find((x) => x.name === name);
+  if (r !== undefined && full !== undefined)
+    fleetLines.push(`${name}: ${(r.nsPerCall - full.nsPerCall).toFixed(1)} ns added per call over kindly:full`);
+}
+for (const line of fleetLines) (json ? console.error : console.log)(line);
