@@ -4,7 +4,7 @@ import { findScenario, SCENARIOS } from '../../src/sim/scenarios.js';
 
 describe('scenario registry', () => {
   it('lists the built-in scenarios of SPEC S11', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']);
+    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'fleet']);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();
   });
