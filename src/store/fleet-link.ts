@@ -195,9 +195,16 @@ export class FleetLink {
   }
 
   private applyBreaker(link: BreakerLink, rec: BreakerRecord): void {
-    link.generation = rec.generation;
     const now = this.clock.monotonic();
     const breaker = link.breaker;
+    if (rec.generation < link.generation) {
+      // Generations only grow: the store lost the record (evicted, or restarted empty). What
+      // this process knows is news to it again.
+      link.generation = -1;
+      if (breaker.state(now) === 'open') void this.syncBreaker(link, 'open');
+      return;
+    }
+    link.generation = rec.generation;
     // How long a hold lasts without news: a few sync periods, so that a process that loses
     // the store finds its own breaker back soon (fail-open to local policies).
     const hold = now + 3 * FLEET_SYNC_MS;

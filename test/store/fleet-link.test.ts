@@ -156,3 +156,17 @@ const baseReport = {
   probeLeaseMs: 10_000,
   ttlMs: 70_000,
 };
+
+describe('FleetLink when the store loses its state', () => {
+  it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {
+    const { clock, store, members } = fleet(2, breakerOnly);
+    for (const m of members) await settle(clock, m.call(ok));
+    for (let i = 0; i < 3; i++) await settle(clock, members[0]!.call(fail));
+    await clock.advance(2 * FLEET_SYNC_MS);
+    expect(((await settle(clock, members[1]!.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+    store.clear();
+    await clock.advance(3 * FLEET_SYNC_MS);
+    // Still open for both: the record came back from the processes, not a fresh closed one.
+    for (const m of members) expect(((await settle(clock, m.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+  });
+});
