@@ -106,6 +106,7 @@ export class RedisStore implements FleetStore {
   private reconnecting: Cancel | undefined;
   private closed = false;
   private slowInRow = 0;
+  private lastSlowAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: RedisStoreOptions) {
     const v = new OptionsValidator('redis store');
@@ -138,7 +139,10 @@ export class RedisStore implements FleetStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Stops the background reconnect loop (the client is yours to close). */
+  /**
+   * Stops using Redis: operations are skipped (downstreams keep their local policies) and the
+   * reconnect loop ends. The client is yours to close, after this.
+   */
   close(): void {
     this.closed = true;
     this.reconnecting?.();
@@ -228,21 +232,26 @@ export class RedisStore implements FleetStore {
    * sent), or `undefined` on failure, timeout or while down. Never rejects.
    */
   private run(s: Script, keys: string[], args: (string | number)[], stringAt = -1): Promise<number[] | undefined> {
-    if (!this.up) {
+    if (!this.up || this.closed) {
       this.counters.skipped++;
       return Promise.resolve(undefined);
     }
     this.counters.commands++;
     const argv = args.map(String);
+    const sentAt = this.clock.monotonic();
     return new Promise((resolve) => {
       let settled = false;
       const cancel = this.clock.schedule(this.timeoutMs, () => {
         if (settled) return;
         settled = true;
         // One slow answer (a busy event loop here or there) only skips this operation;
-        // several in a row mean Redis is slow, and the store is taken down.
+        // several in a row mean Redis is slow, and the store is taken down. Operations that
+        // were in flight together (a burst at start-up) count as one piece of evidence.
         this.counters.failures++;
-        if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
+        if (sentAt >= this.lastSlowAt) {
+          this.lastSlowAt = this.clock.monotonic();
+          if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
+        }
         resolve(undefined);
       });
       const done = (value: unknown) => {
