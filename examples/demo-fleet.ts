@@ -9,7 +9,8 @@
  * 0.9 s after the first.
  *
  * `npm run demo:fleet -- --json` prints the rows as JSON; `--runs N` repeats each row N
- * times and reports every run (the JSON then holds one row per run).
+ * times and reports every run (the JSON then holds one row per run). ONLY=pacing-store (a
+ * worker strategy) runs one variant; FLEET_DEBUG=1 makes workers print their attempts and waits.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,7 @@ const limiter = await NginxLimiter.start({ rate: RATE, burst: BURST });
 const redis = await RedisServer.start();
 const worker = fileURLToPath(new URL('./support/fleet-worker.ts', import.meta.url));
 
+let measured = 0;
 async function measure(variant: (typeof variants)[number]): Promise<Row> {
   const callers = TOTAL / variant.processes;
   const children = Array.from({ length: variant.processes }, () => fork(worker, { execArgv: ['--import', 'tsx'] }));
@@ -60,6 +62,7 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
     url: limiter.url,
     warmUrl: limiter.warmUrl,
     redisPort: redis.port,
+    prefix: `demo-fleet-${++measured}`,
   };
   for (const child of children) child.send(config);
   await Promise.all(ready);

@@ -12,6 +12,8 @@ export interface WorkerConfig {
   url: string;
   warmUrl: string;
   redisPort?: number;
+  /** Key prefix: each run is a new fleet, with no budget spent by an earlier run. */
+  prefix?: string;
 }
 
 const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 };
@@ -23,7 +25,7 @@ process.once('message', async (config: WorkerConfig) => {
     config.strategy === 'full-jitter'
       ? { budget: false, retry: { ...untilSuccess, backoff } }
       : { retry: { ...untilSuccess, backoff }, pacing: {} };
-  if (redis !== undefined) options.store = redisStore({ client: redis });
+  if (redis !== undefined) options.store = redisStore({ client: redis, prefix: config.prefix });
   const api = downstream('fleet-herd', options);
   const gaveUp: Record<string, number> = {};
   api.on('give-up', (e) => {
