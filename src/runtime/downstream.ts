@@ -4,7 +4,13 @@ import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason
 import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
-import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import {
+  BREAKER_REJECTED,
+  type BreakerState,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
+} from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
@@ -73,6 +79,13 @@ export const DOWNSTREAM_DEFAULTS = {
   idempotent: true,
   maxKeys: 1_000,
 } as const;
+
+/** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
+export interface DownstreamSnapshot {
+  downstream: string;
+  /** By lane key. */
+  breakers: Record<string, CircuitBreakerSnapshot>;
+}
 
 export interface FallbackInfo {
   reason: GiveUpReason;
@@ -313,6 +326,53 @@ export class Downstream {
     return fetchThrough(this, input, init);
   }
 
+  // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
+  // `payments.internal:8443`). Each throws when the downstream has no breaker. ──
+
+  /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
+  breakerState(key: string = this.name): BreakerState {
+    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? (this.requireBreaker(), 'closed');
+  }
+
+  /** Opens a lane's breaker by hand and holds it open (calls fail fast) until `closeBreaker`. */
+  isolateBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.get(key).breaker?.isolate(this.clock.monotonic());
+  }
+
+  /** Closes a lane's breaker by hand, now: ends an isolation or a break and forgets its failures. */
+  closeBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.find(key)?.breaker?.close(this.clock.monotonic());
+  }
+
+  /**
+   * Every lane's breaker as plain JSON (times relative to now), for `restore` here or in the
+   * next process — `JSON.stringify(api)` gives the same. See `CircuitBreakerSnapshot`.
+   */
+  toJSON(): DownstreamSnapshot {
+    const now = this.clock.monotonic();
+    const breakers: Record<string, CircuitBreakerSnapshot> = {};
+    for (const lane of this.lanes.values()) if (lane.breaker !== undefined) breakers[lane.key] = lane.breaker.snapshot(now);
+    return { downstream: this.name, breakers };
+  }
+
+  /** Takes up breaker states saved by `toJSON`; checks them all before changing anything. */
+  restore(snapshot: DownstreamSnapshot): void {
+    this.requireBreaker();
+    const entries = Object.entries((snapshot as Partial<DownstreamSnapshot> | null)?.breakers ?? {});
+    const now = this.clock.monotonic();
+    const check = new CircuitBreaker({}, this.random);
+    const v = new OptionsValidator(`restore of '${this.name}'`);
+    for (const [key, state] of entries) v.nested(`breakers.${key}`, () => check.restore(state, now));
+    v.done();
+    for (const [key, state] of entries) this.lanes.get(key).breaker?.restore(state, now);
+  }
+
+  private requireBreaker(): void {
+    if (!this.lanes.hasBreaker) throw new TypeError(`downstream '${this.name}' has no breaker (set \`breaker: true\`)`);
+  }
+
   /** Classifies an error: the user's classifier first, then kindly's. */
   classify(error: unknown): Classification {
     return this.classifyFor(error, undefined);
@@ -542,6 +602,7 @@ export class Downstream {
           signal,
           scope,
           this.name,
+          attemptStart,
         );
         this.inFlight--;
         bulkhead?.release();

@@ -42,6 +42,11 @@ export class Lanes {
     return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
   }
 
+  /** Whether lanes have a circuit breaker. */
+  get hasBreaker(): boolean {
+    return this.options.breaker !== undefined;
+  }
+
   get(key: string): Lane {
     const last = this.last;
     if (last !== undefined && last.key === key) return last;
@@ -54,6 +59,11 @@ export class Lanes {
     }
     this.last = lane;
     return lane;
+  }
+
+  /** The lane of `key` if it exists, without creating it. */
+  find(key: string): Lane | undefined {
+    return this.lanes.get(key);
   }
 
   /** Calls waiting for a bulkhead slot, over all keys. */
