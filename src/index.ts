@@ -6,6 +6,7 @@ export {
   AttemptTimeoutError,
   BulkheadRejectedError,
   CircuitOpenError,
+  ConcurrencyLimitError,
   DeadlineExceededError,
   GiveUpError,
   type GiveUpReason,
@@ -13,6 +14,7 @@ export {
   isAttemptTimeoutError,
   isBulkheadRejectedError,
   isCircuitOpenError,
+  isConcurrencyLimitError,
   isDeadlineExceededError,
   isGiveUpError,
   isHttpStatusError,
@@ -21,10 +23,10 @@ export {
 } from './errors/errors.js';
 export * from './hints/index.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.js';
+export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
 export * from './policies/index.js';
 export { type Random, SeededRandom, systemRandom } from './random/random.js';
 export type { CallContext, Operation } from './runtime/attempt.js';
-export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './runtime/bulkhead.js';
 export { currentDeadlineScope, type DeadlineScope, runWithDeadline } from './runtime/deadline-context.js';
 export {
   type CallOptions,
@@ -36,6 +38,7 @@ export {
   type Fallback,
   type FallbackInfo,
 } from './runtime/downstream.js';
+export { HedgeLostError } from './runtime/hedged-attempt.js';
 export { EVENTS, type KindlyEvent, type KindlyEventType } from './telemetry/events.js';
 export type { StatsSnapshot } from './telemetry/stats.js';
 export type { Cancel, Clock } from './time/clock.js';

@@ -97,6 +97,8 @@ export interface CallChoices {
   readonly idempotent?: boolean | undefined;
   /** Which retry budget the call draws on. @default the plan's `name` */
   readonly budgetKey?: string | undefined;
+  /** The call's class for partitioned limits. */
+  readonly partition?: string | undefined;
   /** Present when a verify hook can settle an `unknown` outcome of a non-idempotent call. */
   readonly verify?: unknown;
 }
@@ -105,11 +107,17 @@ export class CallMachine implements StageCall {
   declare readonly startedAt: number;
   declare readonly deadline: number;
   declare readonly budgetKey: string;
+  declare readonly partition: string | undefined;
+  /** `STEP_ATTEMPT`: the attempt timeout in force before clamping to the deadline (for the error message). */
+  declare attemptTimeoutMs: number;
+  declare cutByOwnDeadline: boolean;
+  /** Set by the driver before `succeeded` when another attempt's answer (a hedge) won. */
+  declare answerUnused: boolean;
   declare private readonly plan: CallPlan;
   declare private readonly pipeline: Pipeline;
   /** The pipeline's gates (stages around each attempt). */
   declare private readonly gates: readonly Stage[];
-  declare private readonly idempotent: boolean;
+  declare readonly idempotent: boolean;
   declare private readonly verifiable: boolean;
   /** Per stage, its token for the attempt being admitted or run (created on the first token). */
   declare private tokens: unknown[] | undefined;
@@ -162,6 +170,10 @@ export class CallMachine implements StageCall {
     this.startedAt = startedAt;
     this.deadline = deadline;
     this.budgetKey = choices?.budgetKey ?? plan.name;
+    this.partition = choices?.partition;
+    this.attemptTimeoutMs = plan.attemptTimeout;
+    this.cutByOwnDeadline = false;
+    this.answerUnused = false;
     this.plan = plan;
     this.pipeline = pipeline ?? Pipeline.EMPTY;
     this.gates = this.pipeline.gates;
@@ -264,6 +276,7 @@ export class CallMachine implements StageCall {
   succeeded(nowMs: number): void {
     this.inAttempt = false;
     this.exitAll(nowMs, RESULT_OK);
+    this.answerUnused = false;
   }
 
   /** The attempt failed as `classification`: retry (`STEP_SLEEP`) or give up. */
@@ -314,7 +327,9 @@ export class CallMachine implements StageCall {
   /** Our own deadline cut the attempt short: neutral for the stages, reason `deadline`. */
   cutByDeadline(nowMs: number, error: unknown): Step {
     this.inAttempt = false;
+    this.cutByOwnDeadline = true;
     this.exitAll(nowMs, RESULT_NEUTRAL);
+    this.cutByOwnDeadline = false;
     this.reason = 'deadline';
     this.outcome = 'unknown';
     this.cause = error;
@@ -403,7 +418,10 @@ export class CallMachine implements StageCall {
   /** The attempt timeout, last before the operation: the earlier of the call's deadline and the attempt's own timeout. */
   private startAttempt(): Step {
     const remaining = this.deadline - this.attemptStart;
-    let timeoutMs = this.plan.attemptTimeout;
+    const timer = this.pipeline.timer;
+    const base = this.plan.attemptTimeout;
+    let timeoutMs = timer === undefined ? base : (timer.attemptTimeoutMs?.(this, this.attemptStart, base) ?? base);
+    this.attemptTimeoutMs = timeoutMs;
     let deadlineBound = false;
     if (remaining < timeoutMs) {
       timeoutMs = remaining;

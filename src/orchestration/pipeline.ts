@@ -19,6 +19,8 @@ export class Pipeline {
   readonly retryAdmitters: readonly Stage[];
   /** Stages that may replace a retry's delay, innermost first. */
   readonly retryTimers: readonly Stage[];
+  /** The stage that sets attempt timeouts, if any (the last one that offers to). */
+  readonly timer: Stage | undefined;
   /** Whether a success must be reported with a real `now` (some gate observes it). */
   readonly successNeedsClock: boolean;
 
@@ -29,5 +31,6 @@ export class Pipeline {
     this.retryAdmitters = stages.filter((s) => s.admitRetry !== undefined).reverse();
     this.retryTimers = stages.filter((s) => s.retryDelay !== undefined).reverse();
     this.successNeedsClock = this.gates.some((s) => s.observesSuccess);
+    this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
   }
 }

@@ -48,6 +48,14 @@ export interface StageCall {
   readonly minAttemptTime: number;
   /** Which retry budget the call draws on. */
   readonly budgetKey: string;
+  /** The call's class for partitioned limits (`CallOptions.partition`). */
+  readonly partition: string | undefined;
+  /** With `STEP_ATTEMPT`/`exit`: the attempt's timeout (clamped to the deadline). */
+  readonly timeoutMs: number;
+  /** In `exit` with `RESULT_NEUTRAL`: our own deadline cut the attempt (not the caller). */
+  readonly cutByOwnDeadline: boolean;
+  /** In `exit` with `RESULT_OK`: another attempt's answer won (a hedge), this one was not used. */
+  readonly answerUnused: boolean;
   /** The downstream's name (for the errors a stage creates). */
   readonly name: string;
   /** How the attempt that just ended failed (with `RESULT_FAILED`). */
@@ -109,6 +117,8 @@ export interface Stage {
   exit?(call: StageCall, nowMs: number, result: AttemptResult): void;
   admitRetry?(call: StageCall, nowMs: number): GiveUpReason | undefined;
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
+  /** May set the attempt timeout for an attempt starting now (derived from latency); `baseMs` is the downstream's. */
+  attemptTimeoutMs?(call: StageCall, nowMs: number, baseMs: number): number;
   /** Whether `exit` needs a real `now` after a success (the driver may skip a clock read). */
   readonly observesSuccess: boolean;
 }

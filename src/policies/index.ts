@@ -1,4 +1,11 @@
 export {
+  ADAPTIVE_CONCURRENCY_DEFAULTS,
+  AdaptiveConcurrencyLimit,
+  type AdaptiveConcurrencyOptions,
+  LIMIT_REJECTED,
+  type LimitSample,
+} from './adaptive-concurrency.js';
+export {
   BREAKER_ALLOWED,
   BREAKER_REJECTED,
   type BreakerMode,
@@ -10,6 +17,14 @@ export {
   DEFAULT_BREAKER_FAILURE_PREDICATE,
 } from './circuit-breaker.js';
 export { DeliveryRate } from './delivery-rate.js';
+export {
+  DERIVED_TIMEOUT_DEFAULTS,
+  DerivedTimeout,
+  type DerivedTimeoutOptions,
+  TIMED_OUT_SAMPLE_FACTOR,
+} from './derived-timeout.js';
+export { HEDGING_DEFAULTS, type HedgeInput, type HedgeRefusal, type HedgingOptions, HedgingPolicy } from './hedging.js';
+export { LATENCY_QUANTILES_DEFAULTS, LatencyQuantiles, type LatencyQuantilesOptions } from './latency-quantiles.js';
 export { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from './pacer.js';
 export {
   KEYED_RETRY_BUDGETS_DEFAULTS,

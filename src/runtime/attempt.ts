@@ -27,8 +27,6 @@ export interface CallContext {
 /** What an attempt's timer needs from its downstream. */
 export interface AttemptOwner {
   readonly clock: Clock;
-  /** The downstream's attempt timeout, for the error's message. */
-  readonly attemptTimeout: number;
   /** The downstream's name, for errors. */
   readonly name: string;
 }
@@ -43,6 +41,8 @@ export interface AttemptTiming {
   readonly timeoutMs: number;
   /** True when `timeoutMs` is the call's deadline rather than the attempt timeout. */
   readonly deadlineBound: boolean;
+  /** The attempt timeout in force (fixed or derived), before clamping to the deadline. */
+  readonly attemptTimeoutMs: number;
 }
 
 export class AttemptContext implements CallContext {
@@ -59,6 +59,7 @@ export class AttemptContext implements CallContext {
   declare readonly attemptStart: number;
   declare readonly timeoutMs: number;
   declare readonly deadlineBound: boolean;
+  declare readonly attemptTimeoutMs: number;
   /** The async context nested calls inherit, when deadlines are in play (set by the runtime). */
   declare scope: DeadlineScope | undefined;
   declare readonly owner: AttemptOwner;
@@ -80,6 +81,7 @@ export class AttemptContext implements CallContext {
     this.attemptStart = timing.attemptStart;
     this.timeoutMs = timing.timeoutMs;
     this.deadlineBound = timing.deadlineBound;
+    this.attemptTimeoutMs = timing.attemptTimeoutMs;
     this.scope = undefined;
     this.owner = owner;
     this.callerSignal = callerSignal;
@@ -182,7 +184,7 @@ export function runAttempt<T>(operation: Operation<T>, context: AttemptContext):
           if (!finish()) return;
           const error = context.deadlineBound
             ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
-            : new AttemptTimeoutError(owner.attemptTimeout, { attempts: context.attempt, downstream: owner.name });
+            : new AttemptTimeoutError(context.attemptTimeoutMs, { attempts: context.attempt, downstream: owner.name });
           context.expiredWith = error;
           context.abort(error);
           reject(error);

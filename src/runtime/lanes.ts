@@ -3,12 +3,14 @@ import type { Stage } from '../orchestration/stage.js';
 import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
 import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
 import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
+import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
-import { Bulkhead, type BulkheadOptions } from './bulkhead.js';
+import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
+import { LatencyStage } from './latency-stage.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
@@ -20,7 +22,9 @@ export interface Lane {
   readonly breaker: CircuitBreaker | undefined;
   readonly bulkhead: Bulkhead | undefined;
   readonly pacer: Pacer | undefined;
-  /** The call pipeline for this key, in order: budget → breaker → pacing → bulkhead. */
+  /** Adaptive concurrency limit, derived attempt timeout, hedging (any of them). */
+  readonly latency: LatencyLane | undefined;
+  /** The call pipeline for this key, in order: budget → breaker → pacing → bulkhead → concurrency limit. */
   readonly pipeline: Pipeline;
 }
 
@@ -28,6 +32,9 @@ export interface LaneOptions {
   breaker: CircuitBreakerOptions | undefined;
   bulkhead: BulkheadOptions | undefined;
   pacing: PacerOptions | undefined;
+  latency?: LatencyLaneOptions | undefined;
+  /** Told of an attempt the adaptive concurrency limit refused. */
+  onConcurrencyLimited?: (key: string, limit: number, nowMs: number, partition: string | undefined) => void;
   clock: Clock;
   random: Random;
   /** The downstream's budget stage, shared by every lane (first in each lane's stages). */
@@ -62,6 +69,7 @@ export class Lanes {
       // half-open: dropping it would forget that the callee is down and let calls through.
       keep: (lane) =>
         (lane.bulkhead !== undefined && (lane.bulkhead.active > 0 || lane.bulkhead.queued > 0)) ||
+        (lane.latency !== undefined && lane.latency.inFlight > 0) ||
         (lane.breaker !== undefined && lane.breaker.state(options.clock.monotonic()) !== 'closed'),
     });
   }
@@ -69,7 +77,7 @@ export class Lanes {
   /** Whether any per-key policy is configured at all (when not, lanes are skipped entirely). */
   get enabled(): boolean {
     const o = this.options;
-    return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
+    return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined || o.latency !== undefined;
   }
 
   /** Whether lanes have a circuit breaker. */
@@ -107,6 +115,22 @@ export class Lanes {
     return n;
   }
 
+  /**
+   * For stats: the adaptive limits summed over lanes (the concurrency the callee is allowed in
+   * all) and the longest derived attempt timeout now in force; `undefined` when not configured.
+   */
+  latencySummary(nowMs: number): { concurrencyLimit: number | undefined; attemptTimeoutMs: number | undefined } {
+    if (this.options.latency === undefined) return { concurrencyLimit: undefined, attemptTimeoutMs: undefined };
+    let limit: number | undefined;
+    let timeout: number | undefined;
+    for (const lane of this.lanes.values()) {
+      const l = lane.latency;
+      if (l?.limit !== undefined) limit = (limit ?? 0) + l.limit.limit;
+      if (l?.timeouts !== undefined) timeout = Math.max(timeout ?? 0, l.timeouts.timeoutMs(nowMs));
+    }
+    return { concurrencyLimit: limit, attemptTimeoutMs: timeout };
+  }
+
   /** Every lane, for stats. */
   values(): IterableIterator<Lane> {
     return this.lanes.values();
@@ -131,6 +155,7 @@ export class Lanes {
             ),
       bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
+      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency),
     };
     const stages: Stage[] = [];
     if (o.budgetStage !== undefined) stages.push(o.budgetStage);
@@ -146,6 +171,14 @@ export class Lanes {
       );
     }
     if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
+    const latency = lane.latency;
+    if (latency !== undefined) {
+      stages.push(
+        new LatencyStage(latency, {
+          onLimited: (limit, nowMs, partition) => o.onConcurrencyLimited?.(key, limit, nowMs, partition),
+        }),
+      );
+    }
     return { ...lane, pipeline: new Pipeline(stages) };
   }
 }

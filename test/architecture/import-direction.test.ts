@@ -5,7 +5,8 @@
  *
  *   time, random, options, hints ← errors, classify, backoff ← policies ← orchestration
  *     ← runtime, telemetry, store ← http, adapters, grpc ← cli
- *   sim: policies and orchestration (and what they stand on) only.
+ *   sim: policies and orchestration (and what they stand on), and the fleet store's shared
+ *   state (store/) to model a fleet — never the async runtime, HTTP or the CLI.
  *
  * What is checked is what loads what: value imports and re-exports. A type-only import
  * (`import type`, or every binding marked `type`) vanishes at build time and is allowed —
@@ -47,6 +48,7 @@ const SIM_MAY_IMPORT = new Set([
   'backoff',
   'policies',
   'orchestration',
+  'store',
 ]);
 
 function sourceFiles(dir: string): string[] {
