@@ -2,6 +2,7 @@
  * One process of the fleet demo: `callers` callers that each fetch the limited file once,
  * at the parent's signal, and retry until they succeed. Driven over IPC by demo-fleet.ts.
  */
+import { fetchThrough } from '../../src/http/index.js';
 import { type DownstreamOptions, downstream } from '../../src/index.js';
 import { redisStore } from '../../src/store/redis.js';
 import { connectRedis } from './redis-server.js';
@@ -52,7 +53,9 @@ process.once('message', async (config: WorkerConfig) => {
   // Open the connections and warm the code path first, through a throwaway downstream.
   const warm = downstream('warm-up', { retry: false, budget: false });
   for (let round = 0; round < 2; round++) {
-    await Promise.all(Array.from({ length: config.callers }, () => warm.fetch(config.warmUrl).then((r) => r.arrayBuffer())));
+    await Promise.all(
+      Array.from({ length: config.callers }, () => fetchThrough(warm, config.warmUrl).then((r) => r.arrayBuffer())),
+    );
   }
   if (redis !== undefined) await redis.ping();
   process.send?.({ type: 'ready' });
@@ -61,7 +64,7 @@ process.once('message', async (config: WorkerConfig) => {
     await Promise.all(
       Array.from({ length: config.callers }, async () => {
         try {
-          const response = await api.fetch(config.url);
+          const response = await fetchThrough(api, config.url);
           await response.arrayBuffer();
           if (!response.ok) failed++;
         } catch {

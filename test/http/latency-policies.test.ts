@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { fetchThrough } from '../../src/http/index.js';
 import { downstream, GiveUpError, systemClock } from '../../src/index.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -52,7 +53,7 @@ describe('latency policies against a real queueing HTTP server', () => {
         Array.from({ length: callers }, async () => {
           while (systemClock.monotonic() < end) {
             try {
-              const r = await api.fetch(`${q.loopback.url}/work`);
+              const r = await fetchThrough(api, `${q.loopback.url}/work`);
               await r.text();
               ok++;
             } catch (error) {
@@ -99,7 +100,7 @@ describe('latency policies against a real queueing HTTP server', () => {
       });
     });
     const api = downstream('hedged', { retry: false, hedging: { delayMs: 50, maxExtraLoad: 1 } });
-    const response = await api.fetch(`${server.url}/item`);
+    const response = await fetchThrough(api, `${server.url}/item`);
     expect(await response.text()).toBe('fast');
     expect(api.stats()).toMatchObject({ hedges: 1, hedgeWins: 1, inFlight: 0 });
     // The slow request's connection is closed by its abort, not left to finish.
@@ -107,7 +108,7 @@ describe('latency policies against a real queueing HTTP server', () => {
     expect(abandoned).toBe(1);
     // POST is not idempotent: never hedged.
     n = 0;
-    const post = await api.fetch(`${server.url}/item`, { method: 'POST', body: 'x' });
+    const post = await fetchThrough(api, `${server.url}/item`, { method: 'POST', body: 'x' });
     expect(await post.text()).toBe('slow');
     expect(api.stats().hedges).toBe(1);
   });
