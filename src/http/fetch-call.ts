@@ -116,6 +116,18 @@ export class FetchCall {
         const failure = this.failures?.get(error as object);
         if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
       },
+      // Hedging: an answer that lost the race is never read; let its connection go.
+      onDiscard: (answer) => {
+        if ('value' in answer) {
+          answer.value.body?.cancel().catch(() => undefined);
+          return;
+        }
+        const failure = this.failures?.get(answer.error as object);
+        if (failure !== undefined) {
+          if (this.lastFailure === failure) this.lastFailure = undefined;
+          discard(failure);
+        }
+      },
     };
     const waitFor = this.plan.waitFor;
     if (waitFor !== undefined) {
