@@ -1,7 +1,7 @@
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
-import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
+import { type CallOptions, type Downstream, type Fallback, FETCH_THROUGH } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
@@ -155,6 +155,10 @@ const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CAL
 export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
   return send(downstream, input, init ?? undefined, undefined);
 }
+
+// The deprecated `Downstream.fetch` finds `fetchThrough` here once this module is loaded (the
+// runtime never imports the HTTP layer).
+(globalThis as Record<symbol, unknown>)[FETCH_THROUGH] ??= fetchThrough;
 
 /**
  * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
