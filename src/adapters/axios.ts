@@ -95,10 +95,7 @@ export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream
   const v = new OptionsValidator('kindlyAxios');
   v.knownKeys(options, KEYS).func('adapter', options?.adapter);
   v.check(typeof instance?.defaults === 'object' && instance.defaults !== null, 'Expected an axios instance (with `defaults`)');
-  v.check(
-    options?.idempotencyKey === undefined || typeof options.idempotencyKey === 'boolean',
-    `Expected \`idempotencyKey\` to be a boolean, got ${String(options?.idempotencyKey)}`,
-  );
+  v.boolean('idempotencyKey', options?.idempotencyKey);
   checkPropagateHeaders(v, options?.propagateHeaders);
   v.done();
   const original = options?.adapter ?? instance.defaults.adapter;
