@@ -1,20 +1,38 @@
 /**
- * Side-by-side benchmarks, in one process so the ratios are fair: `npm run bench` prints a
- * table with ratios to kindly; `npm run bench -- --json` prints
- * `[{ "name": string, "nsPerCall": number }, …]`.
+ * `npm run bench`: every benchmark, side by side with peers in one process per suite, each
+ * figure the median of several interleaved runs, with ratios printed (and targets checked).
+ * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
- * Every case runs the same successful async operation; what differs is the resilience
- * wrapper around it. Each wrapper is built once, outside the measured loop, as a user would.
+ * Options: `--only=core,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
+ * (core and HTTP blocks; default 5).
+ *
+ * The machine these figures come from may be shared: absolute times move with the load,
+ * ratios measured side by side much less. Read the ratios.
  */
+<<<<<<< HEAD
 import { bench, do_not_optimize, run } from 'mitata';
 import { budgetCases } from './budget.js';
 import { cases } from './cases.js';
+import { fleetBench } from './fleet.js';
+=======
+import { execFileSync } from 'node:child_process';
+import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
+import type { HttpGroup } from './http.js';
+import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
+import { formatRatio, type Ratio, type Row } from './stats.js';
+>>>>>>> main
 
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const filter = process.argv.find((a) => a.startsWith('--filter='))?.slice('--filter='.length);
+const only = new Set((arg('only') ?? 'core,http,import').split(','));
+const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
-for (const c of [...cases, ...budgetCases]) {
-  if (filter !== undefined && !c.name.includes(filter)) continue;
+<<<<<<< HEAD
+const wantsFleet = filter === undefined || 'kindly:fleet'.includes(filter) || filter.includes('fleet');
+const fleet = wantsFleet ? await fleetBench() : undefined;
+for (const c of [...cases, ...budgetCases, ...(fleet?.cases ?? [])]) {
+  // The fleet cases are read against kindly:full (the same pipeline without a store).
+  if (filter !== undefined && !c.name.includes(filter) && !(wantsFleet && c.name === 'kindly:full')) continue;
   const fn = await c.setup();
   // Sanity: every case must really run the operation and resolve.
   if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
@@ -23,6 +41,8 @@ for (const c of [...cases, ...budgetCases]) {
 }
 
 const result = await run({ format: 'quiet', throw: true });
+const fleetReport = fleet?.report() ?? [];
+await fleet?.close();
 const rows = result.benchmarks.map((b) => ({
   name: b.alias,
   nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
@@ -40,3 +60,89 @@ if (json) {
     console.log(`${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}    ${ratio}`);
   }
 }
+// The fleet store's cost: ns added over the same pipeline without a store, and round trips.
+const full = rows.find((r) => r.name === 'kindly:full');
+const fleetLines = [...fleetReport];
+for (const name of ['kindly:fleet', 'kindly:fleet-redis-down']) {
+  const r = rows.find((x) => x.name === name);
+  if (r !== undefined && full !== undefined)
+    fleetLines.push(`${name}: ${(r.nsPerCall - full.nsPerCall).toFixed(1)} ns added per call over kindly:full`);
+}
+for (const line of fleetLines) (json ? console.error : console.log)(line);
+=======
+const rows: Row[] = [];
+const ratios: Ratio[] = [];
+const log = (line = '') => {
+  if (!json) console.log(line);
+};
+log(`node ${process.version}, ${new Date().toISOString()}`);
+
+if (only.has('core')) {
+  const core = await runCore({ runs: runs ?? 5, filter: arg('filter') });
+  rows.push(...core.rows);
+  for (const r of core.ratios) {
+    const factor = PEER_FACTOR[r.name.split(' / ')[0] as string];
+    if (factor !== undefined) r.target = factor;
+  }
+  ratios.push(...core.ratios);
+  let suite = '';
+  for (const r of core.rows) {
+    if (r.suite !== suite) {
+      suite = r.suite;
+      log(`\n${suite}: ns per call (median of blocks)        blocks`);
+    }
+    const target = r.suite === 'core:cpu' ? CORE_TARGETS[r.name] : undefined;
+    const verdict = target === undefined ? '' : (r.nsPerCall as number) <= target ? `  ≤ ${target} met` : `  ≤ ${target} MISSED`;
+    log(`  ${r.name.padEnd(34)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
+  }
+  log('core:cpu: peer / kindly (how many times cheaper kindly is)');
+  for (const r of core.ratios) {
+    const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
+    log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
+  }
+}
+
+if (only.has('http')) {
+  for (const group of ['plain', 'deadline'] as HttpGroup[]) {
+    // A fresh process per group: see http.ts on AsyncLocalStorage and promise hooks.
+    const extra = runs === undefined ? [] : [`--blocks=${runs}`];
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', new URL('./http.ts', import.meta.url).pathname, `--group=${group}`, ...extra],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const result = JSON.parse(out) as { rows: Row[]; ratios: Ratio[] };
+    rows.push(...result.rows);
+    ratios.push(...result.ratios);
+    let suite = '';
+    for (const r of result.rows) {
+      if (r.suite !== suite) {
+        suite = r.suite;
+        log(`\n${suite}: µs per request (median of blocks)`);
+      }
+      log(
+        `  ${r.name.padEnd(12)} ${((r.nsPerCall as number) / 1000).toFixed(1).padStart(7)}   ${r.runs.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
+      );
+    }
+    for (const r of result.ratios) log(`  ${r.suite.padEnd(26)} ${formatRatio(r)}`);
+  }
+}
+
+let imports: { loaded: string[]; offending: string[] } | undefined;
+if (only.has('import')) {
+  const cost = runImportCost({ samples: 7 });
+  rows.push(...cost.rows);
+  imports = { loaded: cost.loaded, offending: cost.offending };
+  log('\nimport of the root entry in a fresh process (median of 7)');
+  for (const r of cost.rows) log(`  ${r.name.padEnd(28)} ${String(r.value).padStart(7)} ${r.unit}   ${r.runs.join(' ')}`);
+  const ms = cost.rows[0]?.value ?? Number.NaN;
+  log(`  target ≤ ${IMPORT_TARGET_MS} ms: ${ms <= IMPORT_TARGET_MS ? 'met' : 'MISSED'}`);
+  log(
+    cost.offending.length === 0
+      ? '  loads no HTTP, simulator or adapter code: met'
+      : `  loads code it should not (MISSED): ${cost.offending.map((f) => f.replace(/^.*\/dist\//, 'dist/')).join(', ')}`,
+  );
+}
+
+if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);
+>>>>>>> main

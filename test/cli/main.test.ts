@@ -13,7 +13,8 @@ describe('kindly CLI (SPEC S11.2)', () => {
     expect(main.stdout).toContain('kindly-calls sim <scenario> [options]');
     const sim = await runCli(['sim', '--help']);
     expect(sim.code).toBe(0);
-    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']) expect(sim.stdout).toContain(name);
+    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing', 'hedging', 'latency-spike'])
+      expect(sim.stdout).toContain(name);
     const herd = await runCli(['sim', 'herd', '--help']);
     expect(herd.code).toBe(0);
     expect(herd.stdout).toContain('--strategy NAME');
@@ -79,6 +80,9 @@ describe('kindly CLI (SPEC S11.2)', () => {
       ['amplification', '--requests', '3'],
       ['dead-dependency', '--duration', '20', '--down-from', '5', '--down-for', '5'],
       ['budget', '--duration', '2'],
+      ['queueing', '--duration', '3'],
+      ['hedging', '--duration', '2'],
+      ['latency-spike', '--duration', '5', '--spike-at', '2'],
     ]) {
       const r = await runCli(['sim', ...argv, '--json']);
       expect(r.code, argv.join(' ')).toBe(0);
