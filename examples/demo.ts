@@ -9,6 +9,7 @@
  */
 // The demo runs from source (no build step before `npm run demo`); examples elsewhere import
 // the built package as users do.
+import { fetchThrough } from '../src/http/index.js';
 import { type DownstreamOptions, downstream } from '../src/index.js';
 import { startSlotLimitedServer } from './support/slot-limited-server.js';
 
@@ -84,14 +85,14 @@ async function measure(name: string, options: DownstreamOptions, retryAfterSecon
   // Retry-After when the server sends it. A caller that gives up gets the last 429 back, as
   // fetch would; the table counts them.
   const callOnce = async () => {
-    const response = await api.fetch(server.url, { propagateHeaders: { hosts: ['127.0.0.1'] } });
+    const response = await fetchThrough(api, server.url, { propagateHeaders: { hosts: ['127.0.0.1'] } });
     await response.arrayBuffer();
   };
   // Open the connections and warm the code path first (through a throwaway downstream, so
   // that no policy state carries over), so that the herd's first requests leave together.
   const warmUp = downstream('warm-up', { retry: false, budget: false });
   for (let round = 0; round < 2; round++) {
-    await Promise.all(Array.from({ length: CLIENTS }, () => warmUp.fetch(server.url).then((r) => r.arrayBuffer())));
+    await Promise.all(Array.from({ length: CLIENTS }, () => fetchThrough(warmUp, server.url).then((r) => r.arrayBuffer())));
   }
   await server.reset({ retryAfterSeconds });
   await Promise.all(Array.from({ length: CLIENTS }, callOnce));

@@ -13,7 +13,7 @@ import { readWaitHint } from '../hints/wait-hint.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
-import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
+import { type CallOptions, type Downstream, type Fallback, FETCH_THROUGH } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
@@ -210,6 +210,10 @@ interface FailedResponse {
 export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
   return send(downstream, input, init ?? undefined, undefined);
 }
+
+// The deprecated `Downstream.fetch` finds `fetchThrough` here once this module is loaded (the
+// runtime never imports the HTTP layer).
+(globalThis as Record<symbol, unknown>)[FETCH_THROUGH] ??= fetchThrough;
 
 /**
  * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
