@@ -9,6 +9,7 @@ import {
   resolveServerOptions,
 } from './server-context.js';
 
+// `request.kindly` is declared on Fastify's request type in the build (tsup.config.ts).
 /** The slice of Fastify's request, reply and instance the plugin uses (no type dependency on fastify). */
 interface FastifyRequestLike {
   raw: IncomingMessage;

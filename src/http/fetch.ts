@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
-import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
+import { DeadlineExceededError, HttpStatusError, isGiveUpError } from '../errors/errors.js';
 import {
   type BodyHintExtractor,
   DEFAULT_BODY_HINT_EXTRACTORS,
@@ -17,13 +17,14 @@ import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
-import { AttemptSignal } from './attempt-signal.js';
+import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
-import { isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
+import { BodyTimeoutError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
 import { laneKeyOf } from './lane-key.js';
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from './propagation.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, secretValues } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
 import { requestErrorFrom } from './request-error.js';
@@ -62,12 +63,13 @@ export interface KindlyFetchOptions {
    */
   secretQueryParams?: readonly string[];
   /**
-   * Send `x-retry-attempt` and `x-request-timeout-ms`. By default they are sent
-   * except on a cross-origin request from a web page, where a custom header would turn a
-   * simple request into a CORS preflight that the callee may refuse.
-   * @default true on Node and for same-origin requests in a page; false for cross-origin requests in a page
+   * Who gets `x-retry-attempt` and `x-request-timeout-ms`: `true`, `false`, or
+   * `{ hosts: ['payments.internal', '*.svc.cluster.local'] }`. By default only requests made
+   * inside a deadline scope (a request served by kindly's middleware) carry them, and in a
+   * page only same-origin ones: third-party APIs never see them. See {@link PropagateHeaders}.
+   * @default inside a deadline scope only (same origin only in a page)
    */
-  propagateHeaders?: boolean;
+  propagateHeaders?: PropagateHeaders;
   /**
    * `true`: give every call whose method is not idempotent (POST, PATCH) an
    * `Idempotency-Key`, generated once per call and identical on every attempt.
@@ -94,6 +96,16 @@ export interface KindlyFetchOptions {
    * deadline bound the whole attempt in any case.
    */
   connectTimeout?: number;
+  /**
+   * ms allowed for reading the body of a response handed back (success, or the last failed
+   * response on give-up), counted from its arrival; past it, reading the body rejects with
+   * `BodyTimeoutError` and the connection is closed. Whatever this says, a call with a
+   * deadline (`timeout`, the downstream's `totalTimeout`, an inherited deadline) must have
+   * read its body by then: reading rejects with `DeadlineExceededError` at the deadline. The
+   * attempt timeout bounds the wait for the response headers, not the body.
+   * @default none (only the call's deadline, when it has one)
+   */
+  bodyTimeout?: number;
   /** The fetch implementation each attempt calls. @default globalThis.fetch */
   fetch?: FetchFunction;
 }
@@ -138,6 +150,7 @@ const OPTION_KEYS = [
   'retryableStatuses',
   'bodyHintExtractors',
   'connectTimeout',
+  'bodyTimeout',
   'fetch',
 ] as const;
 const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
@@ -187,8 +200,9 @@ interface FailedResponse {
  *   A `failed` outcome (refused, 429, 503) is retried whatever the method.
  * - A 409 on a request carrying an idempotency key means "the original is still in flight"
  *   and is retried after backoff.
- * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the attempt
- *   has a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
+ * - Attempts to services that take part (see `propagateHeaders`: by default, calls made
+ *   inside a deadline scope) carry `x-retry-attempt: <attempts before this one>` and, when
+ *   the attempt has a deadline, `x-request-timeout-ms: <ms left>`.
  * - The body of a failed response that is retried is read (≤ 64 KiB, so the connection is
  *   reused) or cancelled; one that a fallback replaces is cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
@@ -226,7 +240,7 @@ async function send(
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
   const retryableStatuses = init?.retryableStatuses ?? defaults?.retryableStatuses;
   const extractors = init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
-  const propagate = init?.propagateHeaders ?? defaults?.propagateHeaders ?? sameOriginOrServer(request.url);
+  const propagate = propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders);
   const clock = downstream.clock;
   const name = downstream.name;
 
@@ -246,11 +260,15 @@ async function send(
   const scope = currentDeadlineScope();
   // After the attempt, the body is read under the caller's signal only (as with `fetch`).
   const callerSignal = request.signal ?? scope?.signal;
+  /** The call's deadline (`Infinity`: none), fixed now: it also bounds buffering and reading the body. */
+  const deadline = callDeadline(downstream, init, scope);
+  const bodyTimeout = init?.bodyTimeout ?? defaults?.bodyTimeout;
+  const bodyLimited = deadline !== Number.POSITIVE_INFINITY || bodyTimeout !== undefined;
   let prepared: PreparedBody | undefined = preparedAsIs(request.init.body);
-  /** Set when a stream was buffered: the call's deadline, fixed before the buffering started. */
+  /** Set when a stream was buffered: the whole-call timeout counts the buffering. */
   let bufferedDeadline: number | undefined;
   if (prepared === undefined) {
-    bufferedDeadline = callDeadline(downstream, init, scope);
+    bufferedDeadline = deadline;
     prepared = await buffer(request.init.body, limit, request.signal, scope?.signal, bufferedDeadline, clock, name);
   }
   const body = prepared;
@@ -288,6 +306,20 @@ async function send(
       c.hintSource = 'body';
     }
     return c;
+  };
+
+  /** By when the body of a response arriving now must have been read, and with which error. */
+  const bodyDeadline = (): BodyDeadline | undefined => {
+    if (!bodyLimited) return undefined;
+    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    if (byTimeout < deadline) {
+      return {
+        at: byTimeout,
+        clock,
+        reason: () => new BodyTimeoutError(bodyTimeout as number, { outcome: 'unknown', downstream: name }),
+      };
+    }
+    return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: name }) };
   };
 
   const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
@@ -353,7 +385,7 @@ async function send(
         if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
       }
     }
-    const link = callerSignal === undefined ? undefined : new AttemptSignal(ctx.signal, callerSignal);
+    const link = callerSignal === undefined && !bodyLimited ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
       ...request.init,
       headers: attemptHeaders,
@@ -375,7 +407,7 @@ async function send(
     const status = response.status;
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) {
-      link?.handOver(response);
+      link?.handOver(response, bodyDeadline());
       return response;
     }
 
@@ -392,7 +424,7 @@ async function send(
       response.body?.cancel().catch(() => undefined);
       throw ctx.signal.reason;
     }
-    link?.handOver(response);
+    link?.handOver(response, bodyDeadline());
     const copy = withoutSecrets(response, secretParams);
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
@@ -419,6 +451,18 @@ async function send(
       if (!willRetry) return;
       const failure = failures?.get(error as object);
       if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+    },
+    // Hedging: an answer that lost the race is never read; let its connection go.
+    onDiscard: (answer) => {
+      if ('value' in answer) {
+        answer.value.body?.cancel().catch(() => undefined);
+        return;
+      }
+      const failure = failures?.get(answer.error as object);
+      if (failure !== undefined) {
+        if (lastFailure === failure) lastFailure = undefined;
+        discard(failure);
+      }
     },
   };
   if (request.signal !== undefined) callOptions.signal = request.signal;
@@ -482,6 +526,7 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
   v.duration('maxBufferedBody', options.maxBufferedBody)
     .duration('connectTimeout', options.connectTimeout, { min: 1 })
+    .duration('bodyTimeout', options.bodyTimeout, { min: 1 })
     .duration('timeout', options.timeout, { min: 0 })
     .func('fetch', options.fetch)
     .func('verify', options.verify)
@@ -491,7 +536,8 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
       typeof options.deadline === 'number' && !Number.isNaN(options.deadline),
       `Expected \`deadline\` to be a number, got ${String(options.deadline)}`,
     );
-  for (const name of ['throwHttpErrors', 'propagateHeaders', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
+  checkPropagateHeaders(v, options.propagateHeaders);
+  for (const name of ['throwHttpErrors', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
     const value = options[name];
     v.check(value === undefined || typeof value === 'boolean', `Expected \`${name}\` to be a boolean, got ${String(value)}`);
   }
@@ -643,16 +689,6 @@ function discard(failure: FailedResponse): void {
 }
 
 /** On Node (no page) always; in a page only for requests to the page's own origin. */
-function sameOriginOrServer(url: string): boolean {
-  const location = (globalThis as { location?: { href?: string; origin?: string } }).location;
-  if (location?.href === undefined || location.origin === undefined) return true;
-  try {
-    return new URL(url, location.href).origin === location.origin;
-  } catch {
-    return false;
-  }
-}
-
 async function waitUntilReady(
   online: boolean,
   visible: boolean,

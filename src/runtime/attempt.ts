@@ -1,5 +1,6 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -102,23 +103,23 @@ export function runAttempt<T>(
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let cancelTimer: Cancel | undefined;
-    let onCallerAbort: (() => void) | undefined;
+    let unsubscribe: Unsubscribe | undefined;
 
     const finish = (): boolean => {
       if (settled) return false;
       settled = true;
       if (cancelTimer !== undefined) cancelTimer();
-      if (onCallerAbort !== undefined) callerSignal?.removeEventListener('abort', onCallerAbort);
+      if (unsubscribe !== undefined) unsubscribe();
       return true;
     };
 
     if (callerSignal !== undefined) {
-      onCallerAbort = () => {
+      // One listener on a signal shared by many calls, whatever their number (see onAbort).
+      unsubscribe = onAbort(callerSignal, () => {
         if (!finish()) return;
         context.abort(callerSignal.reason);
         reject(callerSignal.reason);
-      };
-      callerSignal.addEventListener('abort', onCallerAbort);
+      });
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
       cancelTimer = clock.schedule(

@@ -1,4 +1,5 @@
 import type { Cancel, Clock } from './clock.js';
+import { onAbort, type Unsubscribe } from './on-abort.js';
 
 /**
  * A clock that only moves when told to. Timers fire in deadline order, ties in the order
@@ -55,15 +56,17 @@ export class VirtualClock implements Clock {
         reject(signal.reason);
         return;
       }
-      const onAbort = () => {
-        cancel();
-        reject(signal?.reason);
-      };
+      let unsubscribe: Unsubscribe | undefined;
       const cancel = this.schedule(ms, () => {
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe?.();
         resolve();
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) {
+        unsubscribe = onAbort(signal, () => {
+          cancel();
+          reject(signal.reason);
+        });
+      }
     });
   }
 

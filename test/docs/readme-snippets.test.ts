@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
  * `<!-- snippet: FILE -->` must equal FILE's `#region readme` block, so the docs cannot drift.
  */
 const root = new URL('../../', import.meta.url);
-const docs = ['README.md', 'docs/guide.md', 'docs/http.md', 'docs/simulator.md'];
+const docs = ['README.md', 'docs/guide.md', 'docs/http.md', 'docs/simulator.md', 'docs/fleet.md'];
 
 function snippets(markdown: string): Array<{ file: string; code: string }> {
   const found: Array<{ file: string; code: string }> = [];

@@ -49,7 +49,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       seen.push(req.headers['x-retry-attempt'] as string | undefined);
       res.writeHead(seen.length < 3 ? 503 : 200).end(seen.length < 3 ? 'busy' : 'ok');
     });
-    const response = await fetchThrough(api(), `${server.url}/x`);
+    const response = await fetchThrough(api(), `${server.url}/x`, { propagateHeaders: true });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('ok');
     expect(seen).toEqual(['0', '1', '2']);
@@ -140,7 +140,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       const reasons: string[] = [];
       const d = api();
       d.on('give-up', (e) => reasons.push(e.reason));
-      expect((await d.fetch(`${server.url}${path}`)).status).toBe(503);
+      expect((await fetchThrough(d, `${server.url}${path}`)).status).toBe(503);
       expect(reasons).toEqual(['hint-too-long']);
     }
     expect(hits).toBe(2);
@@ -174,9 +174,9 @@ describe('fetchThrough — deadlines and cancellation', () => {
       budgets.push(req.headers['x-request-timeout-ms'] as string | undefined);
       res.writeHead(200).end();
     });
-    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800 });
-    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800 });
-    await api({ attemptTimeout: false }).fetch(server.url);
+    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: false }).fetch(server.url, { propagateHeaders: true });
     expect(budgets[2]).toBeUndefined();
     const [byDeadline, byAttempt] = budgets.map(Number);
     expect(Number.isInteger(byDeadline)).toBe(true);
