@@ -3,73 +3,24 @@
  * figure the median of several interleaved runs, with ratios printed (and targets checked).
  * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
- * Options: `--only=core,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
+ * Options: `--only=core,fleet,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
  * (core runs and HTTP blocks; default 3 and 5).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
  */
-<<<<<<< HEAD
-import { bench, do_not_optimize, run } from 'mitata';
-import { budgetCases } from './budget.js';
-import { cases } from './cases.js';
-import { fleetBench } from './fleet.js';
-=======
 import { execFileSync } from 'node:child_process';
 import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
+import { runFleet } from './fleet.js';
 import type { HttpGroup } from './http.js';
 import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
 import { formatRatio, type Ratio, type Row } from './stats.js';
->>>>>>> main
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const only = new Set((arg('only') ?? 'core,http,import').split(','));
+const only = new Set((arg('only') ?? 'core,fleet,http,import').split(','));
 const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
-<<<<<<< HEAD
-const wantsFleet = filter === undefined || 'kindly:fleet'.includes(filter) || filter.includes('fleet');
-const fleet = wantsFleet ? await fleetBench() : undefined;
-for (const c of [...cases, ...budgetCases, ...(fleet?.cases ?? [])]) {
-  // The fleet cases are read against kindly:full (the same pipeline without a store).
-  if (filter !== undefined && !c.name.includes(filter) && !(wantsFleet && c.name === 'kindly:full')) continue;
-  const fn = await c.setup();
-  // Sanity: every case must really run the operation and resolve.
-  if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
-  if (c.sync) bench(c.name, () => do_not_optimize(fn()));
-  else bench(c.name, async () => do_not_optimize(await fn()));
-}
-
-const result = await run({ format: 'quiet', throw: true });
-const fleetReport = fleet?.report() ?? [];
-await fleet?.close();
-const rows = result.benchmarks.map((b) => ({
-  name: b.alias,
-  nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
-}));
-
-if (json) {
-  process.stdout.write(`${JSON.stringify(rows)}\n`);
-} else {
-  const kindlyOf = (name: string) => rows.find((r) => r.name === name.replace(/^[^:]+:/, 'kindly:'));
-  console.log(`node ${process.version}, ${new Date().toISOString()}`);
-  console.log('case                          ns/call    vs kindly');
-  for (const r of rows) {
-    const k = kindlyOf(r.name);
-    const ratio = k && k !== r && r.name.includes(':') ? `${(r.nsPerCall / k.nsPerCall).toFixed(1)}×` : '';
-    console.log(`${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}    ${ratio}`);
-  }
-}
-// The fleet store's cost: ns added over the same pipeline without a store, and round trips.
-const full = rows.find((r) => r.name === 'kindly:full');
-const fleetLines = [...fleetReport];
-for (const name of ['kindly:fleet', 'kindly:fleet-redis-down']) {
-  const r = rows.find((x) => x.name === name);
-  if (r !== undefined && full !== undefined)
-    fleetLines.push(`${name}: ${(r.nsPerCall - full.nsPerCall).toFixed(1)} ns added per call over kindly:full`);
-}
-for (const line of fleetLines) (json ? console.error : console.log)(line);
-=======
 const rows: Row[] = [];
 const ratios: Ratio[] = [];
 const log = (line = '') => {
@@ -96,6 +47,16 @@ if (only.has('core')) {
     const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
     log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
   }
+}
+
+if (only.has('fleet')) {
+  // The fleet store against a real redis-server: what it adds to kindly:full, and round trips.
+  const fleet = await runFleet({ runs: runs ?? 3 });
+  rows.push(...fleet.rows);
+  log('\nfleet: ns per call (median of runs)                runs');
+  for (const r of fleet.rows)
+    if (r.nsPerCall !== undefined) log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}`);
+  for (const line of fleet.lines) log(`  ${line}`);
 }
 
 if (only.has('http')) {
@@ -141,4 +102,3 @@ if (only.has('import')) {
 }
 
 if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);
->>>>>>> main
