@@ -3,8 +3,8 @@
  * figure the median of several interleaved runs, with ratios printed (and targets checked).
  * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
- * Options: `--only=core,fleet,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
- * (core runs and HTTP blocks; default 3 and 5).
+ * Options: `--only=core,http,import,fleet` (suites; fleet starts redis-server), `--filter=NAME` (core cases), `--runs=N`
+ * (core and HTTP blocks; default 5).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
@@ -18,7 +18,7 @@ import { formatRatio, type Ratio, type Row } from './stats.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const only = new Set((arg('only') ?? 'core,fleet,http,import').split(','));
+const only = new Set((arg('only') ?? 'core,http,import,fleet').split(','));
 const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
 const rows: Row[] = [];
@@ -29,34 +29,28 @@ const log = (line = '') => {
 log(`node ${process.version}, ${new Date().toISOString()}`);
 
 if (only.has('core')) {
-  const core = await runCore({ runs: runs ?? 3, filter: arg('filter') });
+  const core = await runCore({ runs: runs ?? 5, filter: arg('filter') });
   rows.push(...core.rows);
   for (const r of core.ratios) {
     const factor = PEER_FACTOR[r.name.split(' / ')[0] as string];
     if (factor !== undefined) r.target = factor;
   }
   ratios.push(...core.ratios);
-  log('\ncore: ns per call (median of runs)                runs');
+  let suite = '';
   for (const r of core.rows) {
-    const target = CORE_TARGETS[r.name];
+    if (r.suite !== suite) {
+      suite = r.suite;
+      log(`\n${suite}: ns per call (median of blocks)        blocks`);
+    }
+    const target = r.suite === 'core:cpu' ? CORE_TARGETS[r.name] : undefined;
     const verdict = target === undefined ? '' : (r.nsPerCall as number) <= target ? `  ≤ ${target} met` : `  ≤ ${target} MISSED`;
-    log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
+    log(`  ${r.name.padEnd(34)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
   }
-  log('core: peer / kindly (how many times cheaper kindly is)');
+  log('core:cpu: peer / kindly (how many times cheaper kindly is)');
   for (const r of core.ratios) {
     const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
     log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
   }
-}
-
-if (only.has('fleet')) {
-  // The fleet store against a real redis-server: what it adds to kindly:full, and round trips.
-  const fleet = await runFleet({ runs: runs ?? 3 });
-  rows.push(...fleet.rows);
-  log('\nfleet: ns per call (median of runs)                runs');
-  for (const r of fleet.rows)
-    if (r.nsPerCall !== undefined) log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}`);
-  for (const line of fleet.lines) log(`  ${line}`);
 }
 
 if (only.has('http')) {
@@ -99,6 +93,17 @@ if (only.has('import')) {
       ? '  loads no HTTP, simulator or adapter code: met'
       : `  loads code it should not (MISSED): ${cost.offending.map((f) => f.replace(/^.*\/dist\//, 'dist/')).join(', ')}`,
   );
+}
+
+// The fleet store against a real redis-server: what it adds to kindly:full (interleaved runs),
+// and Redis round trips per call at a steady rate.
+if (only.has('fleet')) {
+  const fleet = await runFleet({ runs: runs ?? 3 });
+  rows.push(...fleet.rows);
+  log('\nfleet: ns per call (median of runs)                runs');
+  for (const r of fleet.rows)
+    if (r.nsPerCall !== undefined) log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}`);
+  for (const line of fleet.lines) log(`  ${line}`);
 }
 
 if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);

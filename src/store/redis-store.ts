@@ -40,11 +40,8 @@ export interface RedisStoreOptions {
 }
 
 export const REDIS_STORE_DEFAULTS = {
-  /** @default 'kindly' */
   prefix: 'kindly',
-  /** @default 5 */
   timeoutMs: 5,
-  /** @default 500 */
   reconnectMs: 500,
 } as const;
 
