@@ -15,6 +15,7 @@ import type { CallContext } from '../runtime/attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
 import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
+import { describeHttpAttempt } from '../telemetry/http-attempt.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
 import { AttemptSignal } from './attempt-signal.js';
@@ -338,6 +339,10 @@ async function send(
       attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
       if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
     }
+    // Only while kindly-calls/otel instruments the downstream: span attributes and `traceparent`.
+    if (ctx.telemetry !== undefined) {
+      describeHttpAttempt(ctx.telemetry, method, redactUrl(request.url, secretParams), propagate ? attemptHeaders : undefined);
+    }
     const link = callerSignal === undefined ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
       ...request.init,
@@ -358,6 +363,7 @@ async function send(
       throw oneShot(safeCopy(error, ctx.attempt), ctx.attempt);
     }
     const status = response.status;
+    ctx.telemetry?.setAttribute('http.response.status_code', status);
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) {
       link?.handOver(response);

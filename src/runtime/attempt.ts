@@ -1,4 +1,5 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
+import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
@@ -21,6 +22,11 @@ export interface CallContext {
   readonly deadline: number | undefined;
   /** ms left before `deadline` (`Infinity` without one). */
   timeLeft(): number;
+  /**
+   * Set while kindly-calls/otel instruments the downstream: the HTTP and gRPC layers name
+   * the attempt's span through it and add its trace-context headers. `undefined` otherwise.
+   */
+  telemetry?: AttemptTelemetry | undefined;
 }
 
 export class AttemptContext implements CallContext {
@@ -29,6 +35,7 @@ export class AttemptContext implements CallContext {
   private aborted = false;
   /** The timeout/deadline error this attempt's own timer produced, if it fired. */
   expiredWith: unknown;
+  telemetry: AttemptTelemetry | undefined = undefined;
 
   constructor(
     readonly attempt: number,

@@ -9,6 +9,7 @@ import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
+import type { CallWrapper } from '../telemetry/call-wrapper.js';
 import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
@@ -160,6 +161,8 @@ export class Downstream {
   private readonly paceFirstAttempts: boolean;
   private readonly budgetShrinks: boolean;
   private inFlight = 0;
+  /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
+  private wrappers: readonly CallWrapper[] | undefined;
 
   constructor(name: string, options: DownstreamOptions = {}) {
     const v = new OptionsValidator(`downstream '${name}'`);
@@ -292,6 +295,24 @@ export class Downstream {
    * whose `cause` is the last attempt's error (or with `signal.reason` on abort).
    */
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
+    const wrappers = this.wrappers;
+    if (wrappers === undefined) return this.callUnwrapped(operation, options);
+    return wrapAll(wrappers, 0, operation, (wrapped) => this.callUnwrapped(wrapped, options));
+  }
+
+  /**
+   * Puts `wrapper` around every later call (instrumentation: tracing, metrics); the first
+   * added is outermost. Returns the function that removes it.
+   */
+  wrapCalls(wrapper: CallWrapper): () => void {
+    this.wrappers = [...(this.wrappers ?? []), wrapper];
+    return () => {
+      const rest = (this.wrappers ?? []).filter((w) => w !== wrapper);
+      this.wrappers = rest.length === 0 ? undefined : rest;
+    };
+  }
+
+  private callUnwrapped<T>(operation: Operation<T>, options: CallOptions<T> | undefined): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
       const problem = checkCallOptions(options);
@@ -700,6 +721,17 @@ function describeCause(classification: Classification, error: unknown): string {
   if (typeof code === 'string') return code;
   if (error instanceof Error) return error.name;
   return 'error';
+}
+
+function wrapAll<T>(
+  wrappers: readonly CallWrapper[],
+  index: number,
+  operation: Operation<T>,
+  run: (operation: Operation<T>) => Promise<T>,
+): Promise<T> {
+  const wrapper = wrappers[index] as CallWrapper;
+  if (index === wrappers.length - 1) return wrapper.wrap(operation, run);
+  return wrapper.wrap(operation, (wrapped) => wrapAll(wrappers, index + 1, wrapped, run));
 }
 
 /** Creates a downstream: the policies and shared state for one callee. */
