@@ -47,11 +47,14 @@ const stopped = downstream('bench-stopped', options);
 instrumentDownstreams(stopped, { tracer: trace.getTracer('bench'), meter: metrics.getMeter('bench') })();
 const noop = downstream('bench-noop', options);
 instrumentDownstreams(noop, { tracer: trace.getTracer('bench'), meter: metrics.getMeter('bench') });
+// A warm-up row first: the first case measured in a process runs slower whatever it is.
 const first = await phase([
+  ['(warm-up)', () => plain.call(operation)],
   ['uninstrumented', () => plain.call(operation)],
   ['instrumented-then-stopped', () => stopped.call(operation)],
   ['api-without-sdk', () => noop.call(operation)],
 ]);
+first.shift();
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 const sdk = downstream('bench-sdk', options);
@@ -61,9 +64,11 @@ instrumentDownstreams(sdk, {
 });
 const plainAls = downstream('bench-plain-als', options);
 const second = await phase([
+  ['(warm-up)', () => plainAls.call(operation)],
   ['uninstrumented (context manager on)', () => plainAls.call(operation)],
   ['sdk tracer+meter (context manager on)', () => sdk.call(operation)],
 ]);
+second.shift();
 
 if (json) process.stdout.write(`${JSON.stringify([...first, ...second])}\n`);
 else {
