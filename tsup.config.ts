@@ -9,6 +9,7 @@ export default defineConfig({
     adapters: 'src/adapters/index.ts',
     sim: 'src/sim/index.ts',
     grpc: 'src/grpc/index.ts',
+    chaos: 'src/chaos/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
-import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
+import { HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
 import {
   type BodyHintExtractor,
   DEFAULT_BODY_HINT_EXTRACTORS,
@@ -435,6 +435,11 @@ async function send(
     const last = lastFailure;
     lastFailure = undefined;
     const failure = isGiveUpError(error) ? failureOf(error.cause) : undefined;
+    // A status injected by kindly-calls/chaos ends the call as a real one would: with its response.
+    if (failure === undefined && !throwHttpErrors && isGiveUpError(error) && isInjectedStatus(error.cause)) {
+      if (last !== undefined) discard(last);
+      return error.cause.response as Response;
+    }
     if (failure === undefined) {
       // An abort, a network failure, a fallback that threw: nobody gets the last response.
       if (last !== undefined) discard(last);
@@ -456,6 +461,11 @@ async function send(
   lastFailure = undefined;
   if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
   return value;
+}
+
+/** An `HttpStatusError` that kindly-calls/chaos made up (it carries `chaos: true` and a `Response`). */
+function isInjectedStatus(error: unknown): error is HttpStatusError {
+  return isHttpStatusError(error) && (error as { chaos?: unknown }).chaos === true && error.response instanceof Response;
 }
 
 /** True when `init` carries one of kindly's own keys (only then is it checked). */

@@ -9,8 +9,8 @@ import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
-import type { CallWrapper } from '../telemetry/call-wrapper.js';
-import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
+import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
+import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
@@ -252,6 +252,17 @@ export class Downstream {
     return this.events.onAny(listener);
   }
 
+  /**
+   * Counts and reports a fault that kindly-calls/chaos injected into an attempt (the
+   * `chaos` event, `stats().chaosInjected`). Not for other uses.
+   */
+  recordChaos(event: Omit<ChaosEvent, 'type' | 'downstream' | 'atMs'>): void {
+    this.stats_.chaosInjected++;
+    if (this.events.active) {
+      this.events.emit({ type: 'chaos', downstream: this.name, atMs: this.clock.monotonic(), ...event });
+    }
+  }
+
   /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
     return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
@@ -297,7 +308,8 @@ export class Downstream {
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
     const wrappers = this.wrappers;
     if (wrappers === undefined) return this.callUnwrapped(operation, options);
-    return wrapAll(wrappers, 0, operation, (wrapped) => this.callUnwrapped(wrapped, options));
+    const info: CallInfo = { key: options?.key ?? this.name };
+    return wrapAll(wrappers, 0, operation, (wrapped) => this.callUnwrapped(wrapped, options), info);
   }
 
   /**
@@ -728,10 +740,11 @@ function wrapAll<T>(
   index: number,
   operation: Operation<T>,
   run: (operation: Operation<T>) => Promise<T>,
+  info: CallInfo,
 ): Promise<T> {
   const wrapper = wrappers[index] as CallWrapper;
-  if (index === wrappers.length - 1) return wrapper.wrap(operation, run);
-  return wrapper.wrap(operation, (wrapped) => wrapAll(wrappers, index + 1, wrapped, run));
+  if (index === wrappers.length - 1) return wrapper.wrap(operation, run, info);
+  return wrapper.wrap(operation, (wrapped) => wrapAll(wrappers, index + 1, wrapped, run, info), info);
 }
 
 /** Creates a downstream: the policies and shared state for one callee. */

@@ -19,5 +19,11 @@ export interface AttemptTelemetry {
  * operation (to run each attempt inside its own context) and must return what `run` returns.
  */
 export interface CallWrapper {
-  wrap<T>(operation: Operation<T>, run: (operation: Operation<T>) => Promise<T>): Promise<T>;
+  wrap<T>(operation: Operation<T>, run: (operation: Operation<T>) => Promise<T>, call: CallInfo): Promise<T>;
+}
+
+/** What a wrapper knows about the call it wraps. */
+export interface CallInfo {
+  /** The call's breaker / bulkhead / pacer lane (`.fetch()`: the host). */
+  key: string;
 }

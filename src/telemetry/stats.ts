@@ -21,6 +21,7 @@ export class StatsCollector {
   fallbacks = 0;
   pacingDelays = 0;
   pacingDelayMs = 0;
+  chaosInjected = 0;
 
   snapshot(live: { queueDepth: number; inFlight: number }): StatsSnapshot {
     return {
@@ -43,6 +44,7 @@ export class StatsCollector {
       fallbacks: this.fallbacks,
       pacingDelays: this.pacingDelays,
       pacingDelayMs: this.pacingDelayMs,
+      chaosInjected: this.chaosInjected,
     };
   }
 }
@@ -75,4 +77,6 @@ export interface StatsSnapshot {
   fallbacks: number;
   pacingDelays: number;
   pacingDelayMs: number;
+  /** Faults injected by kindly-calls/chaos (0 unless chaos is enabled). */
+  chaosInjected: number;
 }
