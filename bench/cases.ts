@@ -17,6 +17,13 @@ const operation = async () => 42;
 export const cases: BenchCase[] = [
   { name: 'bare', setup: () => operation },
   {
+    // The platform's own price for one attempt signal, the floor of `kindly:signal`: on
+    // Node 20 creating an AbortSignal costs microseconds (Object.setPrototypeOf on an
+    // EventTarget, then new properties: V8 builds a fresh hidden class each time).
+    name: 'platform:AbortController().signal',
+    setup: () => () => (new AbortController().signal.aborted ? 0 : operation()),
+  },
+  {
     name: 'kindly:retry+timeout',
     setup: () => {
       const api = downstream('bench', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
@@ -28,6 +35,22 @@ export const cases: BenchCase[] = [
     setup: () => {
       const policy = wrap(retry(handleAll, { maxAttempts: 2 }), timeout(10_000, TimeoutStrategy.Cooperative));
       return () => policy.execute(operation);
+    },
+  },
+  {
+    // The operation reads `context.signal`, as every fetch does: the attempt's AbortController
+    // is created, linked and torn down.
+    name: 'kindly:signal',
+    setup: () => {
+      const api = downstream('bench-signal', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+      return () => api.call((context) => (context.signal.aborted ? 0 : operation()));
+    },
+  },
+  {
+    name: 'cockatiel:signal',
+    setup: () => {
+      const policy = wrap(retry(handleAll, { maxAttempts: 2 }), timeout(10_000, TimeoutStrategy.Cooperative));
+      return () => policy.execute(({ signal }) => (signal.aborted ? 0 : operation()));
     },
   },
   {

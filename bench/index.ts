@@ -1,42 +1,93 @@
 /**
- * Side-by-side benchmarks, in one process so the ratios are fair: `npm run bench` prints a
- * table with ratios to kindly; `npm run bench -- --json` prints
- * `[{ "name": string, "nsPerCall": number }, …]`.
+ * `npm run bench`: every benchmark, side by side with peers in one process per suite, each
+ * figure the median of several interleaved runs, with ratios printed (and targets checked).
+ * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
- * Every case runs the same successful async operation; what differs is the resilience
- * wrapper around it. Each wrapper is built once, outside the measured loop, as a user would.
+ * Options: `--only=core,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
+ * (core runs and HTTP blocks; default 3 and 5).
+ *
+ * The machine these figures come from may be shared: absolute times move with the load,
+ * ratios measured side by side much less. Read the ratios.
  */
-import { bench, do_not_optimize, run } from 'mitata';
-import { budgetCases } from './budget.js';
-import { cases } from './cases.js';
+import { execFileSync } from 'node:child_process';
+import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
+import type { HttpGroup } from './http.js';
+import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
+import { formatRatio, type Ratio, type Row } from './stats.js';
 
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const filter = process.argv.find((a) => a.startsWith('--filter='))?.slice('--filter='.length);
+const only = new Set((arg('only') ?? 'core,http,import').split(','));
+const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
-for (const c of [...cases, ...budgetCases]) {
-  if (filter !== undefined && !c.name.includes(filter)) continue;
-  const fn = await c.setup();
-  // Sanity: every case must really run the operation and resolve.
-  if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
-  if (c.sync) bench(c.name, () => do_not_optimize(fn()));
-  else bench(c.name, async () => do_not_optimize(await fn()));
-}
+const rows: Row[] = [];
+const ratios: Ratio[] = [];
+const log = (line = '') => {
+  if (!json) console.log(line);
+};
+log(`node ${process.version}, ${new Date().toISOString()}`);
 
-const result = await run({ format: 'quiet', throw: true });
-const rows = result.benchmarks.map((b) => ({
-  name: b.alias,
-  nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
-}));
-
-if (json) {
-  process.stdout.write(`${JSON.stringify(rows)}\n`);
-} else {
-  const kindlyOf = (name: string) => rows.find((r) => r.name === name.replace(/^[^:]+:/, 'kindly:'));
-  console.log(`node ${process.version}, ${new Date().toISOString()}`);
-  console.log('case                          ns/call    vs kindly');
-  for (const r of rows) {
-    const k = kindlyOf(r.name);
-    const ratio = k && k !== r && r.name.includes(':') ? `${(r.nsPerCall / k.nsPerCall).toFixed(1)}×` : '';
-    console.log(`${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}    ${ratio}`);
+if (only.has('core')) {
+  const core = await runCore({ runs: runs ?? 3, filter: arg('filter') });
+  rows.push(...core.rows);
+  for (const r of core.ratios) {
+    const factor = PEER_FACTOR[r.name.split(' / ')[0] as string];
+    if (factor !== undefined) r.target = factor;
+  }
+  ratios.push(...core.ratios);
+  log('\ncore: ns per call (median of runs)                runs');
+  for (const r of core.rows) {
+    const target = CORE_TARGETS[r.name];
+    const verdict = target === undefined ? '' : (r.nsPerCall as number) <= target ? `  ≤ ${target} met` : `  ≤ ${target} MISSED`;
+    log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
+  }
+  log('core: peer / kindly (how many times cheaper kindly is)');
+  for (const r of core.ratios) {
+    const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
+    log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
   }
 }
+
+if (only.has('http')) {
+  for (const group of ['plain', 'deadline'] as HttpGroup[]) {
+    // A fresh process per group: see http.ts on AsyncLocalStorage and promise hooks.
+    const extra = runs === undefined ? [] : [`--blocks=${runs}`];
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', new URL('./http.ts', import.meta.url).pathname, `--group=${group}`, ...extra],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const result = JSON.parse(out) as { rows: Row[]; ratios: Ratio[] };
+    rows.push(...result.rows);
+    ratios.push(...result.ratios);
+    let suite = '';
+    for (const r of result.rows) {
+      if (r.suite !== suite) {
+        suite = r.suite;
+        log(`\n${suite}: µs per request (median of blocks)`);
+      }
+      log(
+        `  ${r.name.padEnd(12)} ${((r.nsPerCall as number) / 1000).toFixed(1).padStart(7)}   ${r.runs.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
+      );
+    }
+    for (const r of result.ratios) log(`  ${r.suite.padEnd(26)} ${formatRatio(r)}`);
+  }
+}
+
+let imports: { loaded: string[]; offending: string[] } | undefined;
+if (only.has('import')) {
+  const cost = runImportCost({ samples: 7 });
+  rows.push(...cost.rows);
+  imports = { loaded: cost.loaded, offending: cost.offending };
+  log('\nimport of the root entry in a fresh process (median of 7)');
+  for (const r of cost.rows) log(`  ${r.name.padEnd(28)} ${String(r.value).padStart(7)} ${r.unit}   ${r.runs.join(' ')}`);
+  const ms = cost.rows[0]?.value ?? Number.NaN;
+  log(`  target ≤ ${IMPORT_TARGET_MS} ms: ${ms <= IMPORT_TARGET_MS ? 'met' : 'MISSED'}`);
+  log(
+    cost.offending.length === 0
+      ? '  loads no HTTP, simulator or adapter code: met'
+      : `  loads code it should not (MISSED): ${cost.offending.map((f) => f.replace(/^.*\/dist\//, 'dist/')).join(', ')}`,
+  );
+}
+
+if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);

@@ -1,5 +1,5 @@
 /**
- * axios through a kindly downstream (SPEC S8.3): the adapter retries 429/503 with backoff,
+ * axios through a kindly downstream: the adapter retries 429/503 with backoff,
  * honours Retry-After from the response headers, never retries 401/403/404, and rejects with
  * axios' own error when it gives up.
  *
@@ -7,9 +7,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import axios, { isAxiosError } from 'axios';
-import { downstream } from 'kindly-calls';
-import { kindlyAxios } from 'kindly-calls/adapters';
 
 // A rate-limited API on loopback: the first request is told to come back in 1 second.
 let requests = 0;
@@ -20,9 +17,14 @@ const server = createServer((req, res) => {
   else res.writeHead(200, { 'content-type': 'application/json' }).end('{"repos":42}');
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+process.env.REPOS_API_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-// --- snippet: axios ---
+// #region readme
+import axios, { isAxiosError } from 'axios';
+import { downstream } from 'kindly-calls';
+import { kindlyAxios } from 'kindly-calls/adapters';
+
+const baseURL = process.env.REPOS_API_URL ?? 'http://localhost:8080';
 const client = kindlyAxios(axios.create({ baseURL }), downstream('repos-api'));
 
 const started = performance.now();
@@ -34,7 +36,7 @@ try {
 } catch (error) {
   if (isAxiosError(error)) console.log('401 is not retried:', error.response?.status);
 }
-// --- end snippet ---
+// #endregion
 
 console.log(`server saw ${requests} requests`);
 server.closeAllConnections();

@@ -67,11 +67,12 @@ async function measure(name: string, options: DownstreamOptions, retryAfterSecon
   api.on('give-up', (e) => {
     gaveUp[e.reason] = (gaveUp[e.reason] ?? 0) + 1;
   });
-  // kindly's fetch numbers each attempt (`x-retry-attempt`), which is how the server tells
-  // retries from first tries, and reads Retry-After when the server sends it. A caller that
-  // gives up gets the last 429 back, as fetch would; the table counts them.
+  // kindly's fetch numbers each attempt (`x-retry-attempt`, sent because the server is named
+  // as taking part), which is how the server tells retries from first tries, and reads
+  // Retry-After when the server sends it. A caller that gives up gets the last 429 back, as
+  // fetch would; the table counts them.
   const callOnce = async () => {
-    const response = await api.fetch(server.url);
+    const response = await api.fetch(server.url, { propagateHeaders: { hosts: ['127.0.0.1'] } });
     await response.arrayBuffer();
   };
   // Open the connections and warm the code path first (through a throwaway downstream, so

@@ -19,9 +19,9 @@ for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
   console.log(jitter.padEnd(12), delays.join(', '));
 }
 // none         100, 200, 400, 800, 1000, 1000     c(n) = min(cap, base × factor^(n−1))
-// full         62, 138, 83, 199, 475, 844         uniform in [floor, c(n)]
-// equal        81, 169, 241, 500, 737, 922        uniform in the upper half of [floor, c(n)]
-// decorrelated 148, 301, 175, 184, 303, 775       uniform in [max(base, floor), 3 × previous], capped
+// full         62, 138, 83, 199, 475, 844         uniform in [floor, max(c(n), 2 × floor)]
+// equal        81, 169, 241, 500, 737, 922        uniform in the upper half of that window
+// decorrelated 148, 301, 175, 184, 303, 775       uniform in [max(base, floor), min(cap, 3 × previous)]
 // #endregion
 
 // The invariant floor ≤ delay ≤ cap, checked over many draws.

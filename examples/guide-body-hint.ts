@@ -4,6 +4,10 @@
  *
  * Run: npx tsx examples/guide-body-hint.ts
  */
+// #region readme
+import { type BodyHintExtractor, classifyError, DEFAULT_BODY_HINT_EXTRACTORS, downstream } from 'kindly-calls';
+
+// Stand-ins for your own code:
 /** An axios-style error: the parsed body is `response.data`. */
 function cooldownError(seconds: number): Error {
   return Object.assign(new Error('HTTP 429'), { response: { status: 429, headers: {}, data: { cooldown: { seconds } } } });
@@ -13,9 +17,6 @@ async function listInvoices(): Promise<string[]> {
   if (++attempts === 1) throw cooldownError(0.2);
   return ['inv_1'];
 }
-
-// #region readme
-import { type BodyHintExtractor, classifyError, DEFAULT_BODY_HINT_EXTRACTORS, downstream } from 'kindly-calls';
 
 // Return ms to wait, or undefined. Throwing or returning garbage is safe: the next extractor is tried.
 const cooldown: BodyHintExtractor = (body) => {

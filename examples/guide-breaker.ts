@@ -4,8 +4,11 @@
  *
  * Run: npx tsx examples/guide-breaker.ts
  */
+// #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
+import { downstream, isGiveUpError } from 'kindly-calls';
 
+// Stand-ins for your own code:
 let down = true;
 let reached = 0;
 async function getProfile(): Promise<string> {
@@ -13,9 +16,6 @@ async function getProfile(): Promise<string> {
   if (down) throw Object.assign(new Error('HTTP 503'), { status: 503 });
   return 'Ada';
 }
-
-// #region readme
-import { downstream, isGiveUpError } from 'kindly-calls';
 
 const profiles = downstream('profiles', {
   retry: false, // one attempt per call, to count plainly

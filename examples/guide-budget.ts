@@ -4,13 +4,14 @@
  *
  * Run: npx tsx examples/guide-budget.ts
  */
+// #region readme
+import { downstream } from 'kindly-calls';
+
+// Stand-ins for your own code:
 /** A dead dependency: every attempt is refused. */
 async function readStock(): Promise<number> {
   throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
 }
-
-// #region readme
-import { downstream } from 'kindly-calls';
 
 const stock = downstream('stock', {
   retry: { maxAttempts: 3, backoff: { base: 1, cap: 5 } },

@@ -4,15 +4,15 @@
  *
  * Run: npx tsx examples/guide-bulkhead.ts
  */
+// #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
+import { downstream } from 'kindly-calls';
 
+// Stand-ins for your own code:
 async function render(name: string): Promise<string> {
   await sleep(50);
   return `${name} rendered`;
 }
-
-// #region readme
-import { downstream } from 'kindly-calls';
 
 const renderer = downstream('renderer', {
   bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_000 },

@@ -4,16 +4,16 @@
  *
  * Run: npx tsx examples/guide-deadline.ts
  */
+// #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
+import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly-calls';
 
+// Stand-ins for your own code:
 /** A slow stand-in for a stock lookup; it stops when its signal aborts. */
 async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
   await sleep(sku === 'slow' ? 1_000 : 20, undefined, { signal });
   return 7;
 }
-
-// #region readme
-import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly-calls';
 
 const inventory = downstream('inventory'); // no timeout of its own
 const orders = downstream('orders', { totalTimeout: 1_000 }); // the whole call, sleeps included

@@ -4,10 +4,11 @@
  *
  * Run: npx tsx examples/guide-errors.ts
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-
 // #region readme
+import { setTimeout as sleep } from 'node:timers/promises';
 import { downstream, InvalidOptionsError, isAttemptTimeoutError, isGiveUpError, type RetryOptions } from 'kindly-calls';
+
+// Stand-ins for your own code:
 
 try {
   downstream('typos', {

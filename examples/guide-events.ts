@@ -4,14 +4,15 @@
  *
  * Run: npx tsx examples/guide-events.ts
  */
+// #region readme
+import { downstream, EVENTS, type KindlyEvent } from 'kindly-calls';
+
+// Stand-ins for your own code:
 let n = 0;
 async function ping(): Promise<string> {
   if (++n % 2 === 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
   return 'pong';
 }
-
-// #region readme
-import { downstream, EVENTS, type KindlyEvent } from 'kindly-calls';
 
 const api = downstream('status-api', { retry: { backoff: { base: 5 } } });
 

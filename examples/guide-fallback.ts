@@ -4,12 +4,13 @@
  *
  * Run: npx tsx examples/guide-fallback.ts
  */
+// #region readme
+import { downstream } from 'kindly-calls';
+
+// Stand-ins for your own code:
 async function fetchRecommendations(): Promise<string[]> {
   throw Object.assign(new Error('HTTP 503'), { status: 503 });
 }
-
-// #region readme
-import { downstream } from 'kindly-calls';
 
 const recommendations = downstream('recommendations', {
   retry: { maxAttempts: 2, backoff: { base: 5 } },

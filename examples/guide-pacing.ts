@@ -5,8 +5,11 @@
  *
  * Run: npx tsx examples/guide-pacing.ts
  */
+// #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
+import { downstream } from 'kindly-calls';
 
+// Stand-ins for your own code:
 // The callee: a fixed-window limiter, 5 per 100 ms slot, answering after 50 ms.
 const origin = performance.now();
 const served = new Map<number, number>();
@@ -20,9 +23,6 @@ async function lookUp(id: number): Promise<number> {
   if (used >= 5) throw Object.assign(new Error('HTTP 429'), { status: 429 });
   return id;
 }
-
-// #region readme
-import { downstream } from 'kindly-calls';
 
 const geo = downstream('geo', {
   retry: { maxAttempts: 20, backoff: { base: 50, cap: 1_000 } },

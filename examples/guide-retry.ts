@@ -4,6 +4,10 @@
  *
  * Run: npx tsx examples/guide-retry.ts
  */
+// #region readme
+import { downstream, isGiveUpError } from 'kindly-calls';
+
+// Stand-ins for your own code:
 /** What an HTTP client would throw: kindly reads `status` (and `headers`) from it. */
 function httpError(status: number): Error {
   return Object.assign(new Error(`HTTP ${status}`), { status });
@@ -18,9 +22,6 @@ async function getQuote(signal: AbortSignal): Promise<{ price: number }> {
 async function getReport(): Promise<string> {
   throw httpError(502); // always failing
 }
-
-// #region readme
-import { downstream, isGiveUpError } from 'kindly-calls';
 
 const quotes = downstream('quotes', {
   retry: { maxAttempts: 4, maxElapsed: 2_000, backoff: { base: 20, cap: 200 } },

@@ -5,9 +5,8 @@
  *
  * Run: npx tsx examples/guide-testing.ts
  */
-import assert from 'node:assert/strict';
-
 // #region readme
+import assert from 'node:assert/strict';
 import { downstream, isGiveUpError, SeededRandom, VirtualClock } from 'kindly-calls';
 
 const clock = new VirtualClock(); // starts at 0 ms; moves only when told

@@ -4,6 +4,10 @@
  *
  * Run: npx tsx examples/guide-verify.ts
  */
+// #region readme
+import { downstream, isGiveUpError } from 'kindly-calls';
+
+// Stand-ins for your own code:
 // A payment service stand-in: the first POST is applied but the connection resets before the answer.
 const applied = new Set<string>();
 let posts = 0;
@@ -16,9 +20,6 @@ async function postPayment(id: string): Promise<string> {
 async function paymentExists(id: string): Promise<boolean> {
   return applied.has(id);
 }
-
-// #region readme
-import { downstream, isGiveUpError } from 'kindly-calls';
 
 const payments = downstream('payments', { retry: { backoff: { base: 10 } } });
 

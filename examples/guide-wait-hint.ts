@@ -5,6 +5,10 @@
  *
  * Run: npx tsx examples/guide-wait-hint.ts
  */
+// #region readme
+import { downstream, isGiveUpError } from 'kindly-calls';
+
+// Stand-ins for your own code:
 /** What an HTTP client would throw for a 429: kindly reads `status` and `headers`. */
 function tooManyRequests(headers: Record<string, string>): Error {
   return Object.assign(new Error('HTTP 429'), { status: 429, headers });
@@ -17,9 +21,6 @@ async function search(): Promise<string[]> {
 async function exportAll(): Promise<string> {
   throw tooManyRequests({ 'retry-after': '120' });
 }
-
-// #region readme
-import { downstream, isGiveUpError } from 'kindly-calls';
 
 const api = downstream('search-api', { retry: { backoff: { base: 10 }, maxRetryAfter: 5_000 } });
 api.on('retry-scheduled', (e) =>

@@ -1,13 +1,11 @@
 /**
- * fetch through a kindly downstream (SPEC S8.1, S8.2): retries with backoff, wait hints,
+ * fetch through a kindly downstream: retries with backoff, wait hints,
  * idempotency keys, and `fetch`'s own contract — the last response comes back on give-up.
  *
  * Run: npx tsx examples/http-fetch.ts
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { downstream } from 'kindly-calls';
-import { createFetch } from 'kindly-calls/http';
 
 // A flaky inventory service on loopback: every third request succeeds.
 let requests = 0;
@@ -20,9 +18,13 @@ const server = createServer((req, res) => {
   else res.writeHead(200, { 'content-type': 'application/json' }).end('{"sku":"book","stock":7}');
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+process.env.INVENTORY_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-// --- snippet: fetch ---
+// #region readme
+import { downstream } from 'kindly-calls';
+import { createFetch } from 'kindly-calls/http';
+
+const base = process.env.INVENTORY_URL ?? 'http://localhost:8080';
 const inventory = downstream('inventory', {
   retry: { maxAttempts: 3, backoff: { base: 50, cap: 1_000 } },
   attemptTimeout: 2_000,
@@ -35,7 +37,7 @@ console.log(stock.status, await stock.json()); // 200 { sku: 'book', stock: 7 } 
 // POST is retried only because it carries an Idempotency-Key (the same on every attempt).
 const reservation = await kindlyFetch(`${base}/reservations`, { method: 'POST', body: '{"sku":"book"}' });
 console.log(reservation.status);
-// --- end snippet ---
+// #endregion
 
 console.log(`server saw ${requests} requests; the POST used ${keys.size} idempotency key`);
 server.closeAllConnections();

@@ -13,17 +13,18 @@ const server = createServer((_req, res) => {
   else res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"ch_1","status":"paid"}');
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const API = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+process.env.PAYMENTS_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 // #region readme
 import { downstream } from 'kindly-calls';
 
+const API = process.env.PAYMENTS_URL ?? 'http://localhost:8080';
 const payments = downstream('payments', {
   retry: { maxAttempts: 3, backoff: { base: 200, cap: 5_000, jitter: 'full' } },
-  budget: { ratio: 0.2 }, // retries ≤ 20% of requests (+ a small reserve), fleet-wide per process
+  budget: { ratio: 0.2 }, // retries ≤ 20% of this downstream's requests (+ a small reserve)
   breaker: { threshold: 5, breakMs: 5_000 }, // 5 failures in a row: fail fast for 5 s
   attemptTimeout: 2_000, // each try
-  totalTimeout: 10_000, // the whole call, sleeps included; propagated downstream
+  totalTimeout: 10_000, // the whole call: tries, sleeps, reading the body; propagated downstream
 });
 
 const response = await payments.fetch(`${API}/charges/ch_1`);

@@ -1,5 +1,5 @@
 /**
- * TanStack Query with kindly's retry rules (SPEC S8.3): `queryRetry()` gives `retry` and
+ * TanStack Query with kindly's retry rules: `queryRetry()` gives `retry` and
  * `retryDelay` that follow the same decision as every kindly call — 503 and 429 retried with
  * jittered backoff or the server's Retry-After, 401/403/404 never — and `mutationRetry()` does
  * not repeat a write whose outcome is unknown.
@@ -8,9 +8,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QueryClient } from '@tanstack/query-core';
-import { mutationRetry, queryRetry } from 'kindly-calls/adapters';
-import { httpStatusError } from 'kindly-calls/http';
 
 // A profile service on loopback that is busy for its first two requests.
 let requests = 0;
@@ -20,9 +17,14 @@ const server = createServer((_req, res) => {
   else res.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"Ada"}');
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+process.env.PROFILES_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-// --- snippet: tanstack ---
+// #region readme
+import { QueryClient } from '@tanstack/query-core';
+import { mutationRetry, queryRetry } from 'kindly-calls/adapters';
+import { httpStatusError } from 'kindly-calls/http';
+
+const base = process.env.PROFILES_URL ?? 'http://localhost:8080';
 const queryClient = new QueryClient({
   defaultOptions: {
     queries: { ...queryRetry({ retry: { maxAttempts: 4, backoff: { base: 100 } } }) },
@@ -39,7 +41,7 @@ const profile = await queryClient.fetchQuery({
   },
 });
 console.log(profile); // { name: 'Ada' } on the third attempt
-// --- end snippet ---
+// #endregion
 
 console.log(`server saw ${requests} requests`);
 queryClient.clear();

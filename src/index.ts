@@ -30,6 +30,7 @@ export {
   DOWNSTREAM_DEFAULTS,
   Downstream,
   type DownstreamOptions,
+  type DownstreamSnapshot,
   downstream,
   type Fallback,
   type FallbackInfo,

@@ -8,6 +8,7 @@ import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../http/deadline-h
 import { HttpRequestError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from '../http/errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from '../http/idempotency-key.js';
 import { laneKeyOf } from '../http/lane-key.js';
+import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from '../http/propagation.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaderRecord, redactUrl, redactUrlIn } from '../http/redact.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
@@ -56,11 +57,12 @@ export interface KindlyAxiosOptions {
    */
   idempotencyKey?: boolean;
   /**
-   * Send `x-retry-attempt` and `x-request-timeout-ms` on every attempt. In a browser, turn it
-   * off for cross-origin APIs that would refuse the CORS preflight custom headers cause.
-   * @default true
+   * Who gets `x-retry-attempt` and `x-request-timeout-ms`: `true`, `false`, or
+   * `{ hosts: [...] }`. By default only requests made inside a deadline scope (a request
+   * served by kindly's middleware), and in a page only same-origin ones. See {@link PropagateHeaders}.
+   * @default inside a deadline scope only (same origin only in a page)
    */
-  propagateHeaders?: boolean;
+  propagateHeaders?: PropagateHeaders;
   /** Query parameters never written into errors or events. @default DEFAULT_SECRET_QUERY_PARAMS */
   secretQueryParams?: readonly string[];
   /**
@@ -99,10 +101,7 @@ export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream
     options?.idempotencyKey === undefined || typeof options.idempotencyKey === 'boolean',
     `Expected \`idempotencyKey\` to be a boolean, got ${String(options?.idempotencyKey)}`,
   );
-  v.check(
-    options?.propagateHeaders === undefined || typeof options.propagateHeaders === 'boolean',
-    `Expected \`propagateHeaders\` to be a boolean, got ${String(options?.propagateHeaders)}`,
-  );
+  checkPropagateHeaders(v, options?.propagateHeaders);
   v.done();
   const original = options?.adapter ?? instance.defaults.adapter;
   let resolved: Promise<AxiosAdapterLike> | undefined;
@@ -116,7 +115,7 @@ export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream
   };
   const settings = {
     idempotencyKey: options?.idempotencyKey ?? false,
-    propagate: options?.propagateHeaders ?? true,
+    propagate: options?.propagateHeaders,
     secrets: options?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS,
   };
   instance.defaults.adapter = async (config: AxiosConfigLike) => send(await resolve(config), config, downstream, settings);
@@ -125,7 +124,7 @@ export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream
 
 interface Settings {
   idempotencyKey: boolean;
-  propagate: boolean;
+  propagate: PropagateHeaders | undefined;
   secrets: readonly string[];
 }
 
@@ -142,6 +141,7 @@ async function send(
   const hasKey = key !== undefined;
   const replayable = !isStream(config.data);
   const url = fullUrl(config);
+  const propagate = propagatesTo(url, settings.propagate);
 
   // What kindly's pipeline sees instead of axios' errors, and the axios error each stands for.
   const axiosErrors = new WeakMap<object, unknown>();
@@ -180,7 +180,7 @@ async function send(
     // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
     if (!replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
     const headers = copyHeaders(config.headers);
-    if (settings.propagate) {
+    if (propagate) {
       headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
       if (ctx.deadline !== undefined) headers.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
     }

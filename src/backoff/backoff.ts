@@ -11,15 +11,19 @@ import type { Random } from '../random/random.js';
 export type BackoffShape = 'constant' | 'linear' | 'exponential';
 
 /**
- * How a delay is drawn from the ceiling `c = min(cap, ceiling(n))`, with u uniform in [0, 1)
- * and f = floor (0 by default, where these are the classic formulas):
- * - `none`:         delay = c
- * - `full`:         delay = f + u × (c − f)                        (AWS "full jitter")
- * - `equal`:        delay = f + (c − f)/2 + u × (c − f)/2
- * - `decorrelated`: delay = min(cap, b + u × (3 × previous − b)), b = max(base, f), previous₀ = b
- *                   (ignores the shape; grows from the previous delay instead)
- * Then, for every jitter: delay = clamp(delay, floor, cap). Jitter spreads over [f, c], not
- * [0, c] clamped up to f, so a floor does not put clients back in step.
+ * How a delay is drawn from the ceiling `c = min(cap, ceiling(n))`, with u uniform in [0, 1),
+ * f = floor (0 by default, where these are the classic formulas) and the window's top
+ * t = min(cap, max(c, 2f)):
+ * - `none`:         delay = max(c, f)
+ * - `full`:         delay = f + u × (t − f)                        (AWS "full jitter")
+ * - `equal`:        delay = f + (t − f)/2 + u × (t − f)/2
+ * - `decorrelated`: delay = b + u × (min(cap, 3 × previous) − b), b = max(base, f), previous₀ = b
+ *                   (ignores the shape; grows from the previous delay instead; drawn below
+ *                   the cap, not clamped to it, so long delays stay spread too)
+ * Then, for every jitter: delay = clamp(delay, floor, cap). Jitter spreads over [f, t], not
+ * [0, c] clamped up to f, so a floor does not put clients back in step; and the window is
+ * never narrower than the floor itself (t ≥ 2f), so a floor at or above the ceiling still
+ * leaves room to spread (only `floor = cap` leaves none: no delay may be longer than `cap`).
  */
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 
@@ -110,33 +114,40 @@ export class Backoff {
    * last time (only decorrelated jitter reads it). Always in [floor, cap].
    */
   delay(failures: number, random: Random, previousMs?: number): number {
-    // Jitter spreads delays over [floor, c] rather than [0, c] and clamping up afterwards:
+    // Jitter spreads delays over [floor, top] rather than [0, c] and clamping up afterwards:
     // clamping would put every short draw on exactly `floor`, back in step with each other.
+    // The window is at least as wide as the floor, or a floor ≥ c would leave nothing to spread.
     const floor = this.floor;
     let d: number;
     switch (this.jitter) {
       case 'none':
         d = this.ceiling(failures);
         break;
-      case 'full': {
-        const c = this.ceiling(failures);
-        d = c > floor ? floor + random.next() * (c - floor) : floor;
+      case 'full':
+        d = floor + random.next() * (this.windowTop(failures) - floor);
         break;
-      }
       case 'equal': {
-        const c = this.ceiling(failures);
-        const half = c > floor ? (c - floor) / 2 : 0;
+        const half = (this.windowTop(failures) - floor) / 2;
         d = floor + half + random.next() * half;
         break;
       }
       default: {
         const low = Math.max(this.base, floor);
         const prev = previousMs !== undefined && previousMs > 0 ? previousMs : low;
-        const upper = Math.max(low, 3 * prev);
-        d = Math.min(this.cap, low + random.next() * (upper - low));
+        // Drawn below the cap rather than clamped to it: clamping would put every long draw
+        // on exactly `cap`, in step again.
+        const upper = Math.min(this.cap, Math.max(low, 3 * prev));
+        d = low + random.next() * (upper - low);
       }
     }
     if (!(d >= floor)) d = floor; // also catches NaN
     return Math.min(d, this.cap);
+  }
+
+  /** t = min(cap, max(c, 2 × floor)): the top of the jitter window after `failures` failures. */
+  private windowTop(failures: number): number {
+    const c = this.ceiling(failures);
+    const top = c > 2 * this.floor ? c : 2 * this.floor;
+    return top < this.cap ? top : this.cap;
   }
 }

@@ -16,6 +16,7 @@ import { type ClassifyStatusOptions, classifyStatus } from './http-status.js';
 import { classifyNetworkError } from './network-error.js';
 import type { Classification } from './outcome.js';
 import { readProperty, readString } from './safe-read.js';
+import { classifyUnusableUrl } from './unusable-url.js';
 
 export interface ClassifyErrorOptions extends ClassifyStatusOptions {
   /**
@@ -51,7 +52,9 @@ const PROGRAMMING_ERRORS: ReadonlySet<string> = new Set(['TypeError', 'Reference
  * 3. a caller abort — name `AbortError`, code `ABORT_ERR`, or axios' `ERR_CANCELED` /
  *    `CanceledError` ⇒ `unknown`, not retryable (S3.1: an abort is never retried). Checked
  *    before network codes so that an abort always wins.
- * 4. network errors ⇒ {@link classifyNetworkError}.
+ * 4. a URL that can never be fetched — invalid, an unsupported scheme (`ftp:`, `ws:`), a port
+ *    fetch refuses (`:1`, `:6000`) — ⇒ `failed`, not retryable ({@link classifyUnusableUrl});
+ *    then network errors ⇒ {@link classifyNetworkError}.
  * 5. name `TimeoutError` (`AbortSignal.timeout()`, got) ⇒ `unknown`, retryable, `timeout`.
  * 6. programming errors — `TypeError` (other than the fetch network shapes of rule 4),
  *    `ReferenceError`, `SyntaxError`, `RangeError` ⇒ `failed`, not retryable.
@@ -65,6 +68,7 @@ export function classifyError(error: unknown, nowMs: number, options?: ClassifyE
     guarded(() => classifyKindly(error, nowMs, options)) ??
     guarded(() => classifyHttp(error, nowMs, options)) ??
     guarded(() => classifyAbort(error)) ??
+    guarded(() => classifyUnusableUrl(error)) ??
     guarded(() => classifyNetworkError(error)) ??
     guarded(() => classifyByName(error)) ?? { outcome: 'unknown', retryable: true }
   );

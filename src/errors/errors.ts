@@ -75,10 +75,16 @@ export class GiveUpError extends KindlyError {
     details: ConstructorParameters<typeof KindlyError>[1],
   ) {
     super(
-      `${details.downstream ? `${details.downstream}: ` : ''}gave up after ${details.attempts ?? 0} attempt(s) in ${Math.round(details.elapsedMs ?? 0)} ms (${reason})${causeText(details.cause)}`,
+      `${details.downstream ? `${details.downstream}: ` : ''}gave up after ${details.attempts ?? 0} attempt(s) in ${Math.round(details.elapsedMs ?? 0)} ms (${reason}${hintText(reason, details.retryAfterMs)})${causeText(details.cause)}`,
       details,
     );
   }
+}
+
+/** For `hint-too-long`, how long the callee asked to wait: the number the reader needs to act on. */
+function hintText(reason: GiveUpReason, retryAfterMs: number | undefined): string {
+  if (reason !== 'hint-too-long' || retryAfterMs === undefined || !Number.isFinite(retryAfterMs)) return '';
+  return `: the callee asked to wait ${Math.ceil(retryAfterMs)} ms`;
 }
 
 /** One attempt ran past its timeout. Outcome `unknown`: the callee may still be working. */

@@ -6,7 +6,8 @@ import { parseDecimal, sanitizeHintMs, trimOws } from './hint-ms.js';
  * `body` is what {@link extractBodyHint} hands over: the parsed JSON value when the body was
  * JSON text, otherwise the text itself, or whatever object the HTTP client already parsed
  * (axios' `response.data`). An extractor may throw or return garbage: `extractBodyHint`
- * catches the throw and discards any result that is not a finite number ≥ 0.
+ * catches the throw and discards any result that is not a number ≥ 0; a huge one (even
+ * `Infinity`) is capped at `MAX_HINT_MS`, exactly as a huge `Retry-After` header is.
  *
  * To add one for an API that writes `{ "cooldown": { "seconds": 30 } }`:
  * ```ts
@@ -110,8 +111,9 @@ export const DEFAULT_BODY_HINT_EXTRACTORS: readonly BodyHintExtractor[] = Object
  *
  * `body` may be text (JSON text is parsed — safely, and only within
  * {@link MAX_BODY_HINT_CHARS}), bytes (`Uint8Array`/`ArrayBuffer`, decoded as UTF-8), or an
- * already-parsed value. Every extractor result is sanitised: not a finite number ≥ 0 ⇒
- * skipped; otherwise rounded up to a whole ms and capped. Never throws.
+ * already-parsed value. Every extractor result passes the same gate as header hints
+ * (`sanitizeHintMs`): not a number ≥ 0 ⇒ skipped; otherwise rounded up to a whole ms and
+ * capped at `MAX_HINT_MS` (a value that overflowed to `Infinity` included). Never throws.
  */
 export function extractBodyHint(
   body: unknown,
@@ -173,9 +175,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** A finite number ≥ 0, or a string of digits with an optional fraction. */
+/**
+ * A number ≥ 0 (JSON's `1e400` parses to `Infinity`: "very long", capped later like any huge
+ * hint), or a string of digits with an optional fraction.
+ */
 function numberOf(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
+  if (typeof value === 'number') return value >= 0 ? value : undefined;
   if (typeof value === 'string') return parseDecimal(trimOws(value));
   return undefined;
 }

@@ -8,13 +8,16 @@
 export const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
 
 /**
- * The one gate every hint passes through: a finite, non-negative number of ms, rounded up
- * to a whole ms (rounding down could bring a client back a moment too early), and capped at
- * {@link MAX_HINT_MS}. Anything else (NaN, negative, ±Infinity, non-numbers) ⇒ `undefined`.
+ * The one gate every hint passes through, whatever its source (header, body, an error's
+ * `retryAfterMs`): a non-negative number of ms, rounded up to a whole ms (rounding down could
+ * bring a client back a moment too early), and capped at {@link MAX_HINT_MS}. A value too
+ * large to represent (`{"retry_after": 1e308}` × 1000 is `Infinity`) means what a huge
+ * `Retry-After` header means — "very long" — and saturates the same way, so that the retry
+ * layer's `maxRetryAfter` stops it (`hint-too-long`) instead of the hint being ignored.
+ * Anything else (NaN, negative, −Infinity, non-numbers) ⇒ `undefined`.
  */
 export function sanitizeHintMs(value: unknown): number | undefined {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) return undefined;
-  if (value === Number.POSITIVE_INFINITY) return undefined;
   return Math.min(MAX_HINT_MS, Math.ceil(value));
 }
 

@@ -48,6 +48,25 @@ export class HttpRequestError extends KindlyError {
   }
 }
 
+/**
+ * The body of a response kindly handed back was not read within `bodyTimeout` ms of the
+ * response's arrival: reading it rejects with this error (the connection is closed). When the
+ * call's deadline comes first, the read rejects with `DeadlineExceededError` instead.
+ */
+export class BodyTimeoutError extends KindlyError {
+  override readonly name = 'BodyTimeoutError';
+  override readonly code = 'ERR_KINDLY_BODY_TIMEOUT';
+  constructor(
+    readonly bodyTimeoutMs: number,
+    details: ConstructorParameters<typeof KindlyError>[1],
+  ) {
+    super(`the response body was not read within bodyTimeout (${bodyTimeoutMs} ms)`, details);
+  }
+}
+
+export const isBodyTimeoutError = (value: unknown): value is BodyTimeoutError =>
+  isKindlyError(value) && value.name === 'BodyTimeoutError';
+
 export const isRequestBodyNotReplayableError = (value: unknown): value is RequestBodyNotReplayableError =>
   isKindlyError(value) && value.name === 'RequestBodyNotReplayableError';
 

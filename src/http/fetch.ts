@@ -2,7 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
-import { HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
+import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
 import {
   type BodyHintExtractor,
   DEFAULT_BODY_HINT_EXTRACTORS,
@@ -18,13 +18,14 @@ import { linkSignals } from '../runtime/link-signals.js';
 import { describeHttpAttempt } from '../telemetry/http-attempt.js';
 import type { Clock } from '../time/clock.js';
 import { ATTEMPT_HEADER } from './attempt-header.js';
-import { AttemptSignal } from './attempt-signal.js';
+import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
 import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
-import { isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
+import { BodyTimeoutError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
 import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
 import { laneKeyOf } from './lane-key.js';
 import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from './propagation.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, secretValues } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
 import { requestErrorFrom } from './request-error.js';
@@ -34,7 +35,7 @@ import {
   DRAIN_WAIT_MS,
   type Drain,
   drainBody,
-  peekText,
+  peekBody,
   rebuildResponse,
   withoutSecrets,
 } from './response-body.js';
@@ -63,12 +64,13 @@ export interface KindlyFetchOptions {
    */
   secretQueryParams?: readonly string[];
   /**
-   * Send `x-retry-attempt` and `x-request-timeout-ms`. By default they are sent
-   * except on a cross-origin request from a web page, where a custom header would turn a
-   * simple request into a CORS preflight that the callee may refuse.
-   * @default true on Node and for same-origin requests in a page; false for cross-origin requests in a page
+   * Who gets `x-retry-attempt` and `x-request-timeout-ms`: `true`, `false`, or
+   * `{ hosts: ['payments.internal', '*.svc.cluster.local'] }`. By default only requests made
+   * inside a deadline scope (a request served by kindly's middleware) carry them, and in a
+   * page only same-origin ones: third-party APIs never see them. See {@link PropagateHeaders}.
+   * @default inside a deadline scope only (same origin only in a page)
    */
-  propagateHeaders?: boolean;
+  propagateHeaders?: PropagateHeaders;
   /**
    * `true`: give every call whose method is not idempotent (POST, PATCH) an
    * `Idempotency-Key`, generated once per call and identical on every attempt.
@@ -95,6 +97,16 @@ export interface KindlyFetchOptions {
    * deadline bound the whole attempt in any case.
    */
   connectTimeout?: number;
+  /**
+   * ms allowed for reading the body of a response handed back (success, or the last failed
+   * response on give-up), counted from its arrival; past it, reading the body rejects with
+   * `BodyTimeoutError` and the connection is closed. Whatever this says, a call with a
+   * deadline (`timeout`, the downstream's `totalTimeout`, an inherited deadline) must have
+   * read its body by then: reading rejects with `DeadlineExceededError` at the deadline. The
+   * attempt timeout bounds the wait for the response headers, not the body.
+   * @default none (only the call's deadline, when it has one)
+   */
+  bodyTimeout?: number;
   /** The fetch implementation each attempt calls. @default globalThis.fetch */
   fetch?: FetchFunction;
 }
@@ -139,6 +151,7 @@ const OPTION_KEYS = [
   'retryableStatuses',
   'bodyHintExtractors',
   'connectTimeout',
+  'bodyTimeout',
   'fetch',
 ] as const;
 const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
@@ -188,8 +201,9 @@ interface FailedResponse {
  *   A `failed` outcome (refused, 429, 503) is retried whatever the method.
  * - A 409 on a request carrying an idempotency key means "the original is still in flight"
  *   and is retried after backoff.
- * - Every attempt carries `x-retry-attempt: <attempts before this one>` and, when the attempt
- *   has a deadline, `x-request-timeout-ms: <ms left>` (see `propagateHeaders`).
+ * - Attempts to services that take part (see `propagateHeaders`: by default, calls made
+ *   inside a deadline scope) carry `x-retry-attempt: <attempts before this one>` and, when
+ *   the attempt has a deadline, `x-request-timeout-ms: <ms left>`.
  * - The body of a failed response that is retried is read (≤ 64 KiB, so the connection is
  *   reused) or cancelled; one that a fallback replaces is cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
@@ -227,25 +241,40 @@ async function send(
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
   const retryableStatuses = init?.retryableStatuses ?? defaults?.retryableStatuses;
   const extractors = init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
-  const propagate = init?.propagateHeaders ?? defaults?.propagateHeaders ?? sameOriginOrServer(request.url);
+  const propagateSetting = init?.propagateHeaders ?? defaults?.propagateHeaders;
+  const propagate = propagatesTo(request.url, propagateSetting);
+  // Trace context (only sent when the user's OpenTelemetry setup has a propagator) goes
+  // wherever that setup sends it, except that `propagateHeaders` still rules when set, and a
+  // page sends it same-origin only (a cross-origin custom header costs a CORS preflight).
+  const propagateTrace = propagateSetting === undefined && pageEnvironment().window === undefined ? true : propagate;
   const clock = downstream.clock;
   const name = downstream.name;
 
-  // One Headers per call: the first attempt sends it as is, a retry sends a copy.
-  const headers = requestHeaders(request.init.headers);
-  const key = chooseIdempotencyKey(method, headers.get(IDEMPOTENCY_KEY_HEADER), init?.idempotencyKey ?? defaults?.idempotencyKey);
-  if (key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, key);
+  // One Headers per call when the request has headers (or gets a key): the first attempt
+  // sends it as is, a retry sends a copy. Without any, each attempt sends a plain record,
+  // which fetch reads once instead of copying a Headers of ours (measured: docs/benchmarks.md).
+  let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
+  const key = chooseIdempotencyKey(
+    method,
+    headers?.get(IDEMPOTENCY_KEY_HEADER),
+    init?.idempotencyKey ?? defaults?.idempotencyKey,
+  );
+  if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
   const hasKey = key !== undefined;
   const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
 
   const scope = currentDeadlineScope();
   // After the attempt, the body is read under the caller's signal only (as with `fetch`).
   const callerSignal = request.signal ?? scope?.signal;
+  /** The call's deadline (`Infinity`: none), fixed now: it also bounds buffering and reading the body. */
+  const deadline = callDeadline(downstream, init, scope);
+  const bodyTimeout = init?.bodyTimeout ?? defaults?.bodyTimeout;
+  const bodyLimited = deadline !== Number.POSITIVE_INFINITY || bodyTimeout !== undefined;
   let prepared: PreparedBody | undefined = preparedAsIs(request.init.body);
-  /** Set when a stream was buffered: the call's deadline, fixed before the buffering started. */
+  /** Set when a stream was buffered: the whole-call timeout counts the buffering. */
   let bufferedDeadline: number | undefined;
   if (prepared === undefined) {
-    bufferedDeadline = callDeadline(downstream, init, scope);
+    bufferedDeadline = deadline;
     prepared = await buffer(request.init.body, limit, request.signal, scope?.signal, bufferedDeadline, clock, name);
   }
   const body = prepared;
@@ -283,6 +312,20 @@ async function send(
       c.hintSource = 'body';
     }
     return c;
+  };
+
+  /** By when the body of a response arriving now must have been read, and with which error. */
+  const bodyDeadline = (): BodyDeadline | undefined => {
+    if (!bodyLimited) return undefined;
+    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    if (byTimeout < deadline) {
+      return {
+        at: byTimeout,
+        clock,
+        reason: () => new BodyTimeoutError(bodyTimeout as number, { outcome: 'unknown', downstream: name }),
+      };
+    }
+    return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: name }) };
   };
 
   const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
@@ -334,16 +377,30 @@ async function send(
     }
     // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
     if (!body.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    const attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
-    if (propagate) {
-      attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-      if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+    let attemptHeaders: Headers | Record<string, string>;
+    if (headers === undefined) {
+      attemptHeaders = {};
+      if (propagate) {
+        attemptHeaders[ATTEMPT_HEADER] = String(ctx.attempt - 1);
+        if (ctx.deadline !== undefined) attemptHeaders[REQUEST_TIMEOUT_HEADER] = formatRequestTimeout(ctx.timeLeft());
+      }
+    } else {
+      attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
+      if (propagate) {
+        attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
+        if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
+      }
     }
     // Only while kindly-calls/otel instruments the downstream: span attributes and `traceparent`.
     if (ctx.telemetry !== undefined) {
-      describeHttpAttempt(ctx.telemetry, method, redactUrl(request.url, secretParams), propagate ? attemptHeaders : undefined);
+      const target = attemptHeaders;
+      const set = (name: string, value: string) => {
+        if (target instanceof Headers) target.set(name, value);
+        else target[name] = value;
+      };
+      describeHttpAttempt(ctx.telemetry, method, redactUrl(request.url, secretParams), propagateTrace ? set : undefined);
     }
-    const link = callerSignal === undefined ? undefined : new AttemptSignal(ctx.signal, callerSignal);
+    const link = callerSignal === undefined && !bodyLimited ? undefined : new AttemptSignal(ctx.signal, callerSignal);
     const attemptInit: RequestInit & { duplex?: 'half' } = {
       ...request.init,
       headers: attemptHeaders,
@@ -366,22 +423,24 @@ async function send(
     ctx.telemetry?.setAttribute('http.response.status_code', status);
     const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) {
-      link?.handOver(response);
+      link?.handOver(response, bodyDeadline());
       return response;
     }
 
     const keyed409 = isInFlightConflict(status, hasKey);
-    const bodyHintMs =
-      (reading.retryable || keyed409) && extractors.length > 0
-        ? await bodyHint(response, clock, extractors, reading.throttled, ctx)
-        : undefined;
+    let bodyHintMs: number | undefined;
+    if ((reading.retryable || keyed409) && extractors.length > 0) {
+      const found = await bodyHint(response, clock, extractors, reading.throttled, ctx);
+      bodyHintMs = found.hintMs;
+      response = found.response;
+    }
     if (ctx.signal.aborted) {
       // Ended while the hint was read; nobody will get this response.
       link?.release();
       response.body?.cancel().catch(() => undefined);
       throw ctx.signal.reason;
     }
-    link?.handOver(response);
+    link?.handOver(response, bodyDeadline());
     const copy = withoutSecrets(response, secretParams);
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
@@ -481,6 +540,7 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
   v.duration('maxBufferedBody', options.maxBufferedBody)
     .duration('connectTimeout', options.connectTimeout, { min: 1 })
+    .duration('bodyTimeout', options.bodyTimeout, { min: 1 })
     .duration('timeout', options.timeout, { min: 0 })
     .func('fetch', options.fetch)
     .func('verify', options.verify)
@@ -490,7 +550,8 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
       typeof options.deadline === 'number' && !Number.isNaN(options.deadline),
       `Expected \`deadline\` to be a number, got ${String(options.deadline)}`,
     );
-  for (const name of ['throwHttpErrors', 'propagateHeaders', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
+  checkPropagateHeaders(v, options.propagateHeaders);
+  for (const name of ['throwHttpErrors', 'waitForOnline', 'pauseWhileHidden', 'idempotent'] as const) {
     const value = options[name];
     v.check(value === undefined || typeof value === 'boolean', `Expected \`${name}\` to be a boolean, got ${String(value)}`);
   }
@@ -642,16 +703,6 @@ function discard(failure: FailedResponse): void {
 }
 
 /** On Node (no page) always; in a page only for requests to the page's own origin. */
-function sameOriginOrServer(url: string): boolean {
-  const location = (globalThis as { location?: { href?: string; origin?: string } }).location;
-  if (location?.href === undefined || location.origin === undefined) return true;
-  try {
-    return new URL(url, location.href).origin === location.origin;
-  } catch {
-    return false;
-  }
-}
-
 async function waitUntilReady(
   online: boolean,
   visible: boolean,
@@ -673,7 +724,8 @@ async function waitUntilReady(
  * A wait hint in the body of a failed response, when its headers have none. Read only from
  * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
  * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
- * slow body gives no hint rather than a timed-out attempt.
+ * slow body gives no hint rather than a timed-out attempt. Returns the response to use from
+ * now on (the body peeked at, followed by the rest; see `peekBody`).
  */
 async function bodyHint(
   response: Response,
@@ -681,14 +733,17 @@ async function bodyHint(
   extractors: readonly BodyHintExtractor[],
   throttled: boolean | undefined,
   ctx: CallContext,
-): Promise<number | undefined> {
+): Promise<{ hintMs: number | undefined; response: Response }> {
   const now = clock.now();
-  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return undefined;
+  const none = { hintMs: undefined, response };
+  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return none;
   const type = response.headers.get('content-type') ?? '';
-  if (!/json|text/i.test(type)) return undefined;
+  if (!/json|text/i.test(type)) return none;
   const length = response.headers.get('content-length');
-  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return undefined;
+  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return none;
   const waitMs = Math.min(BODY_HINT_WAIT_MS, ctx.timeLeft() / 2);
-  const text = await peekText(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
-  return text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
+  const peeked = await peekBody(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
+  const text = peeked.text;
+  const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
+  return { hintMs, response: peeked.response };
 }

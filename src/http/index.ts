@@ -18,7 +18,9 @@ export {
   readInboundBudget,
 } from './deadline-header.js';
 export {
+  BodyTimeoutError,
   HttpRequestError,
+  isBodyTimeoutError,
   isHttpRequestError,
   isRequestBodyNotReplayableError,
   RequestBodyNotReplayableError,
@@ -29,6 +31,7 @@ export { createFetch, FETCH_DEFAULTS, fetchThrough, type KindlyFetchOptions, typ
 export { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './idempotency-key.js';
 export { withKindly } from './node-http.js';
 export { type PageEnvironment, pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+export { type PropagateHeaders, propagatesTo } from './propagation.js';
 export { DEFAULT_SECRET_QUERY_PARAMS, REDACTED, redactHeaders, redactUrl, SECRET_HEADERS } from './redact.js';
 export { DEFAULT_MAX_BUFFERED_BODY, type PrepareBodyOptions, type PreparedBody, prepareBody } from './request-body.js';
 export { BODY_HINT_WAIT_MS, DRAIN_LIMIT, DRAIN_WAIT_MS } from './response-body.js';

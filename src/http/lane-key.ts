@@ -34,7 +34,21 @@ function canonicalAuthority(url: string): string | undefined {
     if (c === 0x2f || c === 0x3f || c === 0x23) break; // / ? #
     end++;
   }
+  const origin = url.slice(0, end);
+  // The host of the previous request, remembered: most calls go to the same host, and the
+  // checks below (three regular expressions) cost more than the rest of the lookup.
+  if (origin === lastOrigin) return lastKey;
   const authority = url.slice(start, end);
+  const key = checkedAuthority(authority, secure);
+  lastOrigin = key === undefined ? undefined : origin;
+  lastKey = key;
+  return key;
+}
+
+let lastOrigin: string | undefined;
+let lastKey: string | undefined;
+
+function checkedAuthority(authority: string, secure: boolean): string | undefined {
   const match = AUTHORITY.exec(authority);
   if (match === null) return undefined;
   const host = match[1] as string;

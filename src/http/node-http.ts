@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runWithDeadline } from '../runtime/deadline-context.js';
-import { beginRequest, type KindlyServerOptions, type RequestContext, resolveServerOptions } from './server-context.js';
+import {
+  answerHandlerError,
+  beginRequest,
+  type KindlyServerOptions,
+  type RequestContext,
+  resolveServerOptions,
+} from './server-context.js';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -14,6 +20,10 @@ declare module 'node:http' {
  * deadline (from `x-request-timeout-ms` / `grpc-timeout`, clamped to `maxTimeoutMs`) and signal
  * in scope, so every kindly call it makes inherits them; `req.kindly` carries them; and a
  * failure response after an exhausted kindly call is marked `x-retry-exhausted: 1`.
+ *
+ * An error that escapes the handler (thrown, or the rejection of the promise it returns) is
+ * answered — 503 when a kindly call inside gave up (marked as above), 500 otherwise — and
+ * handed to `onError`; it never crashes the server nor resets the connection.
  *
  * ```ts
  * http.createServer(withKindly(async (req, res) => {
@@ -31,6 +41,16 @@ export function withKindly<Req extends IncomingMessage, Res extends ServerRespon
   return (req, res) => {
     const context = beginRequest(req, res, settings);
     req.kindly = context;
-    return runWithDeadline(context.scope, () => handler(req, res));
+    let result: unknown;
+    try {
+      result = runWithDeadline(context.scope, () => handler(req, res));
+    } catch (error) {
+      answerHandlerError(res, context, error, settings);
+      return undefined;
+    }
+    if (result === null || typeof result !== 'object' || typeof (result as PromiseLike<unknown>).then !== 'function') {
+      return result;
+    }
+    return Promise.resolve(result).catch((error: unknown) => answerHandlerError(res, context, error, settings));
   };
 }

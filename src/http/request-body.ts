@@ -1,5 +1,6 @@
 import { DeadlineExceededError } from '../errors/errors.js';
 import type { Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 
 /**
  * Largest request body kindly reads into memory to be able to send it again, in bytes.
@@ -108,13 +109,13 @@ function stopper(options: PrepareBodyOptions | undefined): Stopper | undefined {
   });
   stopped.catch(() => undefined); // observed through the race; never an unhandled rejection
   let cancelTimer: (() => void) | undefined;
-  const onAbort = () => stop(signal?.reason);
+  let unsubscribe: Unsubscribe | undefined;
   const state: Stopper = {
     stopped,
     reason: undefined,
     dispose: () => {
       cancelTimer?.();
-      signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
     },
   };
   const stop = (reason: unknown) => {
@@ -128,10 +129,10 @@ function stopper(options: PrepareBodyOptions | undefined): Stopper | undefined {
     if (options?.downstream !== undefined) details.downstream = options.downstream;
     stop(new DeadlineExceededError(details));
   };
-  if (signal?.aborted) onAbort();
+  if (signal?.aborted) stop(signal.reason);
   else if (timed && clock.monotonic() >= deadline) expired();
   else {
-    signal?.addEventListener('abort', onAbort);
+    if (signal !== undefined) unsubscribe = onAbort(signal, () => stop(signal.reason));
     if (timed) cancelTimer = clock.schedule(deadline - clock.monotonic(), expired);
   }
   return state;

@@ -152,30 +152,9 @@ class BodyDrain implements Drain {
     }
     if (this.state !== 'reading') return undefined;
     const buffered = this.chunks;
-    let pending = this.pending;
-    const reader = this.reader;
+    const pending = this.pending;
     this.settle('taken', undefined);
-    let i = 0;
-    return new ReadableStream<Uint8Array>(
-      {
-        async pull(controller) {
-          if (i < buffered.length) {
-            controller.enqueue(buffered[i] as Uint8Array);
-            buffered[i++] = EMPTY;
-            return;
-          }
-          const read = pending ?? reader.read();
-          pending = undefined;
-          const next = await read;
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        },
-        cancel(reason) {
-          return reader.cancel(reason);
-        },
-      },
-      { highWaterMark: 0 },
-    );
+    return replayThenRest(buffered, pending, this.reader);
   }
 }
 
@@ -192,7 +171,7 @@ function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
   return out;
 }
 
-/** Bounds on {@link peekText}'s wait. */
+/** Bounds on {@link peekBody}'s wait. */
 export interface PeekLimits {
   /** Bytes read at most. */
   maxBytes: number;
@@ -203,63 +182,120 @@ export interface PeekLimits {
   signal?: AbortSignal;
 }
 
+/** What {@link peekBody} found. */
+export interface PeekedBody {
+  /**
+   * The first `maxBytes` bytes at most, as text; `undefined` when they did not arrive within
+   * the wait, the signal aborted or the body failed.
+   */
+  text: string | undefined;
+  /**
+   * Stands in for the response peeked at: same status, headers and URL; its body is the bytes
+   * read followed by the rest, untouched (an error in the rest surfaces when it is read).
+   */
+  response: Response;
+}
+
 /**
- * Reads at most `maxBytes` bytes of a copy of `response`'s body as text, leaving the original
- * readable (the copy is a `clone()`: a tee of the stream), for looking for a wait hint in an
- * error body without taking the body away from the caller. Gives up — `undefined`,
- * the copy cancelled, the original untouched — when the bytes do not arrive within `waitMs`
- * or `signal` aborts: a slow body must not hold the attempt.
+ * Reads the start of `response`'s body (at most `maxBytes` bytes) to look for a wait hint in
+ * an error body, without taking the body away from whoever reads the response next.
+ *
+ * Reads the body itself, never a `clone()`: a clone is a tee, and cancelling one branch of a
+ * tee waits for the other (a body over the limit then holds the attempt until it times out),
+ * while a cancelled branch left behind makes Node 20's undici throw from `abortFetch` when the
+ * request is later aborted. Here nothing is cancelled: when the bytes do not arrive within
+ * `waitMs`, or `signal` aborts, the peek stops waiting — the read in progress is handed on to
+ * the stand-in's body, which replays the bytes read and then continues with the rest. Memory
+ * stays bounded by `maxBytes` plus one chunk.
  */
-export function peekText(response: Response, limits: PeekLimits): Promise<string | undefined> {
-  let copy: Response;
-  try {
-    copy = response.clone();
-  } catch {
-    return Promise.resolve(undefined);
-  }
-  const body = copy.body;
-  if (body === null) return Promise.resolve('');
-  const reader = body.getReader();
+export function peekBody(response: Response, limits: PeekLimits): Promise<PeekedBody> {
+  const body = response.body;
+  if (body === null) return Promise.resolve({ text: '', response });
   const { signal } = limits;
-  if (signal?.aborted || limits.waitMs <= 0) {
-    reader.cancel().catch(() => undefined);
-    return Promise.resolve(undefined);
-  }
-  let stopped = false;
-  const stop = (): void => {
-    stopped = true;
-    reader.cancel().catch(() => undefined); // a pending read then ends as `done`
-  };
-  const cancelTimer = limits.clock.schedule(limits.waitMs, stop);
-  signal?.addEventListener('abort', stop);
-  return readText(reader, limits.maxBytes).then((text) => {
-    cancelTimer();
-    signal?.removeEventListener('abort', stop);
-    return stopped ? undefined : text;
+  if (signal?.aborted || limits.waitMs <= 0 || body.locked) return Promise.resolve({ text: undefined, response });
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  /** The read in progress; the stand-in's body consumes it when the peek stops before it settles. */
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  let finished = false;
+  return new Promise<PeekedBody>((resolve) => {
+    const finish = (ending: 'whole' | 'enough' | 'stopped'): void => {
+      if (finished) return;
+      finished = true;
+      cancelTimer();
+      signal?.removeEventListener('abort', stop);
+      const bytes = ending === 'stopped' ? undefined : concat(chunks, total);
+      const text = bytes === undefined ? undefined : decodeText(bytes, limits.maxBytes);
+      const rest = ending === 'whole' ? (bytes as Uint8Array) : replayThenRest(chunks, pending, reader);
+      resolve({ text, response: rebuildResponse(response, rest) });
+    };
+    const stop = (): void => finish('stopped');
+    const cancelTimer = limits.clock.schedule(limits.waitMs, stop);
+    signal?.addEventListener('abort', stop);
+    void (async () => {
+      while (!finished) {
+        const read = reader.read();
+        pending = read;
+        // Whoever ends up with this read (this loop or the stand-in's body) may never await
+        // it: its failure (an aborted request) must not become an unhandled rejection.
+        read.catch(() => undefined);
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await read;
+        } catch {
+          finish('stopped'); // the stand-in's body replays the failure when read
+          return;
+        }
+        if (finished) return; // the stand-in's body replays this read
+        pending = undefined;
+        if (next.done) {
+          finish('whole');
+          return;
+        }
+        chunks.push(next.value);
+        total += next.value.byteLength;
+        if (total >= limits.maxBytes) finish('enough');
+      }
+    })();
   });
 }
 
-async function readText(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<string | undefined> {
-  const decoder = new TextDecoder();
-  let text = '';
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const room = limit - total;
-      const part = value.byteLength > room ? value.subarray(0, room) : value;
-      text += decoder.decode(part, { stream: true });
-      total += part.byteLength;
-      if (total >= limit) {
-        await reader.cancel().catch(() => undefined);
-        break;
-      }
-    }
-  } catch {
-    return undefined;
-  }
-  return text + decoder.decode();
+function decodeText(bytes: Uint8Array, maxBytes: number): string {
+  return new TextDecoder().decode(bytes.byteLength > maxBytes ? bytes.subarray(0, maxBytes) : bytes);
+}
+
+/**
+ * A body that yields `buffered`, then the read in progress (if any), then the rest of
+ * `reader`'s stream. Cancelling it cancels the source.
+ */
+function replayThenRest(
+  buffered: Uint8Array[],
+  pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  let i = 0;
+  let inProgress = pending;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (i < buffered.length) {
+          controller.enqueue(buffered[i] as Uint8Array);
+          buffered[i++] = EMPTY;
+          return;
+        }
+        const read = inProgress ?? reader.read();
+        inProgress = undefined;
+        const next = await read;
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /**
@@ -304,6 +340,8 @@ export function rebuildResponse(original: Response, body: Uint8Array | ReadableS
     headers: original.headers,
   });
   keepIdentity(original, copy);
+  // The stand-in's body may still be reading the original's stream.
+  originals.set(copy, original);
   return copy;
 }
 

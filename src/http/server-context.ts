@@ -1,4 +1,4 @@
-import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
+import { DeadlineExceededError, type GiveUpReason, isGiveUpError } from '../errors/errors.js';
 import { RETRY_EXHAUSTED_HEADER } from '../hints/dont-retry.js';
 import type { HeaderSource } from '../hints/headers.js';
 import { OptionsValidator } from '../options/validate.js';
@@ -27,6 +27,13 @@ export interface KindlyServerOptions {
   exhaustedReasons?: readonly GiveUpReason[];
   /** @default the system clock */
   clock?: Clock;
+  /**
+   * Told about an error that escaped the handler (node:http and Fastify), after the middleware
+   * answered for it (503 when a kindly call inside gave up, else 500). The answer never
+   * carries the error's text.
+   * @default writes the error to stderr, as Express and Fastify do
+   */
+  onError?: (error: unknown) => void;
 }
 
 /**
@@ -42,7 +49,7 @@ export const SERVER_DEFAULTS = {
   markExhausted: true,
 } as const;
 
-const KEYS = ['maxTimeoutMs', 'markExhausted', 'exhaustedReasons', 'clock'] as const;
+const KEYS = ['maxTimeoutMs', 'markExhausted', 'exhaustedReasons', 'clock', 'onError'] as const;
 
 /** What the middleware knows about one inbound request; `req.kindly` / `getRequestContext(req)`. */
 export interface RequestContext {
@@ -73,13 +80,14 @@ export interface ServerSettings {
   markExhausted: boolean;
   exhaustedReasons: ReadonlySet<string>;
   clock: Clock;
+  onError: (error: unknown) => void;
 }
 
 export function resolveServerOptions(options: KindlyServerOptions | undefined, subject: string): ServerSettings {
   const v = new OptionsValidator(subject);
   v.knownKeys(options, KEYS);
   const o = options ?? {};
-  v.duration('maxTimeoutMs', o.maxTimeoutMs, { min: 0 });
+  v.duration('maxTimeoutMs', o.maxTimeoutMs, { min: 0 }).func('onError', o.onError);
   v.check(
     o.markExhausted === undefined || typeof o.markExhausted === 'boolean',
     `Expected \`markExhausted\` to be a boolean, got ${String(o.markExhausted)}`,
@@ -94,7 +102,12 @@ export function resolveServerOptions(options: KindlyServerOptions | undefined, s
     markExhausted: o.markExhausted ?? SERVER_DEFAULTS.markExhausted,
     exhaustedReasons: new Set(o.exhaustedReasons ?? EXHAUSTED_REASONS),
     clock: o.clock ?? systemClock,
+    onError: o.onError ?? reportToStderr,
   };
+}
+
+function reportToStderr(error: unknown): void {
+  console.error('kindly: a request handler failed:', error);
 }
 
 /** The slice of `IncomingMessage` the middleware reads. */
@@ -110,6 +123,55 @@ export interface OutboundResponse {
   setHeader(name: string, value: string): unknown;
   writeHead(...args: never[]): unknown;
   once(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * The status the middleware answers with when an error escapes the handler: 503 when a kindly
+ * call made for the request gave up (the dependency is what failed; the `x-retry-exhausted`
+ * mark follows the usual rule), 500 for anything else.
+ */
+export function handlerErrorStatus(context: RequestContext, error: unknown): 503 | 500 {
+  return isGiveUpError(error) || context.gaveUp !== undefined ? 503 : 500;
+}
+
+/** The slice of `ServerResponse` used to answer for a failed handler. */
+interface AnswerableResponse extends OutboundResponse {
+  readonly writableEnded: boolean;
+  end(body?: string): unknown;
+  destroy(error?: Error): unknown;
+}
+
+/**
+ * Answers for an error that escaped a node:http handler, so that it never becomes an
+ * unhandled rejection (a crash) nor a reset seen upstream: 503 or 500 (see
+ * `handlerErrorStatus`) with a plain body that does not quote the error; a response already
+ * under way is cut off (its status was sent). Never throws.
+ */
+export function answerHandlerError(
+  res: AnswerableResponse,
+  context: RequestContext,
+  error: unknown,
+  settings: ServerSettings,
+): void {
+  try {
+    settings.onError(error);
+  } catch {
+    // A failing reporter must not take the server down either.
+  }
+  try {
+    if (res.writableEnded) return;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const status = handlerErrorStatus(context, error);
+    (res.writeHead as (status: number, headers: Record<string, string>) => unknown)(status, {
+      'content-type': 'text/plain; charset=utf-8',
+    });
+    res.end(status === 503 ? 'Service Unavailable' : 'Internal Server Error');
+  } catch {
+    res.destroy();
+  }
 }
 
 const contexts = new WeakMap<object, ServerRequestContext>();

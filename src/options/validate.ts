@@ -3,7 +3,8 @@
  * all of them, each naming the option and the offending value.
  */
 export class OptionsValidator {
-  private readonly problems: string[] = [];
+  /** What is wrong so far, one line each. */
+  readonly problems: string[] = [];
 
   constructor(private readonly subject: string) {}
 
@@ -62,6 +63,43 @@ export class OptionsValidator {
     return this;
   }
 
+  boolean(name: string, value: unknown): this {
+    if (value !== undefined && typeof value !== 'boolean') {
+      this.problems.push(`Expected \`${name}\` to be a boolean, got ${show(value)}`);
+    }
+    return this;
+  }
+
+  string(name: string, value: unknown): this {
+    if (value !== undefined && typeof value !== 'string') {
+      this.problems.push(`Expected \`${name}\` to be a string, got ${show(value)}`);
+    }
+    return this;
+  }
+
+  array(name: string, value: unknown): this {
+    if (value !== undefined && !Array.isArray(value)) {
+      this.problems.push(`Expected \`${name}\` to be an array, got ${show(value)}`);
+    }
+    return this;
+  }
+
+  /**
+   * Builds a nested policy (which validates its own options) and records its problems under
+   * `label`, so that one error lists the problems of every policy at once.
+   * `undefined` when the build failed.
+   */
+  nested<T>(label: string, build: () => T): T | undefined {
+    try {
+      return build();
+    } catch (error) {
+      const problems = (error as { problems?: unknown }).problems;
+      if (Array.isArray(problems)) for (const p of problems) this.problems.push(`${label}: ${String(p)}`);
+      else this.problems.push(`${label}: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  }
+
   func(name: string, value: unknown): this {
     if (value !== undefined && typeof value !== 'function') {
       this.problems.push(`Expected \`${name}\` to be a function, got ${show(value)}`);
@@ -79,6 +117,29 @@ export class OptionsValidator {
   done(): void {
     if (this.problems.length > 0) throw new InvalidOptionsError(this.subject, this.problems);
   }
+}
+
+/**
+ * The option names of `T`, checked by the compiler both ways: every key of `T` must be listed
+ * and nothing else may be, so adding an option to an interface without teaching its
+ * validator about it fails to compile instead of being rejected at run time.
+ *
+ * ```ts
+ * const KEYS = optionKeys<BulkheadOptions>({ maxConcurrent: true, maxQueue: true, queueTimeoutMs: true });
+ * ```
+ */
+export function optionKeys<T extends object>(keys: { readonly [K in keyof Required<T> & string]: true }): readonly string[] {
+  return Object.freeze(Object.keys(keys));
+}
+
+/**
+ * `true` means "on, with the defaults", `false` or `undefined` "off", an object "on, with
+ * these options" — for the policies that are off unless asked for (breaker, bulkhead, pacing).
+ */
+export function enabledOptions<T extends object>(value: T | boolean | undefined): T | undefined {
+  if (value === true) return {} as T;
+  if (value === false || value === undefined) return undefined;
+  return value;
 }
 
 const BRAND = Symbol.for('kindly.invalid-options');

@@ -1,6 +1,7 @@
 import { BulkheadRejectedError } from '../errors/errors.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort } from '../time/on-abort.js';
 
 export interface BulkheadOptions {
   /** Calls running at once. @default 25 */
@@ -32,6 +33,7 @@ interface Waiter {
   prev: Waiter | undefined;
   next: Waiter | undefined;
   signal: AbortSignal | undefined;
+  /** Ends the waiter's subscription to its signal's abort (see `onAbort`). */
   onAbort: (() => void) | undefined;
   cancelTimer: Cancel | undefined;
 }
@@ -160,13 +162,12 @@ export class Bulkhead {
         });
       }
       if (signal !== undefined) {
-        w.onAbort = () => {
+        w.onAbort = onAbort(signal, () => {
           w.onAbort = undefined;
           this.unlink(w);
           this.detach(w);
           reject(signal.reason);
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
+        });
       }
     });
   }
@@ -188,7 +189,7 @@ export class Bulkhead {
       w.cancelTimer = undefined;
     }
     if (w.onAbort !== undefined) {
-      w.signal?.removeEventListener('abort', w.onAbort);
+      w.onAbort();
       w.onAbort = undefined;
     }
     w.signal = undefined;

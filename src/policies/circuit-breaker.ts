@@ -93,6 +93,25 @@ export const CIRCUIT_BREAKER_DEFAULTS = {
   isFailure: DEFAULT_BREAKER_FAILURE_PREDICATE,
 } as const satisfies CircuitBreakerOptions;
 
+/**
+ * A breaker's state as plain JSON, with times relative to when it was taken, so it can be
+ * saved by one process and restored by the next (monotonic clocks do not survive a restart).
+ * What is restored: open or closed, how long the break has left, openings in a row (so the
+ * next break keeps growing), consecutive failures, and an isolation. Ratio-mode window counts
+ * are not kept: they age out within one window anyway.
+ */
+export interface CircuitBreakerSnapshot {
+  /** `half-open` is saved as open with no break left: the next call is a probe. */
+  state: 'closed' | 'open';
+  /** Open: ms of the break left (0: the next call probes). */
+  breakLeftMs: number;
+  /** Openings in a row; the next break is `breakMs × breakGrowth^opensInRow`, capped. */
+  opensInRow: number;
+  consecutiveFailures: number;
+  /** Opened by hand with `isolate` and held open until `close`. */
+  isolated: boolean;
+}
+
 /** `tryAcquire` refused: the breaker is open, or half-open with every probe slot taken. */
 export const BREAKER_REJECTED = -1;
 /** `tryAcquire` admitted an ordinary call (breaker closed). Any value > 0 is a probe. */
@@ -175,6 +194,7 @@ export class CircuitBreaker {
   private openCount = 0;
   private rejectedCount = 0;
   private lastBreak = 0;
+  private isolatedByHand = false;
 
   constructor(options: CircuitBreakerOptions, random: Random) {
     const v = new OptionsValidator('circuit breaker');
@@ -231,7 +251,7 @@ export class CircuitBreaker {
     const st = this.st;
     if (st === CLOSED) return BREAKER_ALLOWED;
     if (st === OPEN) {
-      if (nowMs < this.openUntil) {
+      if (nowMs < this.openUntil || this.isolatedByHand) {
         this.rejectedCount++;
         return BREAKER_REJECTED;
       }
@@ -250,7 +270,7 @@ export class CircuitBreaker {
     if (permit > 0) {
       if (this.st !== HALF_OPEN || permit !== this.generation) return;
       this.probesInFlight--;
-      if (++this.probeSuccesses >= this.successesToClose) this.close(nowMs);
+      if (++this.probeSuccesses >= this.successesToClose) this.closeNow(nowMs);
       return;
     }
     if (this.st !== CLOSED) return;
@@ -300,7 +320,7 @@ export class CircuitBreaker {
 
   /** State at `nowMs` (an open breaker whose break has ended reads, and becomes, half-open). */
   state(nowMs: number): BreakerState {
-    if (this.st === OPEN && nowMs >= this.openUntil) this.toHalfOpen();
+    if (this.st === OPEN && nowMs >= this.openUntil && !this.isolatedByHand) this.toHalfOpen();
     return NAMES[this.st]!;
   }
 
@@ -309,9 +329,43 @@ export class CircuitBreaker {
    * half-open (a probe is in flight and its result decides) or closed.
    */
   retryAfterMs(nowMs: number): number | undefined {
-    if (this.st !== OPEN) return undefined;
+    if (this.st !== OPEN || this.isolatedByHand) return undefined;
     const left = this.openUntil - nowMs;
     return left > 0 ? left : undefined;
+  }
+
+  /**
+   * Holds the breaker open until `untilMs` on another's word (a fleet: another process saw
+   * the callee dead, or holds the probe lease). Extends an open breaker's break, never
+   * shortens it; probes of a half-open period in flight no longer count. Unlike a trip it
+   * does not lengthen the next break.
+   */
+  holdOpen(nowMs: number, untilMs: number): void {
+    const from = this.st;
+    if (from === OPEN) {
+      if (untilMs > this.openUntil) this.openUntil = untilMs;
+      return;
+    }
+    this.st = OPEN;
+    this.openUntil = untilMs;
+    this.lastBreak = Math.max(0, untilMs - nowMs);
+    this.probesInFlight = 0;
+    this.consecutiveFailures = 0;
+    this.window?.reset();
+    if (from === CLOSED) this.openCount++;
+    this.onStateChange?.(NAMES[from]!, 'open', nowMs);
+  }
+
+  /** Ends an open breaker's break now (a fleet granted this process the probe lease): half-open. */
+  endBreak(nowMs: number): void {
+    if (this.st !== OPEN || this.isolatedByHand) return; // an isolation by hand ends only by hand
+    this.openUntil = nowMs;
+    this.toHalfOpen();
+  }
+
+  /** Closes the breaker on another's word (a fleet's probe succeeded elsewhere). */
+  release(nowMs: number): void {
+    if (this.st !== CLOSED && !this.isolatedByHand) this.closeNow(nowMs);
   }
 
   /** Times the breaker opened since creation ("breaker opens"). */
@@ -332,6 +386,86 @@ export class CircuitBreaker {
   /** Probes currently admitted and not yet reported (half-open only). */
   get probes(): number {
     return this.st === HALF_OPEN ? this.probesInFlight : 0;
+  }
+
+  /** Whether the breaker was opened by hand (`isolate`) and stays open until `close`. */
+  get isolated(): boolean {
+    return this.isolatedByHand;
+  }
+
+  /**
+   * Opens the breaker by hand and holds it open — every call fails fast — until `close`
+   * (an operator taking a dependency out of rotation; Polly's `Isolate`, opossum's `open()`).
+   * Not counted in `opens`.
+   */
+  isolate(nowMs: number): void {
+    const from = this.st;
+    this.isolatedByHand = true;
+    this.st = OPEN;
+    this.openUntil = Number.POSITIVE_INFINITY;
+    this.probesInFlight = 0;
+    if (from !== OPEN) this.onStateChange?.(NAMES[from]!, 'open', nowMs);
+  }
+
+  /**
+   * Closes the breaker by hand, now: ends an isolation or a break, and forgets failures and
+   * openings in a row. Calls admitted before are ignored when they report (their permits are
+   * from an earlier period).
+   */
+  close(nowMs: number): void {
+    this.isolatedByHand = false;
+    if (this.st === CLOSED) {
+      this.consecutiveFailures = 0;
+      this.window?.reset();
+      return;
+    }
+    this.generation++;
+    this.closeNow(nowMs);
+  }
+
+  /** The state as plain JSON, times relative to `nowMs` (see {@link CircuitBreakerSnapshot}). */
+  snapshot(nowMs: number): CircuitBreakerSnapshot {
+    const open = this.st !== CLOSED;
+    return {
+      state: open ? 'open' : 'closed',
+      breakLeftMs: open && !this.isolatedByHand ? Math.max(0, this.openUntil - nowMs) : 0,
+      opensInRow: this.opensInRow,
+      consecutiveFailures: this.consecutiveFailures,
+      isolated: this.isolatedByHand,
+    };
+  }
+
+  /**
+   * Takes up a state saved by `snapshot` (here or in another process) at `nowMs`. A value
+   * that is not a snapshot — read from a file, so untrusted — throws an `InvalidOptionsError`
+   * and changes nothing.
+   */
+  restore(snapshot: CircuitBreakerSnapshot, nowMs: number): void {
+    const v = new OptionsValidator('circuit breaker snapshot');
+    v.knownKeys(snapshot, ['state', 'breakLeftMs', 'opensInRow', 'consecutiveFailures', 'isolated']);
+    const s = (snapshot ?? {}) as Partial<CircuitBreakerSnapshot>;
+    v.oneOf('state', s.state, ['closed', 'open'])
+      .check(s.state !== undefined, 'Expected `state`')
+      .duration('breakLeftMs', s.breakLeftMs)
+      .integer('opensInRow', s.opensInRow, 0)
+      .integer('consecutiveFailures', s.consecutiveFailures, 0)
+      .boolean('isolated', s.isolated)
+      .done();
+    const from = this.st;
+    this.generation++;
+    this.probesInFlight = 0;
+    this.probeSuccesses = 0;
+    this.window?.reset();
+    this.opensInRow = s.opensInRow ?? 0;
+    this.consecutiveFailures = s.consecutiveFailures ?? 0;
+    this.isolatedByHand = s.isolated === true;
+    if (s.state === 'open' || this.isolatedByHand) {
+      this.st = OPEN;
+      this.openUntil = this.isolatedByHand ? Number.POSITIVE_INFINITY : nowMs + Math.min(s.breakLeftMs ?? 0, this.maxBreakMs);
+    } else {
+      this.st = CLOSED;
+    }
+    if (from !== this.st) this.onStateChange?.(NAMES[from]!, NAMES[this.st]!, nowMs);
   }
 
   /** The un-jittered, capped break for the k-th opening in a row. */
@@ -362,12 +496,13 @@ export class CircuitBreaker {
     this.onStateChange?.('open', 'half-open', this.openUntil);
   }
 
-  private close(nowMs: number): void {
+  private closeNow(nowMs: number): void {
+    const from = this.st;
     this.st = CLOSED;
     this.opensInRow = 0;
     this.probesInFlight = 0;
     this.consecutiveFailures = 0;
     this.window?.reset();
-    this.onStateChange?.('half-open', 'closed', nowMs);
+    this.onStateChange?.(NAMES[from]!, 'closed', nowMs);
   }
 }

@@ -7,6 +7,7 @@ export {
   CIRCUIT_BREAKER_DEFAULTS,
   CircuitBreaker,
   type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
   DEFAULT_BREAKER_FAILURE_PREDICATE,
 } from './circuit-breaker.js';
 export { DeliveryRate } from './delivery-rate.js';

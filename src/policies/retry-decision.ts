@@ -16,13 +16,16 @@ export interface RetryOptions {
   /** The delay schedule; see `Backoff`. @default exponential, base 100 ms, full jitter, cap 20 s */
   backoff?: BackoffOptions;
   /**
-   * A wait hint longer than this ends retrying at once (the error carries `retryAfterMs`).
+   * A wait hint longer than this ends retrying at once (the error carries `retryAfterMs`),
+   * whether it came from a header or a body; no wait kindly chooses after a hint is longer
+   * either (the hint's jitter is trimmed to it).
    * @default 300_000 (5 minutes)
    */
   maxRetryAfter?: number;
   /**
-   * Upward jitter on wait hints, as a fraction: a hint h becomes h × (1 + u × hintJitter), so
-   * clients told the same date do not come back together. @default 0.2
+   * Upward jitter on wait hints, as a fraction: a hint h becomes
+   * min(h × (1 + u × hintJitter), maxRetryAfter, time left), so clients told the same date do
+   * not come back together. @default 0.2
    */
   hintJitter?: number;
   /** An attempt is not started with less than this many ms left before the deadline. @default 1 */
@@ -149,8 +152,9 @@ export class RetryPolicy {
     let delayMs = backoffMs;
     if (c.hintMs !== undefined) {
       if (c.hintMs > this.maxRetryAfter || c.hintMs > timeLeft) return stop('hint-too-long', c.hintMs);
-      // The upward jitter may be trimmed to fit; the hint itself never is.
-      hintMs = Math.min(timeLeft, c.hintMs * (1 + random.next() * this.hintJitter));
+      // One rule for every hint, whatever its source: the wait is the hint plus upward
+      // jitter, and the jitter (never the hint) is trimmed to `maxRetryAfter` and to the time left.
+      hintMs = Math.min(timeLeft, this.maxRetryAfter, c.hintMs * (1 + random.next() * this.hintJitter));
       if (hintMs > delayMs) delayMs = hintMs;
     }
     // A sleep that would end too late to start an attempt is not started: stop now with the

@@ -1,6 +1,7 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
 import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -103,38 +104,44 @@ export function runAttempt<T>(
   callerSignal: AbortSignal | undefined,
   scope: DeadlineScope | undefined,
   downstream: string,
+  /** When the attempt started (the clock's monotonic ms, just read): the timeout counts from it. */
+  startedAt?: number,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let cancelTimer: Cancel | undefined;
-    let onCallerAbort: (() => void) | undefined;
+    let unsubscribe: Unsubscribe | undefined;
 
     const finish = (): boolean => {
       if (settled) return false;
       settled = true;
       if (cancelTimer !== undefined) cancelTimer();
-      if (onCallerAbort !== undefined) callerSignal?.removeEventListener('abort', onCallerAbort);
+      if (unsubscribe !== undefined) unsubscribe();
       return true;
     };
 
     if (callerSignal !== undefined) {
-      onCallerAbort = () => {
+      // One listener on a signal shared by many calls, whatever their number (see onAbort).
+      unsubscribe = onAbort(callerSignal, () => {
         if (!finish()) return;
         context.abort(callerSignal.reason);
         reject(callerSignal.reason);
-      };
-      callerSignal.addEventListener('abort', onCallerAbort);
+      });
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = clock.schedule(timeoutMs, () => {
-        if (!finish()) return;
-        const error = deadlineBound
-          ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
-          : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
-        context.expiredWith = error;
-        context.abort(error);
-        reject(error);
-      });
+      cancelTimer = clock.schedule(
+        timeoutMs,
+        () => {
+          if (!finish()) return;
+          const error = deadlineBound
+            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
+            : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
+          context.expiredWith = error;
+          context.abort(error);
+          reject(error);
+        },
+        startedAt,
+      );
     }
 
     let result: T | PromiseLike<T>;

@@ -2,13 +2,21 @@ import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
 import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
 import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
-import { InvalidOptionsError, OptionsValidator } from '../options/validate.js';
+import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
-import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import {
+  BREAKER_REJECTED,
+  type BreakerState,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
+} from '../policies/circuit-breaker.js';
 import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
+import { FleetLink } from '../store/fleet-link.js';
+import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
 import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
@@ -22,14 +30,14 @@ import { linkSignals } from './link-signals.js';
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
   retry?: RetryOptions | false;
-  /** Per-attempt timeout in ms, or `false` for none. @default 10_000 */
+  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout */
   attemptTimeout?: number | false;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
   totalTimeout?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
    * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
-   * @default true
+   * @default {@link DOWNSTREAM_DEFAULTS}.idempotent
    */
   idempotent?: boolean;
   /**
@@ -45,25 +53,40 @@ export interface DownstreamOptions {
    * @default { ratio: 0.2, windowMs: 10_000, reservePerSecond: 10 }
    */
   budget?: RetryBudgetOptions | false;
-  /** Circuit breaker, per key. Off unless given (`{}` for the defaults). */
-  breaker?: CircuitBreakerOptions;
-  /** Bulkhead, per key. Off unless given. */
-  bulkhead?: BulkheadOptions;
-  /** Adaptive pacing, per key. Off unless given (`{}` for the defaults). */
-  pacing?: PacerOptions;
-  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default 1_000 */
+  /** Circuit breaker, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  breaker?: CircuitBreakerOptions | boolean;
+  /** Bulkhead, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  bulkhead?: BulkheadOptions | boolean;
+  /** Adaptive pacing, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
+  pacing?: PacerOptions | boolean;
+  /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default {@link DOWNSTREAM_DEFAULTS}.maxKeys */
   maxKeys?: number;
+  /**
+   * Where the budget, breaker and pacer share state with the other processes calling this
+   * callee (`redisStore()` from `kindly-calls/redis`). Calls never wait on it, except a paced
+   * attempt booking its slot; when it is down or slow they use local state (fail-open) and a
+   * `store-availability` event says so. @default none: every process on its own
+   */
+  store?: FleetStore;
   /** @default the system clock */
   clock?: Clock;
   /** @default Math.random */
   random?: Random;
 }
 
+/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
 export const DOWNSTREAM_DEFAULTS = {
   attemptTimeout: 10_000,
   idempotent: true,
   maxKeys: 1_000,
 } as const;
+
+/** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
+export interface DownstreamSnapshot {
+  downstream: string;
+  /** By lane key. */
+  breakers: Record<string, CircuitBreakerSnapshot>;
+}
 
 export interface FallbackInfo {
   reason: GiveUpReason;
@@ -120,21 +143,37 @@ export interface CallOptions<T> {
   }) => void | PromiseLike<void>;
 }
 
-const KEYS = [
-  'retry',
-  'attemptTimeout',
-  'totalTimeout',
-  'idempotent',
-  'classify',
-  'fallback',
-  'budget',
-  'breaker',
-  'bulkhead',
-  'pacing',
-  'maxKeys',
-  'clock',
-  'random',
-] as const;
+const KEYS = optionKeys<DownstreamOptions>({
+  retry: true,
+  attemptTimeout: true,
+  totalTimeout: true,
+  idempotent: true,
+  classify: true,
+  fallback: true,
+  budget: true,
+  breaker: true,
+  bulkhead: true,
+  pacing: true,
+  maxKeys: true,
+  clock: true,
+  random: true,
+  store: true,
+});
+
+/** Every per-call option; anything else is refused, like a downstream option typo. */
+const CALL_KEYS = optionKeys<CallOptions<unknown>>({
+  signal: true,
+  deadline: true,
+  timeout: true,
+  idempotent: true,
+  key: true,
+  budgetKey: true,
+  verify: true,
+  fallback: true,
+  onAttemptError: true,
+  classify: true,
+  beforeAttempt: true,
+});
 
 const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
 
@@ -154,7 +193,9 @@ export class Downstream {
   private readonly fallback: Fallback<unknown> | undefined;
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
-  private readonly budgets: KeyedRetryBudgets | undefined;
+  private readonly budgets: Pick<KeyedRetryBudgets, 'recordRequest' | 'tryRetry' | 'recordOutcome'> | undefined;
+  /** The link to the fleet store, when `store` is given. */
+  private readonly fleet: FleetLink | undefined;
   private readonly lanes: Lanes;
   /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
   private readonly laned: boolean;
@@ -190,43 +231,65 @@ export class Downstream {
       }
     }
     v.integer('maxKeys', options.maxKeys, 1);
+    v.check(
+      options.store === undefined || isFleetStore(options.store),
+      `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
+    );
     const clock = options.clock ?? systemClock;
     const random = options.random ?? systemRandom;
     const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
     // Each policy validates its own options; build one now so every problem surfaces here.
-    const collect = (label: string, build: () => unknown) => {
-      try {
-        return build();
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `${label}: ${p}`);
-        return undefined;
-      }
-    };
     const budgets =
       options.budget === false
         ? undefined
-        : (collect('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys })) as
-            | KeyedRetryBudgets
-            | undefined);
-    if (options.breaker !== undefined) collect('breaker', () => new CircuitBreaker(options.breaker ?? {}, random));
-    if (options.bulkhead !== undefined) collect('bulkhead', () => new Bulkhead(options.bulkhead ?? {}, clock));
-    if (options.pacing !== undefined) collect('pacing', () => new Pacer(options.pacing));
+        : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
+    const breakerOptions = enabledOptions(options.breaker);
+    const bulkheadOptions = enabledOptions(options.bulkhead);
+    const pacingOptions = enabledOptions(options.pacing);
+    if (breakerOptions !== undefined) v.nested('breaker', () => new CircuitBreaker(breakerOptions, random));
+    if (bulkheadOptions !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkheadOptions, clock));
+    if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
     v.done();
     this.name = name;
-    this.budgets = budgets;
-    this.paceFirstAttempts = options.pacing?.paceFirstAttempts ?? false;
+    const fleet =
+      options.store === undefined
+        ? undefined
+        : new FleetLink({
+            store: options.store,
+            downstream: name,
+            clock,
+            random,
+            budget: budgets === undefined ? undefined : options.budget || {},
+            breaker: breakerOptions,
+            pacing: pacingOptions,
+            maxKeys,
+            onAvailability: (change, atMs) => {
+              if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
+            },
+          });
+    this.fleet = fleet;
+    this.budgets = fleet?.budgets ?? budgets;
+    this.paceFirstAttempts = pacingOptions?.paceFirstAttempts ?? false;
     this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
     this.lanes = new Lanes({
-      breaker: options.breaker,
-      bulkhead: options.bulkhead,
-      pacing: options.pacing,
+      breaker: breakerOptions,
+      bulkhead: bulkheadOptions,
+      pacing: pacingOptions,
       clock,
       random,
       maxKeys,
       onBreakerChange: (key, from, to, atMs) => {
         if (to === 'open') this.stats_.breakerOpens++;
         if (this.events.active) this.events.emit({ type: 'breaker-state', downstream: this.name, atMs, key, from, to });
+        fleet?.breakerChanged(key, from, to);
       },
+      onCreate:
+        fleet === undefined
+          ? undefined
+          : (lane) => {
+              if (lane.breaker !== undefined) fleet.attachBreaker(lane.key, lane.breaker);
+              if (lane.pacer !== undefined) fleet.attachPacer(lane.key, lane.pacer);
+            },
     });
     this.laned = this.lanes.enabled;
     this.retry = retry as RetryPolicy;
@@ -275,6 +338,53 @@ export class Downstream {
    */
   fetch(input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
     return fetchThrough(this, input, init);
+  }
+
+  // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
+  // `payments.internal:8443`). Each throws when the downstream has no breaker. ──
+
+  /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
+  breakerState(key: string = this.name): BreakerState {
+    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? (this.requireBreaker(), 'closed');
+  }
+
+  /** Opens a lane's breaker by hand and holds it open (calls fail fast) until `closeBreaker`. */
+  isolateBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.get(key).breaker?.isolate(this.clock.monotonic());
+  }
+
+  /** Closes a lane's breaker by hand, now: ends an isolation or a break and forgets its failures. */
+  closeBreaker(key: string = this.name): void {
+    this.requireBreaker();
+    this.lanes.find(key)?.breaker?.close(this.clock.monotonic());
+  }
+
+  /**
+   * Every lane's breaker as plain JSON (times relative to now), for `restore` here or in the
+   * next process — `JSON.stringify(api)` gives the same. See `CircuitBreakerSnapshot`.
+   */
+  toJSON(): DownstreamSnapshot {
+    const now = this.clock.monotonic();
+    const breakers: Record<string, CircuitBreakerSnapshot> = {};
+    for (const lane of this.lanes.values()) if (lane.breaker !== undefined) breakers[lane.key] = lane.breaker.snapshot(now);
+    return { downstream: this.name, breakers };
+  }
+
+  /** Takes up breaker states saved by `toJSON`; checks them all before changing anything. */
+  restore(snapshot: DownstreamSnapshot): void {
+    this.requireBreaker();
+    const entries = Object.entries((snapshot as Partial<DownstreamSnapshot> | null)?.breakers ?? {});
+    const now = this.clock.monotonic();
+    const check = new CircuitBreaker({}, this.random);
+    const v = new OptionsValidator(`restore of '${this.name}'`);
+    for (const [key, state] of entries) v.nested(`breakers.${key}`, () => check.restore(state, now));
+    v.done();
+    for (const [key, state] of entries) this.lanes.get(key).breaker?.restore(state, now);
+  }
+
+  private requireBreaker(): void {
+    if (!this.lanes.hasBreaker) throw new TypeError(`downstream '${this.name}' has no breaker (set \`breaker: true\`)`);
   }
 
   /** Classifies an error: the user's classifier first, then kindly's. */
@@ -327,8 +437,8 @@ export class Downstream {
   private callUnwrapped<T>(operation: Operation<T>, options: CallOptions<T> | undefined): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
-      const problem = checkCallOptions(options);
-      if (problem !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, [problem]));
+      const problems = checkCallOptions(options);
+      if (problems !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, problems));
       // Both the caller's signal and the inbound request's (a handler's call made with its
       // own signal): either one stops the call.
       const own = options.signal;
@@ -369,6 +479,8 @@ export class Downstream {
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
     const breaker = lane?.breaker;
     const pacer = lane?.pacer;
+    const fleet = this.fleet;
+    if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
     const bulkhead = lane?.bulkhead;
 
     const retry = this.retry;
@@ -433,10 +545,12 @@ export class Downstream {
       }
       // Pacing: while the callee is throttling us, attempts leave at the learned rate.
       if (pacer !== undefined && (attempt > 1 || this.paceFirstAttempts)) {
-        const wait = pacer.reserve(attemptStart);
+        const booked = fleet === undefined ? pacer.reserve(attemptStart) : fleet.reserve(lane!.key, pacer, attemptStart);
+        const wait = typeof booked === 'number' ? booked : await booked;
         if (wait > 0) {
           if (attemptStart + wait > deadline - retry.minAttemptTime) {
-            pacer.cancelLastReservation();
+            // A slot in the fleet's queue cannot be taken back; a local one can.
+            if (typeof booked === 'number') pacer.cancelLastReservation();
             breaker?.onNeutral(attemptStart, permit);
             return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
           }
@@ -521,6 +635,7 @@ export class Downstream {
           signal,
           scope,
           this.name,
+          attemptStart,
         );
         this.inFlight--;
         bulkhead?.release();
@@ -574,6 +689,7 @@ export class Downstream {
               : undefined;
           if (pacing !== undefined || classification.hintMs !== undefined) {
             pacer.onResult(now, pacing ?? 'rejected', classification.hintMs, attemptStart);
+            if (fleet !== undefined && classification.hintMs !== undefined) fleet.hint(lane!.key, now, classification.hintMs);
           }
         }
         budgets?.recordOutcome(budgetKey, now, false);
@@ -651,7 +767,8 @@ export class Downstream {
         // its queue releases them at the learned rate, wait hints included. The
         // zero sleep still yields, so that every answer that arrived together is reported to
         // the pacer before any of those callers books its slot.
-        const paced = pacer?.throttling(now) === true;
+        const paced =
+          pacer !== undefined && (fleet === undefined ? pacer.throttling(now) : fleet.throttling(lane!.key, pacer, now));
         const sleepMs = paced ? 0 : decision.delayMs;
         if (sleepMs > 0 || paced) {
           try {
@@ -716,15 +833,26 @@ export class Downstream {
 }
 
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
-function checkCallOptions(options: CallOptions<unknown>): string | undefined {
+/** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
+function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  const v = new OptionsValidator('call');
+  v.knownKeys(options, CALL_KEYS);
+  if (typeof options !== 'object' || options === null) return v.problems;
   const { timeout, deadline } = options;
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
-    return `Expected \`timeout\` ≥ 0 ms, got ${String(timeout)}`;
-  }
-  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) {
-    return `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`;
-  }
-  return undefined;
+  v.duration('timeout', timeout, { allowInfinity: true })
+    .check(
+      deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
+      `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,
+    )
+    .boolean('idempotent', options.idempotent)
+    .string('key', options.key)
+    .string('budgetKey', options.budgetKey)
+    .func('verify', options.verify)
+    .func('fallback', options.fallback)
+    .func('onAttemptError', options.onAttemptError)
+    .func('classify', options.classify)
+    .func('beforeAttempt', options.beforeAttempt);
+  return v.problems.length > 0 ? v.problems : undefined;
 }
 
 function describeCause(classification: Classification, error: unknown): string {

@@ -26,6 +26,8 @@ export interface LaneOptions {
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
   /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
   maxKeys: number;
+  /** Told of each lane created (a fleet store links its breaker and pacer). */
+  onCreate?: (lane: Lane) => void;
 }
 
 export class Lanes {
@@ -40,17 +42,28 @@ export class Lanes {
     return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
   }
 
+  /** Whether lanes have a circuit breaker. */
+  get hasBreaker(): boolean {
+    return this.options.breaker !== undefined;
+  }
+
   get(key: string): Lane {
     const last = this.last;
     if (last !== undefined && last.key === key) return last;
     let lane = this.lanes.get(key);
     if (lane === undefined) {
       lane = this.create(key);
+      this.options.onCreate?.(lane);
       if (this.lanes.size >= this.options.maxKeys) this.evictOne();
       this.lanes.set(key, lane);
     }
     this.last = lane;
     return lane;
+  }
+
+  /** The lane of `key` if it exists, without creating it. */
+  find(key: string): Lane | undefined {
+    return this.lanes.get(key);
   }
 
   /** Calls waiting for a bulkhead slot, over all keys. */

@@ -1,8 +1,8 @@
 import type { Classification } from '../classify/outcome.js';
 import { BucketCounter } from './bucket-counter.js';
 import { Simulation } from './engine.js';
+import { buildServer, type LowerBound, type ServerSpec, serverLowerBound } from './models/index.js';
 import { GIVE_UP } from './retry-state.js';
-import { SlotServer } from './slot-server.js';
 
 /** The thundering-herd experiment's setup. */
 export interface HerdSetup {
@@ -13,6 +13,16 @@ export interface HerdSetup {
   /** Slot length, whole ms. */
   slotMs: number;
   seed: number;
+  /**
+   * The server model and its extra options; `capacity` per `slotMs` is its rate.
+   * @default the slot server
+   */
+  server?: Omit<ServerSpec, 'capacity' | 'slotMs'>;
+}
+
+/** The full server description of a herd setup. */
+export function herdServerSpec(setup: Pick<HerdSetup, 'capacity' | 'slotMs' | 'server'>): ServerSpec {
+  return { model: 'slot', ...setup.server, capacity: setup.capacity, slotMs: setup.slotMs };
 }
 
 /** What the server says to a client it could not serve: 429, no wait hint. */
@@ -58,9 +68,9 @@ export interface HerdRun {
 }
 
 /**
- * One run of the herd: `clients` requests at t = 0 against a `SlotServer`; every rejected
- * client asks its strategy when to come back. The wait starts when the response arrives (end
- * of the slot). Runs until every client has succeeded or given up.
+ * One run of the herd: `clients` requests at t = 0 against the setup's server model (the slot
+ * server by default); every rejected client asks its strategy when to come back. The wait
+ * starts when the response arrives. Runs until every client has succeeded or given up.
  */
 export function runHerd(
   setup: HerdSetup,
@@ -77,7 +87,7 @@ export function runHerd(
   let gaveUp = 0;
   let lastSuccess = 0;
 
-  const server = new SlotServer(sim, { capacity: setup.capacity, slotMs: setup.slotMs }, (client, ok, now) => {
+  const server = buildServer(herdServerSpec(setup), sim, (client, ok, now) => {
     if (ok) {
       succeeded++;
       lastSuccess = now;
@@ -116,15 +126,10 @@ export function runHerd(
 }
 
 /**
- * The physical lower bound: every client's first try, plus one retry for each
- * client rejected in the first slot; and as many slots as it takes to serve everyone once.
+ * The physical lower bound for the setup's server model: every client's first try, plus one
+ * retry for each client the server cannot take at once; and the time it takes the server to
+ * serve everyone once (slot server: as many slots as that takes).
  */
-export function herdLowerBound(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs'>): {
-  totalRequests: number;
-  allSucceededMs: number;
-} {
-  return {
-    totalRequests: setup.clients + Math.max(0, setup.clients - setup.capacity),
-    allSucceededMs: Math.ceil(setup.clients / setup.capacity) * setup.slotMs,
-  };
+export function herdLowerBound(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs' | 'server'>): LowerBound {
+  return serverLowerBound(herdServerSpec(setup), setup.clients);
 }

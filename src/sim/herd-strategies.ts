@@ -24,15 +24,15 @@ export const HERD_RETRY_OPTIONS = {
   /** c/2 + uniform in [0, c/2], c = min(5 s, 100 ms × 2ⁿ). */
   equal: { ...UNTIL_SUCCESS, backoff: { shape: 'exponential', base: 200, factor: 2, jitter: 'equal', cap: 5_000 } },
   /**
-   * min(5 s, uniform in [100 ms, 3 × previous delay]), previous₀ = 100 ms: base 100 ms so that
+   * Uniform in [100 ms, min(5 s, 3 × previous delay)], previous₀ = 100 ms: base 100 ms so that
    * the first retry's range, [100, 300] ms, is centred on the exponential schedule's first
    * ceiling (200 ms).
    */
   decorrelated: { ...UNTIL_SUCCESS, backoff: { shape: 'exponential', base: 100, jitter: 'decorrelated', cap: 5_000 } },
   /**
-   * Full jitter (same ceiling) with a 1 s floor: delay = 1 s + uniform in [0, c − 1 s] when
-   * c > 1 s, else exactly 1 s. While c < 1 s (the first three retries) every client waits
-   * exactly 1 s: a floor above the ceiling leaves nothing to spread.
+   * Full jitter (same ceiling) with a 1 s floor: delay uniform in [1 s, max(c, 2 s)]. The
+   * window never narrows below the floor's own width, so while c < 1 s (the first three
+   * retries) clients still spread over [1 s, 2 s] instead of all waiting exactly 1 s.
    */
   floor: { ...UNTIL_SUCCESS, backoff: { shape: 'exponential', base: 200, factor: 2, jitter: 'full', cap: 5_000, floor: 1_000 } },
 } as const satisfies Record<string, RetryOptions>;
@@ -64,6 +64,6 @@ export const RETRY_HERD_STRATEGIES: readonly HerdStrategy[] = [
   d('exponential', 'min(5 s, 100 ms × 2ⁿ), no jitter'),
   d('full', 'uniform in [0, min(5 s, 100 ms × 2ⁿ)]'),
   d('equal', 'c/2 + uniform in [0, c/2], c = min(5 s, 100 ms × 2ⁿ)'),
-  d('decorrelated', 'min(5 s, uniform in [100 ms, 3 × previous delay])'),
-  d('floor', '1 s + uniform in [0, c − 1 s], c = min(5 s, 100 ms × 2ⁿ) (1 s while c ≤ 1 s): full jitter with a 1 s floor'),
+  d('decorrelated', 'uniform in [100 ms, min(5 s, 3 × previous delay)]'),
+  d('floor', 'uniform in [1 s, max(2 s, c)], c = min(5 s, 100 ms × 2ⁿ): full jitter with a 1 s floor'),
 ];

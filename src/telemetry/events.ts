@@ -67,6 +67,13 @@ export interface PacingDelayEvent extends EventBase {
   /** The learned send rate, requests per second, when known. */
   rate: number | undefined;
 }
+/** The fleet store (`store` option) went down or came back; while down, policies run locally. */
+export interface StoreAvailabilityEvent extends EventBase {
+  type: 'store-availability';
+  available: boolean;
+  /** Why it went down, when it did. */
+  reason?: string;
+}
 export interface FallbackEvent extends EventBase {
   type: 'fallback';
   reason: GiveUpReason;
@@ -97,6 +104,7 @@ export type KindlyEvent =
   | BreakerStateEvent
   | BulkheadRejectedEvent
   | PacingDelayEvent
+  | StoreAvailabilityEvent
   | FallbackEvent
   | ChaosEvent;
 
@@ -114,6 +122,7 @@ export const EVENTS = {
   breakerState: 'breaker-state',
   bulkheadRejected: 'bulkhead-rejected',
   pacingDelay: 'pacing-delay',
+  storeAvailability: 'store-availability',
   fallback: 'fallback',
   chaos: 'chaos',
 } as const satisfies Record<string, KindlyEventType>;

@@ -16,7 +16,7 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
 /**
  * Names an HTTP attempt's span the way the OpenTelemetry HTTP client conventions do (span
  * name `{method}`; `http.request.method`, `server.address`, `server.port`, `url.full`) and,
- * when `headers` is given, adds the attempt's trace-context headers to it.
+ * when `setHeader` is given, adds the attempt's trace-context headers through it.
  *
  * `redactedUrl` must already have its secrets removed (credentials, secret query values):
  * spans are exported to places the caller does not control.
@@ -25,7 +25,7 @@ export function describeHttpAttempt(
   telemetry: AttemptTelemetry,
   method: string,
   redactedUrl: string,
-  headers: { set(name: string, value: string): void } | undefined,
+  setHeader: ((name: string, value: string) => void) | undefined,
 ): void {
   const known = KNOWN_METHODS.has(method);
   telemetry.updateName(known ? method : 'HTTP');
@@ -43,5 +43,5 @@ export function describeHttpAttempt(
     if (port !== undefined) telemetry.setAttribute('server.port', port);
   }
   telemetry.setAttribute('url.full', redactedUrl);
-  if (headers !== undefined) telemetry.inject((name, value) => headers.set(name, value));
+  if (setHeader !== undefined) telemetry.inject(setHeader);
 }

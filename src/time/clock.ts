@@ -18,8 +18,12 @@ export interface Clock {
    * Runs `callback` after `ms` milliseconds unless cancelled first. Returns the cancel
    * function. Timers made here do not keep a Node process alive on their own: they guard
    * work that something else (a socket, a promise chain) already keeps alive.
+   *
+   * `fromMs`, when given, is a `monotonic()` reading the caller has just taken: the delay
+   * counts from it, and the clock need not be read again (a hot-path saving; a clock may
+   * ignore it, as the delay then counts from a moment later by the time in between).
    */
-  schedule(ms: number, callback: () => void): Cancel;
+  schedule(ms: number, callback: () => void, fromMs?: number): Cancel;
 }
 
 /** Cancels a scheduled callback. Calling it after the callback ran, or twice, is harmless. */

@@ -1,4 +1,5 @@
 import type { Cancel, Clock } from './clock.js';
+import { onAbort, type Unsubscribe } from './on-abort.js';
 import { MAX_NATIVE_DELAY_MS, TimerWheel } from './timer-wheel.js';
 
 /**
@@ -35,10 +36,7 @@ export class SystemClock implements Clock {
       }
       const until = perf.now() + ms;
       let handle: ReturnType<typeof setTimeout>;
-      const onAbort = () => {
-        clearTimeout(handle);
-        reject(signal?.reason);
-      };
+      let unsubscribe: Unsubscribe | undefined;
       // Native timers hold at most 2^31 − 1 ms; a longer sleep is taken in pieces.
       const wait = (left: number) => {
         handle = setTimeout(
@@ -46,7 +44,7 @@ export class SystemClock implements Clock {
             const rest = until - perf.now();
             if (rest >= 1 && left > MAX_NATIVE_DELAY_MS) wait(rest);
             else {
-              signal?.removeEventListener('abort', onAbort);
+              unsubscribe?.();
               resolve();
             }
           },
@@ -54,12 +52,17 @@ export class SystemClock implements Clock {
         );
       };
       wait(ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) {
+        unsubscribe = onAbort(signal, () => {
+          clearTimeout(handle);
+          reject(signal.reason);
+        });
+      }
     });
   }
 
-  schedule(ms: number, callback: () => void): Cancel {
-    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.add(ms, callback);
+  schedule(ms: number, callback: () => void, fromMs?: number): Cancel {
+    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.add(ms, callback, fromMs);
     const handle = setTimeout(callback, ms);
     handle.unref?.();
     return () => clearTimeout(handle);

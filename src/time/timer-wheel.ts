@@ -21,6 +21,8 @@ export class TimerWheel {
   private armedFor = Number.POSITIVE_INFINITY;
   private handle: ReturnType<typeof setTimeout> | undefined;
   private live = 0;
+  /** The bucket of the previous add: consecutive timeouts of the same length share it. */
+  private last: Bucket | undefined;
 
   constructor(
     private readonly nowMs: () => number,
@@ -32,17 +34,31 @@ export class TimerWheel {
     return this.live;
   }
 
-  add(ms: number, callback: () => void): Cancel {
-    const at = Math.ceil((this.nowMs() + ms) / this.resolutionMs) * this.resolutionMs;
-    let bucket = this.buckets.get(at);
-    if (bucket === undefined) {
-      bucket = new Bucket(at);
-      this.buckets.set(at, bucket);
-      if (at < this.armedFor) this.arm(at);
+  /**
+   * Runs `callback` `ms` after `fromMs` (a reading of `nowMs` the caller just took, saving a
+   * second read of the clock on the hot path; default: now), at the end of that bucket.
+   */
+  add(ms: number, callback: () => void, fromMs?: number): Cancel {
+    const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
+    let bucket = this.last;
+    if (bucket === undefined || bucket.at !== at) {
+      bucket = this.buckets.get(at);
+      if (bucket === undefined) {
+        bucket = new Bucket(at);
+        this.buckets.set(at, bucket);
+        if (at < this.armedFor) this.arm(at);
+      }
+      this.last = bucket;
     }
     const entry = new WheelEntry(callback, bucket);
-    bucket.entries.push(entry);
-    bucket.live++;
+    // Entries form a doubly linked list per bucket: cancelling unlinks one in O(1) and leaves
+    // nothing behind, with no array to grow, compact or reallocate per call.
+    const head = bucket.head;
+    if (head !== undefined) {
+      entry.next = head;
+      head.prev = entry;
+    }
+    bucket.head = entry;
     this.live++;
     return () => this.cancel(entry);
   }
@@ -51,12 +67,15 @@ export class TimerWheel {
     if (!entry.live) return;
     entry.live = false;
     this.live--;
-    const bucket = entry.bucket;
-    // An emptied bucket drops its dead entries but stays in the map until its time comes:
-    // deleting and re-adding map keys on every call makes V8 shrink and regrow the table.
-    if (--bucket.live === 0) bucket.entries = [];
-    // The native timer stays armed (unref'd, so harmless): re-arming on the next call would
-    // cost a setTimeout/clearTimeout pair per call, the very cost the wheel avoids.
+    const { prev, next, bucket } = entry;
+    if (prev === undefined) bucket.head = next;
+    else prev.next = next;
+    if (next !== undefined) next.prev = prev;
+    // `entry.next` is kept: `fire` may be walking this list and hold `entry` as its next step.
+    // An emptied bucket stays in the map until its time comes: deleting and re-adding map
+    // keys on every call makes V8 shrink and regrow the table. The native timer stays armed
+    // (unref'd, so harmless): re-arming on the next call would cost a setTimeout /
+    // clearTimeout pair per call, the very cost the wheel avoids.
   }
 
   private arm(at: number): void {
@@ -76,11 +95,19 @@ export class TimerWheel {
     for (const bucket of this.buckets.values()) if (bucket.at <= now) due.push(bucket);
     for (const bucket of due) {
       this.buckets.delete(bucket.at);
-      for (const entry of bucket.entries) {
-        if (!entry.live) continue;
-        entry.live = false;
-        this.live--;
-        entry.callback();
+      if (this.last === bucket) this.last = undefined;
+      // Detach the list first: callbacks may cancel other entries of this bucket.
+      let entry = bucket.head;
+      bucket.head = undefined;
+      while (entry !== undefined) {
+        const next = entry.next;
+        entry.prev = entry.next = undefined;
+        if (entry.live) {
+          entry.live = false;
+          this.live--;
+          entry.callback();
+        }
+        entry = next;
       }
     }
     // Callbacks may have added entries (and armed) already; arm for whatever is earliest.
@@ -91,13 +118,14 @@ export class TimerWheel {
 }
 
 class Bucket {
-  entries: WheelEntry[] = [];
-  live = 0;
+  head: WheelEntry | undefined = undefined;
   constructor(readonly at: number) {}
 }
 
 class WheelEntry {
   live = true;
+  prev: WheelEntry | undefined = undefined;
+  next: WheelEntry | undefined = undefined;
   constructor(
     readonly callback: () => void,
     readonly bucket: Bucket,

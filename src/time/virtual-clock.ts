@@ -1,4 +1,5 @@
 import type { Cancel, Clock } from './clock.js';
+import { onAbort, type Unsubscribe } from './on-abort.js';
 
 /**
  * A clock that only moves when told to. Timers fire in deadline order, ties in the order
@@ -36,9 +37,9 @@ export class VirtualClock implements Clock {
     return n;
   }
 
-  schedule(ms: number, callback: () => void): Cancel {
+  schedule(ms: number, callback: () => void, fromMs?: number): Cancel {
     const timer: VirtualTimer = {
-      at: this.time + Math.max(0, ms),
+      at: (fromMs ?? this.time) + Math.max(0, ms),
       seq: this.seq++,
       callback,
       live: true,
@@ -55,15 +56,17 @@ export class VirtualClock implements Clock {
         reject(signal.reason);
         return;
       }
-      const onAbort = () => {
-        cancel();
-        reject(signal?.reason);
-      };
+      let unsubscribe: Unsubscribe | undefined;
       const cancel = this.schedule(ms, () => {
-        signal?.removeEventListener('abort', onAbort);
+        unsubscribe?.();
         resolve();
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) {
+        unsubscribe = onAbort(signal, () => {
+          cancel();
+          reject(signal.reason);
+        });
+      }
     });
   }
 

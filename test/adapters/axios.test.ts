@@ -30,7 +30,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       if (at.length < 3) res.writeHead(503).end();
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
-    const client = kindlyAxios(axios.create({ baseURL: server.url }), api(50));
+    const client = kindlyAxios(axios.create({ baseURL: server.url }), api(50), { propagateHeaders: true });
     let intercepted = 0;
     client.interceptors.request.use((config) => {
       intercepted++;

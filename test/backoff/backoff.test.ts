@@ -41,6 +41,45 @@ describe('Backoff shapes', () => {
     expect(b.delay(1, fixed(0))).toBe(1000);
   });
 
+  it('a floor at or above the ceiling still spreads: the window is [floor, max(c, 2 × floor)], capped', () => {
+    const b = new Backoff({ base: 1000, jitter: 'full', floor: 1000, cap: 60_000 }); // the background preset's backoff
+    expect([0, 0.5, 0.999].map((u) => b.delay(1, fixed(u)))).toEqual([1000, 1500, 1999]);
+    const equal = new Backoff({ base: 200, jitter: 'equal', floor: 1000, cap: 5000 });
+    expect([0, 0.5].map((u) => equal.delay(1, fixed(u)))).toEqual([1500, 1750]);
+    // The cap still wins: no delay may be longer, so floor = cap leaves exactly one value.
+    const pinned = new Backoff({ base: 100, jitter: 'full', floor: 1000, cap: 1000 });
+    expect(pinned.delay(1, fixed(0.7))).toBe(1000);
+    const capped = new Backoff({ base: 100, jitter: 'full', floor: 1000, cap: 1500 });
+    expect(capped.delay(1, fixed(0.5))).toBe(1250);
+  });
+
+  it('regression (floor removed jitter): two clients with different seeds never wait the same for any attempt', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('constant', 'linear', 'exponential' as const),
+        fc.constantFrom('full', 'equal', 'decorrelated' as const),
+        fc.integer({ min: 1, max: 5_000 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 2 ** 30 }),
+        (shape, jitter, base, floor, failures, seed) => {
+          // A cap above the floor: only floor = cap pins a delay (documented).
+          const b = new Backoff({ shape, jitter, base, floor, cap: Math.max(20_000, 2 * floor + 1) });
+          const first = new SeededRandom(seed);
+          const second = new SeededRandom(seed + 1);
+          let previousA: number | undefined;
+          let previousB: number | undefined;
+          for (let n = 1; n <= failures; n++) {
+            previousA = b.delay(n, first, previousA);
+            previousB = b.delay(n, second, previousB);
+            expect(previousA, `attempt ${n}`).not.toBe(previousB);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('property: floor ≤ delay ≤ cap for every shape, jitter and attempt, never NaN or Infinity', () => {
     fc.assert(
       fc.property(

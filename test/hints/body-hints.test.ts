@@ -36,7 +36,6 @@ describe('jsonFieldHint', () => {
   it('ignores negative, non-numeric and deeper fields', () => {
     expect(extractBodyHint({ retry_after: -5 }, NOW)).toBeUndefined();
     expect(extractBodyHint({ retry_after: 'soon' }, NOW)).toBeUndefined();
-    expect(extractBodyHint({ retry_after: Number.POSITIVE_INFINITY }, NOW)).toBeUndefined();
     expect(extractBodyHint({ a: { b: { retry_after: 5 } } }, NOW)).toBeUndefined();
     expect(extractBodyHint({ retry_after: '-5' }, NOW)).toBeUndefined();
   });
@@ -121,14 +120,20 @@ describe('extractBodyHint', () => {
     const ms = extractBodyHint({}, NOW, [
       make('nan', Number.NaN),
       make('negative', -1),
-      make('infinite', Number.POSITIVE_INFINITY),
+      make('minus-infinite', Number.NEGATIVE_INFINITY),
       make('string', '5'),
       thrower,
       make('good', 12.2),
       make('never', 99),
     ]);
     expect(ms).toBe(13);
-    expect(seen).toEqual(['nan', 'negative', 'infinite', 'string', 'thrower', 'good']);
+    expect(seen).toEqual(['nan', 'negative', 'minus-infinite', 'string', 'thrower', 'good']);
+  });
+
+  it('issue 8 defect 4: a value that overflows (JSON 1e308 seconds, Infinity) is capped like a huge header, not dropped', () => {
+    expect(extractBodyHint('{"retry_after":1e308}', NOW)).toBe(MAX_HINT_MS);
+    expect(extractBodyHint('{"retry_after_ms":1e400}', NOW)).toBe(MAX_HINT_MS);
+    expect(extractBodyHint({ retry_after: Number.POSITIVE_INFINITY }, NOW)).toBe(MAX_HINT_MS);
   });
 
   it('caps huge results at MAX_HINT_MS', () => {

@@ -49,7 +49,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       seen.push(req.headers['x-retry-attempt'] as string | undefined);
       res.writeHead(seen.length < 3 ? 503 : 200).end(seen.length < 3 ? 'busy' : 'ok');
     });
-    const response = await fetchThrough(api(), `${server.url}/x`);
+    const response = await fetchThrough(api(), `${server.url}/x`, { propagateHeaders: true });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('ok');
     expect(seen).toEqual(['0', '1', '2']);
@@ -129,6 +129,23 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
     expect(await response.json()).toEqual({ error: { retry_after_ms: 120 } });
   });
 
+  it('issue 8 defect 4: {"retry_after":1e308} in a body gives up with hint-too-long, as the same value in a header does', async () => {
+    let hits = 0;
+    const server = await serve((req, res) => {
+      hits++;
+      if (req.url === '/header') res.writeHead(503, { 'retry-after': '1'.padEnd(309, '0') }).end();
+      else res.writeHead(503, { 'content-type': 'application/json' }).end('{"retry_after":1e308}');
+    });
+    for (const path of ['/header', '/body']) {
+      const reasons: string[] = [];
+      const d = api();
+      d.on('give-up', (e) => reasons.push(e.reason));
+      expect((await d.fetch(`${server.url}${path}`)).status).toBe(503);
+      expect(reasons).toEqual(['hint-too-long']);
+    }
+    expect(hits).toBe(2);
+  });
+
   it('a callee marked x-retry-exhausted is not retried (SPEC S7)', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
@@ -157,9 +174,9 @@ describe('fetchThrough — deadlines and cancellation', () => {
       budgets.push(req.headers['x-request-timeout-ms'] as string | undefined);
       res.writeHead(200).end();
     });
-    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800 });
-    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800 });
-    await api({ attemptTimeout: false }).fetch(server.url);
+    await api({ attemptTimeout: false }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: 300 }).fetch(server.url, { timeout: 800, propagateHeaders: true });
+    await api({ attemptTimeout: false }).fetch(server.url, { propagateHeaders: true });
     expect(budgets[2]).toBeUndefined();
     const [byDeadline, byAttempt] = budgets.map(Number);
     expect(Number.isInteger(byDeadline)).toBe(true);

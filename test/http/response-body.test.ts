@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DRAIN_LIMIT, drainBody, peekText, withoutSecrets } from '../../src/http/response-body.js';
+import { DRAIN_LIMIT, drainBody, peekBody, withoutSecrets } from '../../src/http/response-body.js';
 import { VirtualClock } from '../../src/index.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -109,13 +109,13 @@ describe('drainBody — take() (review defect 1: the give-up path never waits on
   });
 });
 
-describe('peekText — bounded (review defect 2: a slow body never holds the attempt)', () => {
-  it('gives up after waitMs on the virtual clock; the original body stays readable, whole', async () => {
+describe('peekBody — bounded, never a tee (issue 8 defects 1 and 2)', () => {
+  it('gives up after waitMs on the virtual clock; the stand-in body is the whole body, nothing cancelled', async () => {
     const clock = new VirtualClock();
     const body = trickle();
     body.push('{"retry_after":');
-    const peeked = peekText(body.response, { maxBytes: 1024, waitMs: 50, clock });
-    let result: string | undefined | 'pending' = 'pending';
+    const peeked = peekBody(body.response, { maxBytes: 1024, waitMs: 50, clock });
+    let result: { text: string | undefined; response: Response } | 'pending' = 'pending';
     void peeked.then((value) => {
       result = value;
     });
@@ -123,23 +123,54 @@ describe('peekText — bounded (review defect 2: a slow body never holds the att
     expect(result).toBe('pending');
     await clock.advance(1);
     await ticks();
-    expect(result).toBeUndefined();
+    const { text: hint, response } = await peeked;
+    expect(hint).toBeUndefined();
+    expect(response.status).toBe(503);
     body.push('5}');
     body.end();
-    expect(await body.response.text()).toBe('{"retry_after":5}');
+    expect(await response.text()).toBe('{"retry_after":5}');
+    expect(body.cancelled()).toBe(false);
   });
 
-  it('reads a body that arrives in time, and gives up at once when the signal aborts', async () => {
+  it('reads a body that arrives in time (handed on whole), and gives up at once when the signal aborts', async () => {
     const clock = new VirtualClock();
     const quick = new Response('{"retry_after":5}');
-    expect(await peekText(quick, { maxBytes: 1024, waitMs: 50, clock })).toBe('{"retry_after":5}');
-    expect(await quick.text()).toBe('{"retry_after":5}');
+    const read = await peekBody(quick, { maxBytes: 1024, waitMs: 50, clock });
+    expect(read.text).toBe('{"retry_after":5}');
+    expect(await read.response.text()).toBe('{"retry_after":5}');
 
     const stalled = trickle();
     const controller = new AbortController();
-    const peeked = peekText(stalled.response, { maxBytes: 1024, waitMs: 50, clock, signal: controller.signal });
+    const peeked = peekBody(stalled.response, { maxBytes: 1024, waitMs: 50, clock, signal: controller.signal });
     controller.abort(new Error('attempt over'));
-    expect(await peeked).toBeUndefined();
+    expect((await peeked).text).toBeUndefined();
+  });
+
+  it('a body longer than maxBytes that never ends: the peek returns the first maxBytes at once, the rest follows', async () => {
+    const clock = new VirtualClock();
+    const body = trickle();
+    body.push('a'.repeat(700));
+    body.push('b'.repeat(700));
+    const peeked = await peekBody(body.response, { maxBytes: 1024, waitMs: 50, clock });
+    expect(peeked.text).toBe(`${'a'.repeat(700)}${'b'.repeat(324)}`);
+    body.push('c');
+    body.end();
+    expect(await peeked.response.text()).toBe(`${'a'.repeat(700)}${'b'.repeat(700)}c`);
+  });
+
+  it('a body that fails after the peek stopped: the failure surfaces when the stand-in is read, never unhandled', async () => {
+    const clock = new VirtualClock();
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+    });
+    const peeked = peekBody(new Response(stream), { maxBytes: 1024, waitMs: 50, clock });
+    await clock.advance(50);
+    const { response } = await peeked;
+    controller.error(new Error('connection reset'));
+    await expect(response.text()).rejects.toThrow('connection reset');
   });
 });
 

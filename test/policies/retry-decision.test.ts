@@ -68,6 +68,33 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     }
   });
 
+  it('issue 8 defect 4: the upward hint jitter is clamped by maxRetryAfter (Retry-After: 2, maxRetryAfter 2000 sleeps 2000 ms)', () => {
+    const p = new RetryPolicy({ maxRetryAfter: 2_000, backoff: { base: 10, cap: 20 } });
+    for (let seed = 0; seed < 200; seed++) {
+      const d = p.decide({ ...base, classification: { ...retryable, hintMs: 2_000 } }, new SeededRandom(seed));
+      expect(d).toMatchObject({ retry: true, delayMs: 2_000, hintMs: 2_000 });
+    }
+  });
+
+  it('property: a hint within maxRetryAfter leads to a wait within [hint, max(backoff, maxRetryAfter)]', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer(),
+        (max, f, seed) => {
+          const hintMs = Math.floor(max * f);
+          const p = new RetryPolicy({ maxRetryAfter: max, hintJitter: 1 });
+          const d = p.decide({ ...base, classification: { ...retryable, hintMs } }, new SeededRandom(seed));
+          if (!d.retry) throw new Error('expected a retry');
+          expect(d.delayMs).toBeGreaterThanOrEqual(hintMs);
+          expect(d.delayMs).toBeLessThanOrEqual(Math.max(d.backoffMs, max));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('a hint longer than the time left ends retrying now, carrying retryAfterMs', () => {
     const p = new RetryPolicy();
     const d = p.decide({ ...base, deadlineRemainingMs: 500, classification: { ...retryable, hintMs: 2000 } }, random());

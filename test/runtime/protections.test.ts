@@ -300,7 +300,7 @@ describe('review regressions', () => {
 
   it('per-call options are checked: a NaN timeout is an error, not "no timeout"', async () => {
     const { api } = setup();
-    await expect(api.call(async () => 1, { timeout: Number.NaN })).rejects.toThrow(/`timeout` ≥ 0 ms, got NaN/);
+    await expect(api.call(async () => 1, { timeout: Number.NaN })).rejects.toThrow(/`timeout`.*got NaN/);
     await expect(api.call(async () => 1, { deadline: Number.NaN })).rejects.toThrow(/`deadline`/);
   });
 

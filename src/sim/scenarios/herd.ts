@@ -1,7 +1,9 @@
 import type { RetryOptions } from '../../policies/retry-decision.js';
+import { LATENCY_DISTRIBUTIONS, type LatencyDistribution } from '../distributions.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
 import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
+import { SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
@@ -39,7 +41,8 @@ export function herdRow(
   seeds: number,
   onClientsDone?: (clients: number) => void,
 ): HerdRow {
-  const n = strategy.random ? seeds : 1;
+  const n =
+    strategy.random || (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 })) ? seeds : 1;
   const runs: HerdRun[] = [];
   for (let i = 0; i < n; i++) {
     let reported = 0;
@@ -76,17 +79,28 @@ function selectedStrategies(params: ScenarioParams, retry: RetryOptions | undefi
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const model = str(params, 'server') as ServerModel;
+  const server = {
+    model,
+    burst: num(params, 'burst') || num(params, 'capacity'),
+    latencyMs: num(params, 'latency-ms'),
+    distribution: str(params, 'latency') as LatencyDistribution,
+    queue: num(params, 'queue'),
+    mode: str(params, 'leaky-mode') as 'nodelay' | 'delay',
+  };
   const setup = {
     clients: num(params, 'clients'),
     capacity: num(params, 'capacity'),
     slotMs: num(params, 'slot-ms'),
     seed: num(params, 'seed'),
+    server,
   };
   const seeds = num(params, 'seeds');
   const strategies = selectedStrategies(params, context.retry);
   const bound = herdLowerBound(setup);
+  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs });
 
-  const totalWork = strategies.reduce((s, st) => s + (st.random ? seeds : 1) * setup.clients, 0);
+  const totalWork = strategies.reduce((s, st) => s + (st.random || randomServer ? seeds : 1) * setup.clients, 0);
   let done = 0;
   const progress = context.onProgress;
   const onClientsDone =
@@ -101,7 +115,14 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
 
   const json = {
     scenario: 'herd',
-    parameters: { clients: setup.clients, capacity: setup.capacity, slotMs: setup.slotMs, seeds, seed: setup.seed },
+    parameters: {
+      clients: setup.clients,
+      capacity: setup.capacity,
+      slotMs: setup.slotMs,
+      seeds,
+      seed: setup.seed,
+      server: serverParameters(model, server),
+    },
     lowerBound: bound,
     attempts,
     strategies: rows.map((r) => ({
@@ -172,8 +193,9 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return {
     json,
     report: {
-      title: `kindly-calls sim herd — ${setup.clients} clients, ${setup.capacity} served per ${setup.slotMs} ms slot`,
+      title: `kindly-calls sim herd — ${setup.clients} clients, ${serverTitle(model, setup.capacity, setup.slotMs)}`,
       parameters: [
+        ['server', serverText(model, server, setup.capacity, setup.slotMs)],
         ['clients', String(setup.clients)],
         ['capacity', `${setup.capacity} per slot`],
         ['slot', `${setup.slotMs} ms`],
@@ -184,29 +206,87 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       charts,
       notes: [
         'Each cell: median (min–max) over the seeds; deterministic strategies run one seed.',
-        `Lower bound: ${bound.totalRequests} requests (every first try plus one retry per first-slot rejection) and ${seconds(bound.allSucceededMs)} (capacity).`,
+        `Lower bound: ${bound.totalRequests} requests (every first try plus one retry per client the server cannot take at once) and ${seconds(bound.allSucceededMs)} (capacity).`,
         ...rows.map((r) => `${r.strategy}: ${r.description}.`),
       ],
     },
   };
 }
 
+type ServerParams = {
+  model: ServerModel;
+  burst: number;
+  latencyMs: number;
+  distribution: LatencyDistribution;
+  queue: number;
+  mode: 'nodelay' | 'delay';
+};
+
+/** The options that matter for `model`, for the JSON document. */
+function serverParameters(model: ServerModel, p: ServerParams): Record<string, unknown> {
+  switch (model) {
+    case 'slot':
+      return { model };
+    case 'fixed-window':
+      return { model, latencyMs: p.latencyMs, latency: p.distribution };
+    case 'concurrency':
+      return { model, queue: p.queue, latency: p.distribution, rejectLatencyMs: p.latencyMs };
+    case 'leaky-bucket':
+      return { model, burst: p.burst, mode: p.mode, latencyMs: p.latencyMs, latency: p.distribution };
+    default:
+      return { model, burst: p.burst, latencyMs: p.latencyMs, latency: p.distribution };
+  }
+}
+
+function serverTitle(model: ServerModel, capacity: number, slotMs: number): string {
+  if (model === 'slot') return `${capacity} served per ${slotMs} ms slot`;
+  if (model === 'concurrency') return `${capacity} workers, ${slotMs} ms per request`;
+  return `${model} server, ${number((capacity * 1000) / slotMs)} requests/s`;
+}
+
+function serverText(model: ServerModel, p: ServerParams, capacity: number, slotMs: number): string {
+  const rate = `${number((capacity * 1000) / slotMs)}/s`;
+  const latency = `answers after ${p.latencyMs} ms (${p.distribution})`;
+  switch (model) {
+    case 'slot':
+      return `slot: first ${capacity} per ${slotMs} ms served, answers at the slot's end`;
+    case 'token-bucket':
+      return `token bucket: ${rate}, bucket of ${p.burst}; ${latency}`;
+    case 'leaky-bucket':
+      return `leaky bucket (nginx limit_req): ${rate}, burst ${p.burst - 1} (${p.burst} at once), ${p.mode}; ${latency}`;
+    case 'fixed-window':
+      return `fixed window: ${capacity} per ${slotMs} ms window from the first request; ${latency}`;
+    case 'gcra':
+      return `GCRA: ${rate}, ${p.burst} at once; ${latency}`;
+    case 'concurrency':
+      return `concurrency: ${capacity} workers, ${slotMs} ms (${p.distribution}) each, queue ${p.queue}, 503 after ${p.latencyMs} ms when full`;
+  }
+}
+
 export const herd: Scenario = {
   name: 'herd',
   summary: 'thundering herd: N clients at t = 0 against a server serving a few per slot',
   description: [
-    'Every client sends one request at t = 0. The server serves the first --capacity requests to',
-    'arrive in each --slot-ms slot and rejects the rest with 429 (no wait hint); every response',
-    'arrives at the end of its slot. A rejected client waits per its strategy, counted from the',
-    'response, and tries again until it succeeds (maxAttempts Infinity, maxElapsed 1 h).',
+    'Every client sends one request at t = 0. The server (--server) serves --capacity requests per',
+    '--slot-ms and rejects the rest with 429/503 (no wait hint). A rejected client waits per its',
+    'strategy, counted from the response, and tries again until it succeeds (maxAttempts Infinity,',
+    'maxElapsed 1 h). Server models, each at the rate capacity / slot-ms:',
+    '  slot          the first --capacity arrivals per slot served; every answer at the slot end',
+    '  token-bucket  bucket of --burst tokens refilled at the rate; no token: rejected at once',
+    '  leaky-bucket  nginx limit_req: burst --burst − 1 (so --burst pass at once), --leaky-mode',
+    '  fixed-window  --capacity per --slot-ms window, the window opening at the first request',
+    '  gcra          generic cell rate algorithm: --burst at once, then one per 1 / rate',
+    '  concurrency   --capacity workers, --slot-ms per request, --queue may wait, 503 when full',
+    'Bucket models answer after --latency-ms (--latency distribution); rejections too.',
+    'The lower bound is computed for the chosen model.',
     'Strategies (kindly RetryOptions; ceiling c(n) = min(5 s, 100 ms × 2ⁿ) after the n-th rejection,',
     'i.e. base 200 ms, factor 2, cap 5 s):',
     '  fixed         constant 1 s, no jitter',
     '  exponential   c(n), no jitter',
     '  full          uniform in [0, c(n)]',
     '  equal         c(n)/2 + uniform in [0, c(n)/2]',
-    '  decorrelated  min(5 s, uniform in [100 ms, 3 × previous delay]), previous₀ = 100 ms',
-    '  floor         full jitter with a 1 s floor: 1 s + uniform in [0, c(n) − 1 s]',
+    '  decorrelated  uniform in [100 ms, min(5 s, 3 × previous delay)], previous₀ = 100 ms',
+    '  floor         full jitter with a 1 s floor: uniform in [1 s, max(2 s, c(n))]',
     '  adaptive      kindly Pacer: a rejected client retries at now + pacer.reserve(now); the pacer',
     '                learns the served rate from the responses',
     '  config        your --config retry options (added to the selection)',
@@ -224,6 +304,25 @@ export const herd: Scenario = {
     { name: 'clients', kind: 'integer', min: 1, max: 50_000_000, default: 100, help: 'clients, one request each at t = 0' },
     { name: 'capacity', kind: 'integer', min: 1, max: 50_000_000, default: 10, help: 'requests served per slot' },
     { name: 'slot-ms', kind: 'integer', min: 1, max: 3_600_000, default: 100, help: 'slot length, ms' },
+    { name: 'server', kind: 'choice', choices: SERVER_MODELS, default: 'slot', help: 'server model' },
+    {
+      name: 'burst',
+      kind: 'integer',
+      min: 0,
+      max: 50_000_000,
+      default: 0,
+      help: 'requests served at once from idle (bucket models); 0 means --capacity',
+    },
+    { name: 'latency-ms', kind: 'number', min: 0, max: 3_600_000, default: 1, help: 'answer latency, ms (not slot)' },
+    { name: 'latency', kind: 'choice', choices: LATENCY_DISTRIBUTIONS, default: 'constant', help: 'latency distribution' },
+    { name: 'queue', kind: 'integer', min: 0, max: 50_000_000, default: 0, help: 'concurrency model: requests that may wait' },
+    {
+      name: 'leaky-mode',
+      kind: 'choice',
+      choices: ['nodelay', 'delay'],
+      default: 'nodelay',
+      help: 'leaky bucket: nginx nodelay or delay',
+    },
     { name: 'seeds', kind: 'integer', min: 1, max: 100_000, default: 200, help: 'seeds per jittered strategy' },
     { name: 'seed', kind: 'integer', min: 0, max: 2 ** 31, default: 1, help: 'first seed' },
   ],

@@ -18,7 +18,20 @@ function rows(json: Record<string, unknown>): Row[] {
 
 describe('herd scenario', () => {
   it('defaults: 100 clients, capacity 10, 100 ms slots, 200 seeds from 1, every strategy', () => {
-    expect(withDefaults(herd)).toEqual({ strategy: 'all', clients: 100, capacity: 10, 'slot-ms': 100, seeds: 200, seed: 1 });
+    expect(withDefaults(herd)).toEqual({
+      strategy: 'all',
+      clients: 100,
+      capacity: 10,
+      'slot-ms': 100,
+      server: 'slot',
+      burst: 0,
+      'latency-ms': 1,
+      latency: 'constant',
+      queue: 0,
+      'leaky-mode': 'nodelay',
+      seeds: 200,
+      seed: 1,
+    });
     expect(HERD_STRATEGY_NAMES).toEqual(['fixed', 'exponential', 'full', 'equal', 'decorrelated', 'floor', 'adaptive']);
   });
 
@@ -54,6 +67,45 @@ describe('herd scenario', () => {
     expect(adaptive!.strategy).toBe('adaptive');
     expect(adaptive!.totalRequests.median).toBeLessThanOrEqual(209);
     expect(adaptive!.allSucceededMs.median).toBeLessThanOrEqual(1300);
+  });
+
+  it('regression (a floor removed jitter): the `floor` row no longer moves in lockstep', () => {
+    const { json } = herd.run(withDefaults(herd, { strategy: 'floor', seeds: 50 }), {});
+    const [floor] = rows(json);
+    // Before: every client waited exactly 1 s for its first three retries: 90 retries in one slot.
+    expect(floor!.peakRetriesPerSlot.max).toBeLessThan(30);
+    expect(floor!.totalRequests.median).toBeLessThan(250);
+  });
+
+  it('--server runs every strategy on that model, with the lower bound computed for it', () => {
+    const expected = {
+      slot: { totalRequests: 190, allSucceededMs: 1000 },
+      'token-bucket': { totalRequests: 190, allSucceededMs: 901 },
+      'leaky-bucket': { totalRequests: 190, allSucceededMs: 901 },
+      'fixed-window': { totalRequests: 190, allSucceededMs: 901 },
+      gcra: { totalRequests: 190, allSucceededMs: 901 },
+      concurrency: { totalRequests: 190, allSucceededMs: 1000 },
+    };
+    for (const [server, bound] of Object.entries(expected)) {
+      const { json } = herd.run(withDefaults(herd, { server, seeds: 3 }), {});
+      expect(json.lowerBound, server).toEqual(bound);
+      expect((json.parameters as { server: { model: string } }).server.model).toBe(server);
+      const r = rows(json);
+      expect(r.map((x) => x.strategy)).toEqual(HERD_STRATEGY_NAMES);
+      for (const row of r) {
+        expect(row.lowerBound).toEqual(bound);
+        expect(row.totalRequests.min, `${server} ${row.strategy}`).toBeGreaterThanOrEqual(bound.totalRequests);
+        expect(row.allSucceededMs.min!, `${server} ${row.strategy}`).toBeGreaterThanOrEqual(bound.allSucceededMs);
+      }
+    }
+  });
+
+  it('a random latency makes every strategy run every seed', () => {
+    const { json } = herd.run(
+      withDefaults(herd, { server: 'concurrency', latency: 'lognormal', strategy: 'fixed', seeds: 4 }),
+      {},
+    );
+    expect(rows(json)[0]!.seeds).toBe(4);
   });
 
   it('adds a `config` row for the user’s retry options; give-ups show as null "all succeeded"', () => {

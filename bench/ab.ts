@@ -1,0 +1,86 @@
+/**
+ * Before/after, side by side in one process: the core kindly cases run against two builds
+ * (`--before=DIR` and `--after=DIR`, each a tsup `dist/`), in finely interleaved batches,
+ * `--runs=N` blocks; prints after/before per case (median of the per-block ratios).
+ *
+ *   git worktree add /tmp/kindly-before <commit> && ln -s $PWD/node_modules /tmp/kindly-before/
+ *   (cd /tmp/kindly-before && npx tsup --silent)
+ *   npx tsx --expose-gc bench/ab.ts --before=/tmp/kindly-before/dist --after=dist
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { interleavedRounds, type Measured, type TimedCase } from './rounds.js';
+import { median, ratioOf, round } from './stats.js';
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const before = arg('before');
+const after = arg('after') ?? 'dist';
+if (before === undefined) throw new Error('usage: bench/ab.ts --before=DIR [--after=DIR] [--runs=N]');
+const runs = Number(arg('runs') ?? 5);
+
+type Api = { call: (op: (c: { signal: AbortSignal }) => Promise<number>) => Promise<number> };
+type Make = (name: string, options?: object) => Api;
+const load = async (dir: string) => (await import(pathToFileURL(resolve(dir, 'index.js')).href)) as { downstream: Make };
+
+const operation = async () => 42;
+const FULL = { retry: { maxAttempts: 3 }, attemptTimeout: 10_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 } };
+const cases = (make: Make) => {
+  const plain = make('ab', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+  const full = make('ab-full', FULL);
+  return {
+    'retry+timeout': () => plain.call(operation),
+    signal: () => plain.call((c) => (c.signal.aborted ? Promise.resolve(0) : operation())),
+    full: () => full.call(operation),
+  };
+};
+const sides = { before: cases((await load(before)).downstream), after: cases((await load(after)).downstream) };
+const names = Object.keys(sides.before) as Array<keyof typeof sides.before>;
+// Finely interleaved: batches of `ops` calls alternate between the builds (a few ms each),
+// so load from elsewhere on the machine lands on both alike; medians drop the batches it hit.
+const timed: TimedCase[] = [];
+for (const name of names)
+  for (const side of ['before', 'after'] as const) {
+    const fn = sides[side][name];
+    timed.push({ name: `${side}:${name}`, once: async () => void (await fn()) });
+  }
+const measured = new Map<string, Measured>();
+for (const name of names) {
+  const pair = timed.filter((t) => t.name.endsWith(`:${name}`));
+  for (const [k, v] of await interleavedRounds(pair, { blocks: runs, batches: 40, ops: 2_000, concurrency: 1 }))
+    measured.set(k, v);
+}
+console.log(
+  `node ${process.version}; ${runs} blocks of 40 interleaved batches of 2,000 calls; ns per call (wall), median of blocks`,
+);
+for (const name of names) {
+  const b = measured.get(`before:${name}`)?.wall ?? [];
+  const a = measured.get(`after:${name}`)?.wall ?? [];
+  const ratio = ratioOf('ab', name, a, b);
+  console.log(
+    `${name.padEnd(14)} before ${round(median(b)).toString().padStart(8)}  after ${round(median(a)).toString().padStart(8)}  after/before ${ratio.ratio.toFixed(3)}  (${ratio.runs.map((x) => x.toFixed(3)).join(' ')})`,
+  );
+}
+
+// Bytes allocated per call: deterministic where timings are not (needs --expose-gc). Heap
+// growth over a loop short enough that no scavenge runs during it; median of 9 loops.
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc !== undefined) {
+  const bytesPerCall = async (fn: () => Promise<number>) => {
+    const samples: number[] = [];
+    for (let s = 0; s < 9; s++) {
+      gc();
+      const h0 = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 1_000; i++) await fn();
+      samples.push((process.memoryUsage().heapUsed - h0) / 1_000);
+    }
+    return median(samples);
+  };
+  console.log('bytes allocated per call (median of 9 loops of 1,000 calls)');
+  for (const name of names) {
+    const b = await bytesPerCall(sides.before[name]);
+    const a = await bytesPerCall(sides.after[name]);
+    console.log(
+      `${name.padEnd(14)} before ${Math.round(b).toString().padStart(6)}  after ${Math.round(a).toString().padStart(6)}`,
+    );
+  }
+} else console.log('(run with --expose-gc for bytes allocated per call)');

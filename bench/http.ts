@@ -1,0 +1,137 @@
+/**
+ * HTTP overhead on loopback: the same GET (`200 ok`, body read to the end) sent by bare
+ * `fetch`, by `fetch` with what kindly must add (an AbortSignal per attempt and its two
+ * headers), by `downstream().fetch`, by the full pipeline and by ky — sequentially and 32 at
+ * a time, in interleaved rounds (see rounds.ts). The server runs in its own process.
+ *
+ * Two groups, each in a fresh process (`--group=`):
+ * - `plain`: bare, floor, kindly (retry + attempt timeout + budget), ky.
+ * - `deadline`: bare, floor, kindly full (retry, budget, breaker, bulkhead, pacing, total
+ *   timeout). A call with a deadline enters an AsyncLocalStorage scope, which on Node 20
+ *   switches on promise hooks for the whole process and slows every promise — bare `fetch`
+ *   included — so this group gets a process of its own and its floor pays the same toll.
+ *
+ * Run through `bench/index.ts` (`npm run bench`), which prints the ratios.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import ky from 'ky';
+import { downstream } from '../dist/index.js';
+import { interleavedRounds, type TimedCase } from './rounds.js';
+import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
+
+export type HttpGroup = 'plain' | 'deadline';
+
+/** Targets from the performance issue: kindly ≤ 3 % over the floor, the full pipeline ≤ 5 %. */
+export const HTTP_TARGETS = { kindly: 1.03, full: 1.05 } as const;
+
+async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [new URL('./loopback-server.mjs', import.meta.url).pathname], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [line] = (await once(lines, 'line')) as [string];
+  lines.close();
+  return { url: `http://127.0.0.1:${Number(line)}/item`, child };
+}
+
+async function readOk(response: Response): Promise<void> {
+  const text = await response.text();
+  if (response.status !== 200 || text !== 'ok') throw new Error(`unexpected answer ${response.status} ${text}`);
+}
+
+function casesFor(group: HttpGroup, url: string): TimedCase[] {
+  const bare: TimedCase = { name: 'bare', once: async () => readOk(await fetch(url)) };
+  const floor: TimedCase = {
+    name: 'floor',
+    once: async () => {
+      // What kindly must do per attempt: its own AbortController, and the two headers it sends.
+      const controller = new AbortController();
+      const response = await fetch(url, {
+        signal: controller.signal,
+        headers: { 'x-retry-attempt': '0', 'x-request-timeout-ms': '10000' },
+      });
+      await readOk(response);
+    },
+  };
+  if (group === 'plain') {
+    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+    const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
+    return [
+      bare,
+      floor,
+      { name: 'kindly', once: async () => readOk(await api.fetch(url)) },
+      { name: 'ky', once: async () => readOk(await client.get(url)) },
+    ];
+  }
+  const full = downstream('http-full', {
+    retry: { maxAttempts: 3 },
+    attemptTimeout: 10_000,
+    totalTimeout: 30_000,
+    budget: {},
+    breaker: {},
+    bulkhead: { maxConcurrent: 1_000 },
+    pacing: {},
+  });
+  return [bare, floor, { name: 'kindly-full', once: async () => readOk(await full.fetch(url)) }];
+}
+
+export interface HttpOptions {
+  group: HttpGroup;
+  blocks: number;
+  concurrency: number;
+}
+
+/** Sequential: batches of 4 requests (~1 ms); concurrent: batches of 2 × concurrency requests. */
+const SEQUENTIAL = { batches: 60, ops: 4 } as const;
+const CONCURRENT = { batches: 16 } as const;
+
+export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; ratios: Ratio[] }> {
+  const { url, child } = await startServer();
+  try {
+    const cases = casesFor(options.group, url);
+    const rows: Row[] = [];
+    const ratios: Ratio[] = [];
+    for (const [mode, batches, ops, concurrency] of [
+      ['sequential', SEQUENTIAL.batches, SEQUENTIAL.ops, 1],
+      [`${options.concurrency}-concurrent`, CONCURRENT.batches, 2 * options.concurrency, options.concurrency],
+    ] as const) {
+      const measured = await interleavedRounds(cases, { blocks: options.blocks, batches, ops, concurrency });
+      for (const kind of ['wall', 'cpu'] as const) {
+        const suite = `http-${options.group}:${mode}:${kind}`;
+        const runs = (name: string) => measured.get(name)?.[kind] ?? [];
+        for (const c of cases) {
+          const r = runs(c.name);
+          rows.push({ suite, name: c.name, nsPerCall: round(median(r)), runs: r.map((x) => round(x)) });
+        }
+        // Targets are on wall time, as a user sees it; CPU time is printed beside it.
+        const target = (t: number) => (kind === 'wall' ? t : undefined);
+        if (options.group === 'plain') {
+          ratios.push(ratioOf(suite, 'kindly / floor', runs('kindly'), runs('floor'), target(HTTP_TARGETS.kindly)));
+          ratios.push(ratioOf(suite, 'kindly / bare', runs('kindly'), runs('bare')));
+          ratios.push(ratioOf(suite, 'floor / bare', runs('floor'), runs('bare')));
+          ratios.push(ratioOf(suite, 'ky / bare', runs('ky'), runs('bare')));
+          ratios.push(ratioOf(suite, 'ky / kindly', runs('ky'), runs('kindly')));
+        } else {
+          ratios.push(ratioOf(suite, 'kindly-full / floor', runs('kindly-full'), runs('floor'), target(HTTP_TARGETS.full)));
+          ratios.push(ratioOf(suite, 'kindly-full / bare', runs('kindly-full'), runs('bare')));
+        }
+      }
+    }
+    return { rows, ratios };
+  } finally {
+    child.stdin?.end();
+  }
+}
+
+// As a child of bench/index.ts: `node --import tsx bench/http.ts --group=plain` prints JSON.
+if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, '/'))) {
+  const arg = (name: string, fallback: number) => {
+    const raw = process.argv.find((a) => a.startsWith(`--${name}=`));
+    return raw === undefined ? fallback : Number(raw.slice(name.length + 3));
+  };
+  const group = (process.argv.find((a) => a.startsWith('--group='))?.slice(8) ?? 'plain') as HttpGroup;
+  const result = await runHttp({ group, blocks: arg('blocks', 5), concurrency: arg('concurrency', 32) });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

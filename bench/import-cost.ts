@@ -1,0 +1,90 @@
+/**
+ * What `import 'kindly-calls'` costs a process that starts cold: a fresh Node process per
+ * sample imports the built root entry and reports how long the `import()` took, which of
+ * the package's files it loaded, and how many modules (the package's, and Node built-ins)
+ * were loaded by it. The root entry must not load HTTP, simulator or adapter code: a file
+ * is counted as such when it defines one of the marker names below, which only those parts
+ * define.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median, type Row, round } from './stats.js';
+
+const root = new URL('../dist/index.js', import.meta.url).href;
+const HOOKS = new URL('./import-hooks.mjs', import.meta.url).href;
+/** Names only the HTTP, simulator and adapter code define (checked against the build). */
+const MARKERS: Record<string, RegExp> = {
+  http: definitions('fetchThrough', 'AttemptSignal', 'connectTimeoutFetch'),
+  sim: definitions('EventQueue', 'Simulation', 'SlotServer'),
+  adapters: definitions('kindlyAxios', 'queryRetry', 'attemptFromFailureCount'),
+};
+
+/** A definition of any of `names` as the bundler writes it (`function X`, `class X`, `var X = class`). */
+function definitions(...names: string[]): RegExp {
+  const alt = names.join('|');
+  return new RegExp(`\\b(?:function|class)\\s+(?:${alt})\\b|\\b(?:var|let|const)\\s+(?:${alt})\\s*=`);
+}
+
+const child = `
+const t0 = performance.now();
+const before = new Set(process.moduleLoadList);
+await import(${JSON.stringify(root)});
+const ms = performance.now() - t0;
+const builtins = process.moduleLoadList.filter((m) => !before.has(m)).length;
+process.stdout.write(JSON.stringify({ ms, builtins }));
+`;
+
+interface Sample {
+  ms: number;
+  builtins: number;
+}
+
+function sample(): Sample {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', child], { encoding: 'utf8' });
+  return JSON.parse(out) as Sample;
+}
+
+/** The files one import loads, recorded by a loader hook in a process of its own. */
+function loadedFiles(): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'kindly-import-'));
+  const log = join(dir, 'loaded.txt');
+  try {
+    writeFileSync(log, '');
+    execFileSync(process.execPath, ['--import', HOOKS, '--input-type=module', '-e', child], {
+      encoding: 'utf8',
+      env: { ...process.env, KINDLY_IMPORT_LOG: log },
+    });
+    return readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const IMPORT_TARGET_MS = 15;
+
+export function runImportCost(options: { samples: number }): { rows: Row[]; loaded: string[]; offending: string[] } {
+  const ms: number[] = [];
+  let builtins = 0;
+  for (let i = 0; i < options.samples; i++) {
+    const s = sample();
+    ms.push(s.ms);
+    builtins = s.builtins;
+  }
+  // A separate process with a loader hook lists the files (the hook would skew the timing).
+  const loaded = loadedFiles().filter((f) => f.includes('/dist/'));
+  const offending: string[] = [];
+  for (const file of loaded) {
+    const text = readFileSync(new URL(file), 'utf8');
+    for (const [part, marker] of Object.entries(MARKERS)) if (marker.test(text)) offending.push(`${file} (${part})`);
+  }
+  const rows: Row[] = [
+    { suite: 'import', name: 'root entry, cold', value: round(median(ms), 2), unit: 'ms', runs: ms.map((x) => round(x, 2)) },
+    { suite: 'import', name: 'package modules loaded', value: loaded.length, unit: 'modules', runs: [loaded.length] },
+    { suite: 'import', name: 'node built-ins loaded', value: builtins, unit: 'modules', runs: [builtins] },
+  ];
+  return { rows, loaded, offending };
+}

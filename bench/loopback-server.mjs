@@ -1,0 +1,17 @@
+// The HTTP benchmarks' callee: a keep-alive node:http server on loopback port 0, in its own
+// process so that its work does not share the client's event loop. Prints its port, answers
+// every request `200 ok` (2 bytes), and exits when its parent closes stdin.
+import { createServer } from 'node:http';
+
+const body = Buffer.from('ok');
+const server = createServer((request, response) => {
+  request.resume();
+  response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
+  response.end(body);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${server.address().port}\n`);
+});
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,58 @@
+/**
+ * Runs one benchmark case in a loop so that a profiler can see where its time goes:
+ *
+ *   node --cpu-prof --cpu-prof-dir=.tmp/prof --import tsx bench/profile.ts kindly:signal 200000
+ *   node --import tsx bench/profile-summary.ts .tmp/prof/<file>.cpuprofile
+ *
+ * Core cases by name (see cases.ts), or `http:<case>` (bare, floor, kindly, kindly-full, ky)
+ * against the loopback server.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import ky from 'ky';
+import { downstream } from '../dist/index.js';
+import { cases } from './cases.js';
+
+const [name = 'kindly:signal', countArg = '200000'] = process.argv.slice(2);
+const count = Number(countArg);
+
+if (name.startsWith('http:')) {
+  const child = spawn(process.execPath, [new URL('./loopback-server.mjs', import.meta.url).pathname], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const [port] = (await once(lines, 'line')) as [string];
+  const url = `http://127.0.0.1:${Number(port)}/item`;
+  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+  const full = downstream('profile-full', {
+    totalTimeout: 30_000,
+    breaker: {},
+    bulkhead: { maxConcurrent: 1_000 },
+    pacing: {},
+  });
+  const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
+  const one: Record<string, () => Promise<Response>> = {
+    'http:bare': () => fetch(url),
+    'http:floor': () =>
+      fetch(url, { signal: new AbortController().signal, headers: { 'x-retry-attempt': '0', 'x-request-timeout-ms': '10000' } }),
+    'http:kindly': () => api.fetch(url),
+    'http:kindly-full': () => full.fetch(url),
+    'http:ky': () => client.get(url),
+  };
+  const send = one[name];
+  if (send === undefined) throw new Error(`unknown case ${name}`);
+  const concurrency = Number(process.argv[4] ?? 1);
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started++ < count) await (await send()).text();
+    }),
+  );
+  child.stdin?.end();
+} else {
+  const c = cases.find((x) => x.name === name);
+  if (c === undefined) throw new Error(`unknown case ${name}`);
+  const fn = await c.setup();
+  for (let i = 0; i < count; i++) await fn();
+}

@@ -1,0 +1,18 @@
+/**
+ * Unbounded retrying must be written out (docs/guide.md, "Stop conditions"): `maxAttempts:
+ * Infinity` is accepted only with a `maxElapsed` (or a downstream `totalTimeout`).
+ *
+ * Run: npx tsx examples/guide-unbounded.ts
+ */
+// #region readme
+import { downstream, isInvalidOptionsError } from 'kindly-calls';
+
+const poller = downstream('poller', { retry: { maxAttempts: Infinity, maxElapsed: 60_000 } });
+console.log(poller.retry.maxAttempts); // Infinity, bounded by maxElapsed
+
+try {
+  downstream('forever', { retry: { maxAttempts: Infinity } });
+} catch (error) {
+  if (isInvalidOptionsError(error)) console.log(error.problems); // refused: no maxElapsed
+}
+// #endregion

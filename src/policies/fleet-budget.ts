@@ -1,0 +1,178 @@
+import type { BudgetSyncReply, BudgetSyncRequest } from '../store/fleet-store.js';
+
+/** One lease: tokens taken from the fleet budget in one store bucket, usable until `expiresAt`. */
+interface Lease {
+  bucket: number;
+  tokens: number;
+  expiresAt: number;
+}
+
+export interface BudgetLeaseOptions {
+  /** Leased tokens are usable this long (local ms), then given back. */
+  leaseMs: number;
+  /** Most tokens asked for in one sync. */
+  maxLease: number;
+  /** Retries a process may make on credit while it holds no token, until its next sync. */
+  borrow: number;
+}
+
+/**
+ * One process's share of a fleet retry budget, sans-IO: the hot path (`recordRequest`,
+ * `take`) touches only local numbers; `syncRequest` / `applyReply` / `syncFailed` are the
+ * background exchange with the store (`syncBudget` in `fleet-ledger.ts`).
+ *
+ * - First attempts are counted locally and deposited in batches (`pending`).
+ * - Retries spend leased tokens, withdrawn from the fleet budget when leased. A lease is
+ *   sized to the retries spent since the last sync (× 1.5, at least 1, at most `maxLease`)
+ *   and expires after `leaseMs`; what is left of it is given back to its bucket.
+ * - With no token left, up to `borrow` retries go ahead on credit and are withdrawn
+ *   unconditionally at the next sync. Credit is restored only by a reply that shows room
+ *   left in the fleet budget, so it never piles up while the budget is exhausted.
+ *
+ * Overshoot bound. Leased tokens were available when leased, so the fleet's granted retries
+ * exceed its allowance only by credit: with P processes, at any instant
+ *
+ *     fleet retries in the window ≤ ratio × R + reserve + P × borrow
+ *
+ * (credit is withdrawn unconditionally, but a process borrows again only after the store
+ * showed T below the allowance).
+ *
+ * where R counts the first attempts deposited so far (a deposit lags by at most one sync
+ * interval, which delays a budget's growth, never its limit). A token is spent at most
+ * `leaseMs` after the window it was counted in; with `leaseMs` ≤ one bucket that moves a
+ * retry by at most one bucket, as Finagle's own buckets do.
+ */
+export class BudgetLease {
+  /** First attempts not yet deposited. */
+  private pending = 0;
+  /** Retries made on credit, not yet withdrawn. */
+  private debt = 0;
+  /** Credit left: restored only when the store shows room again, so credit never piles up. */
+  private creditLeft: number;
+  /** Tokens spent since the last sync: sizes the next lease. */
+  private spentSinceSync = 0;
+  private readonly leases: Lease[] = [];
+  /** Expired leases' leftovers waiting to be given back (one bucket per sync). */
+  private readonly toReturn: Lease[] = [];
+  /** What the sync in flight carried, restored if it fails. */
+  private inFlight: { requests: number; debt: number; returned: Lease | undefined } | undefined;
+
+  constructor(private readonly options: BudgetLeaseOptions) {
+    this.creditLeft = options.borrow;
+  }
+
+  /** A first attempt was made. */
+  recordRequest(): void {
+    this.pending++;
+  }
+
+  /** Spends one retry token (or credit); `false` when neither is left. */
+  take(nowMs: number): boolean {
+    this.expire(nowMs);
+    for (const lease of this.leases) {
+      if (lease.tokens > 0) {
+        lease.tokens--;
+        this.spentSinceSync++;
+        return true;
+      }
+    }
+    if (this.creditLeft > 0) {
+      this.creditLeft--;
+      this.debt++;
+      this.spentSinceSync++;
+      return true;
+    }
+    return false;
+  }
+
+  /** Tokens held and usable now. */
+  tokens(nowMs: number): number {
+    this.expire(nowMs);
+    let n = 0;
+    for (const lease of this.leases) n += lease.tokens;
+    return n;
+  }
+
+  /** Credit used and not yet withdrawn. */
+  get credit(): number {
+    return this.debt;
+  }
+
+  /** First attempts waiting to be deposited. */
+  get pendingRequests(): number {
+    return this.pending;
+  }
+
+  /** Whether a sync has something to say or to ask (a lease to renew, top up or give back). */
+  wantsSync(nowMs: number): boolean {
+    this.expire(nowMs);
+    return this.pending > 0 || this.debt > 0 || this.toReturn.length > 0 || this.spentSinceSync > 0;
+  }
+
+  /** The store request for a sync now; its counts are handed over (restored by `syncFailed`). */
+  syncRequest(
+    nowMs: number,
+    budget: Pick<BudgetSyncRequest, 'bucketMs' | 'windowBuckets' | 'ratio' | 'reserve'>,
+  ): BudgetSyncRequest {
+    this.expire(nowMs);
+    const returned = this.toReturn.shift();
+    const held = this.tokens(nowMs);
+    const target = Math.min(this.options.maxLease, Math.max(1, Math.ceil(1.5 * this.spentSinceSync)));
+    const want = Math.max(0, target - held);
+    const request: BudgetSyncRequest = {
+      ...budget,
+      requests: this.pending,
+      returned: returned?.tokens ?? 0,
+      returnBucket: returned?.bucket ?? 0,
+      spent: this.debt,
+      want,
+    };
+    this.inFlight = { requests: this.pending, debt: this.debt, returned };
+    this.pending = 0;
+    this.debt = 0;
+    this.spentSinceSync = 0;
+    return request;
+  }
+
+  /** The store answered the sync in flight. */
+  applyReply(nowMs: number, reply: BudgetSyncReply): void {
+    this.inFlight = undefined;
+    // Room left after this grant: the fleet is within its allowance, credit may be used again.
+    if (reply.available > 0) this.creditLeft = this.options.borrow;
+    if (reply.granted > 0)
+      this.leases.push({ bucket: reply.bucket, tokens: reply.granted, expiresAt: nowMs + this.options.leaseMs });
+  }
+
+  /**
+   * The sync in flight got no answer: its deposits and credit are kept for the next one.
+   * Tokens it was giving back are dropped (the store may have taken them; not returning them
+   * errs on the side of fewer retries).
+   */
+  syncFailed(): void {
+    const f = this.inFlight;
+    if (f === undefined) return;
+    this.inFlight = undefined;
+    this.pending += f.requests;
+    this.debt += f.debt;
+  }
+
+  /**
+   * Drops every lease and debt (the store lost its state, or the process fell back to its
+   * local budget): what the store knew of them is gone or will expire.
+   */
+  reset(): void {
+    this.leases.length = 0;
+    this.toReturn.length = 0;
+    this.debt = 0;
+  }
+
+  private expire(nowMs: number): void {
+    const leases = this.leases;
+    while (leases.length > 0 && leases[0]!.expiresAt <= nowMs) {
+      const lease = leases.shift() as Lease;
+      if (lease.tokens > 0) this.toReturn.push(lease);
+    }
+    // Leftovers of leases that can no longer be given back in time are simply dropped.
+    if (this.toReturn.length > 4) this.toReturn.splice(0, this.toReturn.length - 4);
+  }
+}

@@ -1,0 +1,95 @@
+import type { Random } from '../../random/random.js';
+import { type Latency, sampleLatency } from '../distributions.js';
+import type { Simulation } from '../engine.js';
+import { Answers, answerValidator, type LowerBound, type ServerResponse, type SimServer, validateLatency } from './server.js';
+
+export interface ConcurrencyOptions {
+  /** Requests served at the same time (workers). */
+  concurrency: number;
+  /** Requests that may wait for a worker; beyond that, 503 at once. @default 0 */
+  queue?: number;
+  /** Time a worker spends on one request (the served answer's latency when nothing waits). */
+  service: Latency;
+  /** Time from arrival to a rejection reaching the client. @default { ms: 1 } */
+  rejectLatency?: Latency;
+}
+
+/**
+ * A server with a fixed number of workers and a bounded FIFO queue (a thread pool, nginx
+ * `limit_conn` with a backlog): a request starts at once when a worker is free, waits in the
+ * queue when none is, and is rejected at once (503) when the queue is full. The answer arrives
+ * when its service ends, so latency grows with load: queueing time plus service time.
+ */
+export class ConcurrencyServer implements SimServer {
+  private readonly concurrency: number;
+  private readonly queueLimit: number;
+  private readonly service: Latency;
+  private busy = 0;
+  private waiting: number[] = [];
+  private head = 0;
+  private readonly answers: Answers;
+  private readonly doneKind: number;
+
+  constructor(
+    private readonly sim: Simulation,
+    private readonly random: Random,
+    options: ConcurrencyOptions,
+    private readonly respond: ServerResponse,
+  ) {
+    const v = answerValidator('concurrency server', { rejectLatency: options.rejectLatency })
+      .knownKeys(options, ['concurrency', 'queue', 'service', 'rejectLatency'])
+      .integer('concurrency', options.concurrency, 1)
+      .check(options.concurrency !== undefined, 'Expected `concurrency`, got undefined')
+      .integer('queue', options.queue, 0)
+      .check(options.service !== undefined, 'Expected `service`, got undefined');
+    validateLatency(v, 'service', options.service);
+    v.done();
+    this.concurrency = options.concurrency;
+    this.queueLimit = options.queue ?? 0;
+    this.service = options.service;
+    this.answers = new Answers(sim, random, { rejectLatency: options.rejectLatency }, respond);
+    this.doneKind = sim.on((client, now) => this.finish(client, now));
+  }
+
+  /** Requests waiting for a worker now. */
+  get queued(): number {
+    return this.waiting.length - this.head;
+  }
+
+  arrive(client: number, _now: number): void {
+    if (this.busy < this.concurrency) {
+      this.busy++;
+      this.start(client);
+    } else if (this.queued < this.queueLimit) {
+      this.waiting.push(client);
+    } else {
+      this.answers.reject(client);
+    }
+  }
+
+  private start(client: number): void {
+    this.sim.after(sampleLatency(this.service, this.random), this.doneKind, client);
+  }
+
+  private finish(client: number, now: number): void {
+    if (this.head < this.waiting.length) {
+      this.start(this.waiting[this.head++]!);
+      if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+        this.waiting = this.waiting.slice(this.head);
+        this.head = 0;
+      }
+    } else {
+      this.busy--;
+    }
+    this.respond(client, true, now);
+  }
+}
+
+/** concurrency + queue admitted at once; `concurrency` finish per service time. */
+export function concurrencyBound(clients: number, options: ConcurrencyOptions): LowerBound {
+  const admitted = options.concurrency + (options.queue ?? 0);
+  return {
+    totalRequests: clients + Math.max(0, clients - admitted),
+    allSucceededMs: Math.ceil(clients / options.concurrency) * options.service.ms,
+  };
+}

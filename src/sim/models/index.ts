@@ -1,0 +1,127 @@
+import { SeededRandom } from '../../random/random.js';
+import type { Latency, LatencyDistribution } from '../distributions.js';
+import type { Simulation } from '../engine.js';
+import { SlotServer } from '../slot-server.js';
+import { ConcurrencyServer, concurrencyBound } from './concurrency.js';
+import { FixedWindowServer, fixedWindowBound } from './fixed-window.js';
+import { GcraServer, gcraBound } from './gcra.js';
+import { LeakyBucketServer, leakyBucketBound } from './leaky-bucket.js';
+import type { LowerBound, ServerResponse, SimServer } from './server.js';
+import { TokenBucketServer, tokenBucketBound } from './token-bucket.js';
+
+export type { LowerBound, ServerResponse, SimServer } from './server.js';
+
+/** The server models a herd can run against. */
+export const SERVER_MODELS = ['slot', 'token-bucket', 'leaky-bucket', 'fixed-window', 'gcra', 'concurrency'] as const;
+
+export type ServerModel = (typeof SERVER_MODELS)[number];
+
+/**
+ * One server, described in the herd's common terms so that every model has the same capacity:
+ * `capacity` requests per `slotMs`, `burst` of them at once from idle.
+ *
+ * | model          | mapped to                                                                 |
+ * |----------------|---------------------------------------------------------------------------|
+ * | `slot`         | first `capacity` arrivals per slot served, answers at the slot's end      |
+ * | `token-bucket` | rate capacity / slotMs, bucket size `burst`                               |
+ * | `leaky-bucket` | rate capacity / slotMs, nginx burst = `burst` − 1 (so `burst` pass at once)|
+ * | `fixed-window` | `capacity` per window of `slotMs` (windows open at the first request)     |
+ * | `gcra`         | rate capacity / slotMs, `burst` at once                                   |
+ * | `concurrency`  | `capacity` workers, each request takes `slotMs`, `queue` may wait         |
+ */
+export interface ServerSpec {
+  model: ServerModel;
+  capacity: number;
+  slotMs: number;
+  /** Served at once from idle (bucket models). @default capacity */
+  burst?: number;
+  /** Answer latency, ms (not the slot model: its answers come at the slot's end). @default 1 */
+  latencyMs?: number;
+  /** @default 'constant' */
+  distribution?: LatencyDistribution;
+  /** Queue length of the concurrency model. @default 0 */
+  queue?: number;
+  /** Leaky bucket: nginx `nodelay` or not. @default 'nodelay' */
+  mode?: 'nodelay' | 'delay';
+}
+
+/** The network's random stream: its own seed, so strategies are compared on the same draws. */
+export function networkRandom(seed: number): SeededRandom {
+  return new SeededRandom((seed ^ 0x6e657477) >>> 0); // "netw"
+}
+
+/** Whether the model draws randomness (a latency distribution other than constant). */
+export function serverIsRandom(spec: ServerSpec): boolean {
+  return spec.model !== 'slot' && (spec.distribution ?? 'constant') !== 'constant';
+}
+
+function latency(spec: ServerSpec): Latency {
+  return { ms: spec.latencyMs ?? 1, distribution: spec.distribution ?? 'constant' };
+}
+
+function rate(spec: ServerSpec): number {
+  return (spec.capacity * 1000) / spec.slotMs;
+}
+
+/** Builds the model; answers reach `respond`. */
+export function buildServer(spec: ServerSpec, sim: Simulation, respond: ServerResponse): SimServer {
+  const random = networkRandom(sim.seed);
+  const burst = spec.burst ?? spec.capacity;
+  const l = latency(spec);
+  switch (spec.model) {
+    case 'slot':
+      return new SlotServer(sim, { capacity: spec.capacity, slotMs: spec.slotMs }, respond);
+    case 'token-bucket':
+      return new TokenBucketServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: l }, respond);
+    case 'leaky-bucket':
+      return new LeakyBucketServer(
+        sim,
+        random,
+        { ratePerSecond: rate(spec), burst: burst - 1, mode: spec.mode ?? 'nodelay', latency: l, rejectLatency: l },
+        respond,
+      );
+    case 'fixed-window':
+      return new FixedWindowServer(
+        sim,
+        random,
+        { limit: spec.capacity, windowMs: spec.slotMs, latency: l, rejectLatency: l },
+        respond,
+      );
+    case 'gcra':
+      return new GcraServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: l }, respond);
+    case 'concurrency':
+      return new ConcurrencyServer(
+        sim,
+        random,
+        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: { ...l, ms: spec.slotMs }, rejectLatency: l },
+        respond,
+      );
+  }
+}
+
+/** The best any strategy can do against the model with `clients` requests at t = 0. */
+export function serverLowerBound(spec: ServerSpec, clients: number): LowerBound {
+  const burst = spec.burst ?? spec.capacity;
+  const l = latency(spec);
+  switch (spec.model) {
+    case 'slot':
+      return {
+        totalRequests: clients + Math.max(0, clients - spec.capacity),
+        allSucceededMs: Math.ceil(clients / spec.capacity) * spec.slotMs,
+      };
+    case 'token-bucket':
+      return tokenBucketBound(clients, { ratePerSecond: rate(spec), burst, latency: l });
+    case 'leaky-bucket':
+      return leakyBucketBound(clients, { ratePerSecond: rate(spec), burst: burst - 1, mode: spec.mode ?? 'nodelay', latency: l });
+    case 'fixed-window':
+      return fixedWindowBound(clients, { limit: spec.capacity, windowMs: spec.slotMs, latency: l });
+    case 'gcra':
+      return gcraBound(clients, { ratePerSecond: rate(spec), burst, latency: l });
+    case 'concurrency':
+      return concurrencyBound(clients, {
+        concurrency: spec.capacity,
+        queue: spec.queue ?? 0,
+        service: { ...l, ms: spec.slotMs },
+      });
+  }
+}

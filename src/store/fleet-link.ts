@@ -1,0 +1,442 @@
+import type { BreakerState, CircuitBreaker, CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import { CIRCUIT_BREAKER_DEFAULTS } from '../policies/circuit-breaker.js';
+import { BudgetLease } from '../policies/fleet-budget.js';
+import { PACER_DEFAULTS, type Pacer, type PacerOptions } from '../policies/pacer.js';
+import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } from '../policies/retry-budget.js';
+import type { Random } from '../random/random.js';
+import type { Cancel, Clock } from '../time/clock.js';
+import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
+
+/** How a downstream shares its policies' state through a fleet store. */
+export interface FleetLinkOptions {
+  store: FleetStore;
+  downstream: string;
+  clock: Clock;
+  random: Random;
+  /** The downstream's budget options (`undefined`: no budget). */
+  budget: RetryBudgetOptions | undefined;
+  breaker: CircuitBreakerOptions | undefined;
+  pacing: PacerOptions | undefined;
+  maxKeys: number;
+  /** Told when the store goes down or comes back. */
+  onAvailability: (change: StoreAvailability, atMs: number) => void;
+}
+
+/**
+ * Background sync period, ms. Bounds how long an opened breaker takes to reach the other
+ * processes: one period plus about 1.5 round trips (its report, then their next read).
+ */
+export const FLEET_SYNC_MS = 80;
+/** A downstream with no call for this long stops syncing until its next call. */
+const IDLE_MS = 10_000;
+/** Most tokens one process leases at once, and retries it may make on credit between syncs. */
+const MAX_LEASE = 20;
+const BORROW = 1;
+/** A probe lease outlives one probe call; an answer later than this cannot close the fleet's breaker. */
+const PROBE_LEASE_MS = 10_000;
+
+interface BreakerLink {
+  key: string;
+  breaker: CircuitBreaker;
+  /** The generation last seen (−1: none, e.g. after the store lost its state). */
+  generation: number;
+  /** Last call through this lane (local ms): only processes still calling take a probe lease. */
+  lastCallAt: number;
+}
+
+interface PaceLink {
+  key: string;
+  pacer: Pacer;
+  /** Local ms until which the fleet is throttling (from the last sync). */
+  activeUntil: number;
+  /** Wait hint seen locally and not yet shared: local ms it ends. */
+  hintUntil: number;
+}
+
+/**
+ * One downstream's link to a fleet store. The calls' hot path keeps using the local
+ * policies, synchronously; this link mirrors them into the store in the background, and
+ * the store's answers back into them:
+ *
+ * - **budget**: `budgets` replaces the downstream's `KeyedRetryBudgets` — deposits and
+ *   leased tokens (`BudgetLease`) while the store answers, the local budget (always fed)
+ *   while it does not;
+ * - **breaker**: a local trip is reported at once; every `FLEET_SYNC_MS` the shared record is
+ *   read and the local breaker held open, given the probe lease, or released to match;
+ * - **pacing**: while anyone in the fleet is throttled, each paced attempt books its slot
+ *   in the fleet's queue (one script, one round trip, taken while the attempt waits anyway).
+ *
+ * Store time is mapped onto the local monotonic clock with the offset measured on the
+ * fastest recent round trip: `local = store − offset`, error ≤ half that round trip.
+ */
+export class FleetLink {
+  readonly store: FleetStore;
+  readonly owner: string;
+  readonly budgets: FleetBudgets | undefined;
+  readonly clock: Clock;
+  /** The downstream's name: the hash tag of every key. */
+  readonly scopeName: string;
+  private readonly random: Random;
+  private readonly breakerOptions: Required<
+    Pick<CircuitBreakerOptions, 'breakMs' | 'breakGrowth' | 'maxBreakMs' | 'breakJitter'>
+  >;
+  private readonly quietMs: number;
+  private readonly minRate: number;
+  private readonly breakers = new Map<string, BreakerLink>();
+  private readonly paces = new Map<string, PaceLink>();
+  private offset = 0;
+  private offsetRtt = Number.POSITIVE_INFINITY;
+  private synced = false;
+  private timer: Cancel | undefined;
+  private lastActivity = Number.NEGATIVE_INFINITY;
+  private applying = false;
+  private readonly unsubscribe: () => void;
+
+  constructor(options: FleetLinkOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.random = options.random;
+    this.scopeName = options.downstream;
+    // Ids only need to differ between processes; 52 random bits do.
+    this.owner = `${Math.floor(options.random.next() * 2 ** 26).toString(36)}${Math.floor(options.random.next() * 2 ** 26).toString(36)}`;
+    const b = options.breaker ?? {};
+    const d = CIRCUIT_BREAKER_DEFAULTS;
+    this.breakerOptions = {
+      breakMs: b.breakMs ?? d.breakMs,
+      breakGrowth: b.breakGrowth ?? d.breakGrowth,
+      maxBreakMs: b.maxBreakMs ?? d.maxBreakMs,
+      breakJitter: b.breakJitter ?? d.breakJitter,
+    };
+    this.quietMs = options.pacing?.quietMs ?? PACER_DEFAULTS.quietMs;
+    this.minRate = 1 / (options.pacing?.maxSpacingMs ?? PACER_DEFAULTS.maxSpacingMs);
+    this.budgets = options.budget === undefined ? undefined : new FleetBudgets(this, options.budget, options.maxKeys);
+    this.unsubscribe = this.store.onAvailability((change) => {
+      options.onAvailability(change, this.clock.monotonic());
+      if (change.available) this.resync();
+      else this.fellBack();
+    });
+  }
+
+  /** Stops syncing (the downstream is no longer used). */
+  close(): void {
+    this.unsubscribe();
+    this.timer?.();
+    this.timer = undefined;
+  }
+
+  /** Whether shared state is in force now (the store answers and has answered once). */
+  get sharing(): boolean {
+    return this.synced && this.store.available;
+  }
+
+  /** Store ms → local monotonic ms. */
+  toLocal(storeMs: number): number {
+    return storeMs - this.offset;
+  }
+
+  /** A call went through: keeps the background sync running. */
+  touch(nowMs: number): void {
+    this.lastActivity = nowMs;
+    if (this.timer === undefined) this.schedule();
+  }
+
+  // ---- breaker -------------------------------------------------------------------------
+
+  /** Registers a lane's breaker (called when the lane is created). */
+  attachBreaker(key: string, breaker: CircuitBreaker): void {
+    const link: BreakerLink = { key, breaker, generation: -1, lastCallAt: Number.NEGATIVE_INFINITY };
+    this.breakers.set(key, link);
+    if (this.breakers.size > 4 * 1024) this.breakers.delete(this.breakers.keys().next().value as string);
+    // Learn the fleet's state at once: a process new to the key may join an open breaker.
+    void this.syncBreaker(link, 'none');
+  }
+
+  /** A call used `key`'s breaker. */
+  breakerUsed(key: string, nowMs: number): void {
+    const link = this.breakers.get(key);
+    if (link !== undefined) link.lastCallAt = nowMs;
+    this.touch(nowMs);
+  }
+
+  /** The local breaker of `key` changed state; reports its own decisions (not the fleet's) at once. */
+  breakerChanged(key: string, from: BreakerState, to: BreakerState): void {
+    if (this.applying) return;
+    const link = this.breakers.get(key);
+    if (link === undefined) return;
+    if (to === 'open' && from !== 'open') void this.syncBreaker(link, 'open');
+    else if (to === 'closed' && from === 'half-open') void this.syncBreaker(link, 'close');
+  }
+
+  private async syncBreaker(link: BreakerLink, report: 'none' | 'open' | 'close'): Promise<void> {
+    if (!this.store.available) return;
+    const sentAt = this.clock.monotonic();
+    const local = link.breaker.state(sentAt);
+    const o = this.breakerOptions;
+    const rec = await this.store.breaker(
+      { downstream: this.scopeName, key: link.key },
+      {
+        owner: this.owner,
+        generation: link.generation,
+        report,
+        ...o,
+        u: this.random.next(),
+        wantProbe: local !== 'closed' && sentAt - link.lastCallAt < IDLE_MS,
+        probeLeaseMs: PROBE_LEASE_MS,
+        ttlMs: o.maxBreakMs + PROBE_LEASE_MS,
+      },
+    );
+    if (rec === undefined) return;
+    this.measured(sentAt, rec.now);
+    this.applyBreaker(link, rec);
+  }
+
+  private applyBreaker(link: BreakerLink, rec: BreakerRecord): void {
+    link.generation = rec.generation;
+    const now = this.clock.monotonic();
+    const breaker = link.breaker;
+    // How long a hold lasts without news: a few sync periods, so that a process that loses
+    // the store finds its own breaker back soon (fail-open to local policies).
+    const hold = now + 3 * FLEET_SYNC_MS;
+    this.applying = true;
+    try {
+      if (rec.state === BREAKER_CLOSED) {
+        breaker.release(now);
+      } else if (rec.state === BREAKER_OPEN) {
+        breaker.holdOpen(now, Math.max(this.toLocal(rec.openUntil), hold));
+      } else if (rec.probeOwner === this.owner && this.toLocal(rec.probeUntil) > now) {
+        // This process probes for the fleet.
+        const state = breaker.state(now);
+        if (state === 'open') breaker.endBreak(now);
+        else if (state === 'closed') {
+          // Closed here already (its own probe succeeded before the lease reached it).
+          this.applying = false;
+          void this.syncBreaker(link, 'close');
+        }
+      } else {
+        breaker.holdOpen(now, hold);
+      }
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  // ---- pacing --------------------------------------------------------------------------
+
+  /** Registers a lane's pacer. */
+  attachPacer(key: string, pacer: Pacer): void {
+    this.paces.set(key, {
+      key,
+      pacer,
+      activeUntil: Number.NEGATIVE_INFINITY,
+      hintUntil: Number.NEGATIVE_INFINITY,
+    });
+    if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
+  }
+
+  /** Whether attempts on `key` are paced now: this process is throttled, or the fleet is. */
+  throttling(key: string, pacer: Pacer, nowMs: number): boolean {
+    if (pacer.throttling(nowMs)) return true;
+    if (!this.sharing) return false;
+    const link = this.paces.get(key);
+    return link !== undefined && nowMs < link.activeUntil;
+  }
+
+  /** A wait hint seen on `key` (shared with the fleet at the next sync). */
+  hint(key: string, nowMs: number, hintMs: number): void {
+    const link = this.paces.get(key);
+    if (link !== undefined && nowMs + hintMs > link.hintUntil) link.hintUntil = nowMs + hintMs;
+  }
+
+  /**
+   * Books a send slot for one attempt on `key`: in the fleet's queue while the store
+   * answers (one round trip), else in the local pacer. Resolves to the wait in ms.
+   */
+  reserve(key: string, pacer: Pacer, nowMs: number): number | Promise<number> {
+    if (!this.sharing) return pacer.reserve(nowMs);
+    if (!this.throttling(key, pacer, nowMs)) return 0;
+    return this.bookSlot(key, pacer, nowMs);
+  }
+
+  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number> {
+    const localRate = pacer.throttling(nowMs) ? (pacer.rate(nowMs) ?? 0) / 1000 : 0;
+    const reply = await this.store.bookSlot(
+      { downstream: this.scopeName, key },
+      { owner: this.owner, rate: localRate, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
+    );
+    const at = this.clock.monotonic();
+    if (reply === undefined) return Math.max(0, pacer.reserve(at) - (at - nowMs));
+    this.measured(nowMs, reply.now);
+    // The slot is store time; the wait counts from now, after the round trip.
+    return Math.max(0, this.toLocal(reply.slot) - this.clock.monotonic());
+  }
+
+  private async syncPace(link: PaceLink): Promise<void> {
+    const sentAt = this.clock.monotonic();
+    const active = link.pacer.throttling(sentAt);
+    const hintMs = link.hintUntil > sentAt ? link.hintUntil - sentAt : 0;
+    link.hintUntil = Number.NEGATIVE_INFINITY;
+    const reply = await this.store.pace(
+      { downstream: this.scopeName, key: link.key },
+      {
+        owner: this.owner,
+        rate: active ? (link.pacer.rate(sentAt) ?? 0) / 1000 : 0,
+        contributionMs: this.quietMs,
+        active,
+        quietMs: this.quietMs,
+        hintMs,
+        ttlMs: 60_000,
+      },
+    );
+    if (reply === undefined) return;
+    this.measured(sentAt, reply.now);
+    link.activeUntil = this.toLocal(reply.activeUntil);
+  }
+
+  // ---- background sync -----------------------------------------------------------------
+
+  private schedule(): void {
+    this.timer = this.clock.schedule(FLEET_SYNC_MS, () => this.tick());
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    const now = this.clock.monotonic();
+    let busy = now - this.lastActivity < IDLE_MS;
+    if (this.store.available) {
+      this.budgets?.sync(now);
+      for (const link of this.breakers.values()) {
+        const state = link.breaker.state(now);
+        if (state !== 'closed' || now - link.lastCallAt < IDLE_MS) {
+          busy = true;
+          void this.syncBreaker(link, 'none');
+        }
+      }
+      for (const link of this.paces.values()) {
+        if (link.pacer.throttling(now) || now < link.activeUntil || link.hintUntil > now) {
+          busy = true;
+          void this.syncPace(link);
+        }
+      }
+    }
+    if (busy) this.schedule();
+  }
+
+  /** A reply's store time, sent at local `sentAt` and received now: refines the clock offset. */
+  measured(sentAt: number, storeNow: number): void {
+    const receivedAt = this.clock.monotonic();
+    const rtt = receivedAt - sentAt;
+    // The fastest round trip bounds the offset's error best; the bar rises slowly so that a
+    // changed path (or a drifting clock) is followed.
+    if (rtt <= this.offsetRtt) {
+      this.offsetRtt = rtt;
+      this.offset = storeNow - (sentAt + receivedAt) / 2;
+    } else {
+      this.offsetRtt += 0.05;
+    }
+    this.synced = true;
+  }
+
+  /** The store came back: forget what it may have lost and push local state again. */
+  private resync(): void {
+    const now = this.clock.monotonic();
+    this.budgets?.reset();
+    for (const link of this.breakers.values()) {
+      link.generation = -1;
+      // A breaker open here is news for a store that restarted empty.
+      void this.syncBreaker(link, link.breaker.state(now) === 'open' ? 'open' : 'none');
+    }
+    this.touch(now);
+  }
+
+  /** The store went down: local policies decide alone (holds on breakers lapse by themselves). */
+  private fellBack(): void {
+    this.budgets?.reset();
+    for (const link of this.paces.values()) link.activeUntil = Number.NEGATIVE_INFINITY;
+  }
+}
+
+/**
+ * The fleet retry budget, keyed like `KeyedRetryBudgets` and used by the downstream in its
+ * place. The local budgets are always fed, so that a fall-back finds them warm.
+ */
+export class FleetBudgets {
+  readonly local: KeyedRetryBudgets;
+  private readonly leases = new Map<string, BudgetLease>();
+  private readonly shape: { bucketMs: number; windowBuckets: number; ratio: number; reserve: number };
+  private readonly leaseMs: number;
+  private readonly syncing = new Set<string>();
+
+  constructor(
+    private readonly link: FleetLink,
+    options: RetryBudgetOptions,
+    private readonly maxKeys: number,
+  ) {
+    this.local = new KeyedRetryBudgets({ budget: options, maxKeys });
+    const windowMs = options.windowMs ?? RETRY_BUDGET_DEFAULTS.windowMs;
+    const buckets = options.buckets ?? RETRY_BUDGET_DEFAULTS.buckets;
+    this.shape = {
+      bucketMs: windowMs / buckets,
+      windowBuckets: buckets,
+      ratio: options.ratio ?? RETRY_BUDGET_DEFAULTS.ratio,
+      reserve: ((options.reservePerSecond ?? RETRY_BUDGET_DEFAULTS.reservePerSecond) * windowMs) / 1000,
+    };
+    this.leaseMs = Math.min(windowMs / buckets, 1_000);
+  }
+
+  recordRequest(key: string, nowMs: number): void {
+    this.local.recordRequest(key, nowMs);
+    let lease = this.leases.get(key);
+    if (lease === undefined) {
+      if (this.leases.size >= this.maxKeys) this.leases.delete(this.leases.keys().next().value as string);
+      lease = new BudgetLease({ leaseMs: this.leaseMs, maxLease: MAX_LEASE, borrow: BORROW });
+      this.leases.set(key, lease);
+      lease.recordRequest();
+      // A new key leases its first tokens at once rather than after a sync period.
+      this.syncKey(key, lease, nowMs);
+    } else lease.recordRequest();
+    this.link.touch(nowMs);
+  }
+
+  tryRetry(key: string, nowMs: number): boolean {
+    if (!this.link.sharing) return this.local.tryRetry(key, nowMs);
+    const lease = this.leases.get(key);
+    if (lease === undefined) return this.local.tryRetry(key, nowMs);
+    const ok = lease.take(nowMs);
+    // Running low: top up now rather than at the next period.
+    if (!ok || lease.tokens(nowMs) === 0) this.syncKey(key, lease, nowMs);
+    return ok;
+  }
+
+  available(key: string, nowMs: number): number {
+    if (!this.link.sharing) return this.local.available(key, nowMs);
+    return this.leases.get(key)?.tokens(nowMs) ?? 0;
+  }
+
+  recordOutcome(key: string, nowMs: number, ok: boolean): void {
+    this.local.recordOutcome(key, nowMs, ok);
+  }
+
+  /** Background: every key with something to deposit, ask or give back. */
+  sync(nowMs: number): void {
+    for (const [key, lease] of this.leases) if (lease.wantsSync(nowMs)) this.syncKey(key, lease, nowMs);
+  }
+
+  reset(): void {
+    for (const lease of this.leases.values()) lease.reset();
+  }
+
+  private syncKey(key: string, lease: BudgetLease, nowMs: number): void {
+    if (this.syncing.has(key) || !this.link.store.available) return;
+    this.syncing.add(key);
+    const request = lease.syncRequest(nowMs, this.shape);
+    void this.link.store.budget({ downstream: this.link.scopeName, key }, request).then((reply) => {
+      this.syncing.delete(key);
+      if (reply === undefined) {
+        lease.syncFailed();
+        return;
+      }
+      this.link.measured(nowMs, reply.now);
+      lease.applyReply(this.link.clock.monotonic(), reply);
+    });
+  }
+}

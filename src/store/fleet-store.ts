@@ -1,0 +1,154 @@
+/**
+ * The shared state of a fleet: what processes calling one callee keep in common so that
+ * their retry budget, circuit breaker and pacer act as one. Implemented by `RedisStore`
+ * (processes on many hosts, `kindly-calls/redis`) and `MemoryFleetStore` (one process: the
+ * simulator and tests), with the same arithmetic (`fleet-ledger.ts` and its Lua twin).
+ *
+ * Every operation is one atomic step on the store, timed by the store's own clock (Redis
+ * `TIME`): hosts' clocks drift, so no shared timestamp ever comes from a host. Replies carry
+ * `now`, the store's clock at that step, from which each process maps shared times onto its
+ * monotonic clock.
+ *
+ * Operations resolve to `undefined` when the store cannot answer (down, slow, restarting):
+ * the caller then falls back to its local policies. They never reject.
+ */
+export interface FleetStore {
+  /** Brand, so `downstream()` can tell a fleet store from a misplaced option. */
+  readonly fleetStore: true;
+  /** Whether the store answered its last operation (false while it is down and being retried). */
+  readonly available: boolean;
+  /** Subscribes to availability changes; returns the unsubscribe function. */
+  onAvailability(listener: (change: StoreAvailability) => void): () => void;
+
+  budget(scope: FleetScope, request: BudgetSyncRequest): Promise<BudgetSyncReply | undefined>;
+  breaker(scope: FleetScope, request: BreakerSyncRequest): Promise<BreakerRecord | undefined>;
+  bookSlot(scope: FleetScope, request: PaceBookRequest): Promise<PaceBookReply | undefined>;
+  pace(scope: FleetScope, request: PaceSyncRequest): Promise<PaceSyncReply | undefined>;
+}
+
+export interface StoreAvailability {
+  available: boolean;
+  /** Why it went down (the error's message), when it did. */
+  reason?: string;
+}
+
+/** Which shared record: the downstream (the hash tag) and the policy key within it. */
+export interface FleetScope {
+  downstream: string;
+  key: string;
+}
+
+/** One budget sync: deposit first attempts, give back unused tokens, lease new ones. */
+export interface BudgetSyncRequest {
+  bucketMs: number;
+  windowBuckets: number;
+  ratio: number;
+  /** Retries the fleet may always make per window (counted once for the whole fleet). */
+  reserve: number;
+  /** First attempts made since the last sync. */
+  requests: number;
+  /** Leased tokens not used, given back to the bucket they were taken from. */
+  returned: number;
+  /** The store's bucket number of the lease being given back. */
+  returnBucket: number;
+  /** Retries made on credit since the last sync (while no token was held): withdrawn unconditionally. */
+  spent: number;
+  /** Tokens wanted for the next lease. */
+  want: number;
+}
+
+export interface BudgetSyncReply {
+  /** The store's clock, ms. */
+  now: number;
+  /** The store's bucket the grant was booked in. */
+  bucket: number;
+  /** Tokens leased to the caller (already counted as retries fleet-wide). */
+  granted: number;
+  /** Tokens still available fleet-wide after the grant. */
+  available: number;
+  /** Fleet-wide first attempts and retries in the window, after the sync. */
+  requests: number;
+  retries: number;
+}
+
+export const BREAKER_CLOSED = 0;
+export const BREAKER_OPEN = 1;
+export const BREAKER_HALF_OPEN = 2;
+
+/** One breaker sync: report a local transition (if any), read the shared state, maybe take the probe lease. */
+export interface BreakerSyncRequest {
+  /** This process's id (owner of a probe lease). */
+  owner: string;
+  /** The generation this process last saw (−1: none yet). Reports made against an old generation are ignored. */
+  generation: number;
+  report: 'none' | 'open' | 'close';
+  /** For 'open': the break's parameters; the store computes d(k) from its own count of openings in a row. */
+  breakMs: number;
+  breakGrowth: number;
+  maxBreakMs: number;
+  breakJitter: number;
+  /** Uniform in [0, 1) from the caller's Random, for the break's jitter. */
+  u: number;
+  /** Take the probe lease if the breaker is half-open and the lease is free. */
+  wantProbe: boolean;
+  probeLeaseMs: number;
+  ttlMs: number;
+}
+
+export interface BreakerRecord {
+  now: number;
+  state: typeof BREAKER_CLOSED | typeof BREAKER_OPEN | typeof BREAKER_HALF_OPEN;
+  generation: number;
+  /** Store clock ms when an open breaker turns half-open. */
+  openUntil: number;
+  opensInRow: number;
+  /** Holder of the probe lease ('' when none). */
+  probeOwner: string;
+  probeUntil: number;
+}
+
+/** Books one slot in the fleet's virtual queue. */
+export interface PaceBookRequest {
+  owner: string;
+  /** This process's learned rate, requests per ms (0: none to contribute). */
+  rate: number;
+  /** How long a contribution counts after it was last refreshed. */
+  contributionMs: number;
+  /** Floor of the fleet rate, requests per ms (1 / maxSpacingMs). */
+  minRate: number;
+  ttlMs: number;
+}
+
+export interface PaceBookReply {
+  now: number;
+  /** Store clock ms at which the booked request may leave. */
+  slot: number;
+  /** The fleet's rate the slot was spaced at, requests per ms. */
+  rate: number;
+}
+
+/** A pacer's periodic sync: contribute its learned rate, raise the fleet's throttling flag and hint. */
+export interface PaceSyncRequest {
+  owner: string;
+  rate: number;
+  contributionMs: number;
+  /** Whether this process's pacer is throttling (keeps the fleet throttling for `quietMs`). */
+  active: boolean;
+  quietMs: number;
+  /** A wait hint this process saw, as ms from now (0: none). */
+  hintMs: number;
+  ttlMs: number;
+}
+
+export interface PaceSyncReply {
+  now: number;
+  /** Store clock ms until which the fleet paces (someone was throttled within quietMs). */
+  activeUntil: number;
+  hintUntil: number;
+  /** Sum of live contributions, requests per ms (0 when none). */
+  rate: number;
+}
+
+export function isFleetStore(value: unknown): value is FleetStore {
+  return typeof value === 'object' && value !== null && (value as { fleetStore?: unknown }).fleetStore === true;
+}

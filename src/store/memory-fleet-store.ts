@@ -1,0 +1,105 @@
+import type { Clock } from '../time/clock.js';
+import {
+  type BudgetLedger,
+  bookSlot,
+  closedBreaker,
+  emptyPace,
+  type PaceLedger,
+  syncBreaker,
+  syncBudget,
+  syncPace,
+} from './fleet-ledger.js';
+import type {
+  BreakerRecord,
+  BreakerSyncRequest,
+  BudgetSyncReply,
+  BudgetSyncRequest,
+  FleetScope,
+  FleetStore,
+  PaceBookReply,
+  PaceBookRequest,
+  PaceSyncReply,
+  PaceSyncRequest,
+  StoreAvailability,
+} from './fleet-store.js';
+
+/**
+ * A fleet store inside one process: several downstreams standing for several processes
+ * (the simulator, tests) share it. Same arithmetic as Redis (`fleet-ledger.ts`); its clock
+ * plays the Redis server's. `setAvailable(false)` makes it answer nothing, like a Redis
+ * that is down. State is never expired (a simulation is short).
+ */
+export class MemoryFleetStore implements FleetStore {
+  readonly fleetStore = true as const;
+  /** Operations answered. */
+  operations = 0;
+  private up = true;
+  private readonly budgets = new Map<string, BudgetLedger>();
+  private readonly breakers = new Map<string, BreakerRecord>();
+  private readonly paces = new Map<string, PaceLedger>();
+  private readonly listeners = new Set<(change: StoreAvailability) => void>();
+
+  constructor(private readonly clock: Pick<Clock, 'monotonic'>) {}
+
+  get available(): boolean {
+    return this.up;
+  }
+
+  /** Takes the store down or brings it back (listeners are told, as with Redis). */
+  setAvailable(available: boolean): void {
+    if (available === this.up) return;
+    this.up = available;
+    for (const l of this.listeners) l(available ? { available } : { available, reason: 'taken down' });
+  }
+
+  /** Forgets everything, as a Redis restarted without persistence. */
+  clear(): void {
+    this.budgets.clear();
+    this.breakers.clear();
+    this.paces.clear();
+  }
+
+  onAvailability(listener: (change: StoreAvailability) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  budget(scope: FleetScope, r: BudgetSyncRequest): Promise<BudgetSyncReply | undefined> {
+    return this.answer(() => {
+      const id = `${scope.downstream}\0${scope.key}`;
+      let ledger = this.budgets.get(id);
+      if (ledger === undefined) this.budgets.set(id, (ledger = { buckets: new Map() }));
+      return syncBudget(ledger, this.clock.monotonic(), r);
+    });
+  }
+
+  breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {
+    return this.answer(() => {
+      const id = `${scope.downstream}\0${scope.key}`;
+      const rec = syncBreaker(this.breakers.get(id) ?? closedBreaker(), this.clock.monotonic(), r);
+      this.breakers.set(id, rec);
+      return rec;
+    });
+  }
+
+  bookSlot(scope: FleetScope, r: PaceBookRequest): Promise<PaceBookReply | undefined> {
+    return this.answer(() => bookSlot(this.pace_(scope), this.clock.monotonic(), r));
+  }
+
+  pace(scope: FleetScope, r: PaceSyncRequest): Promise<PaceSyncReply | undefined> {
+    return this.answer(() => syncPace(this.pace_(scope), this.clock.monotonic(), r));
+  }
+
+  private pace_(scope: FleetScope): PaceLedger {
+    const id = `${scope.downstream}\0${scope.key}`;
+    let p = this.paces.get(id);
+    if (p === undefined) this.paces.set(id, (p = emptyPace()));
+    return p;
+  }
+
+  private answer<T>(op: () => T): Promise<T | undefined> {
+    if (!this.up) return Promise.resolve(undefined);
+    this.operations++;
+    return Promise.resolve(op());
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The fleet's operations as Redis Lua scripts: each is one atomic step, timed by the
+ * server's `TIME`, and a line-by-line copy of its twin in `fleet-ledger.ts` (a test runs
+ * both on the same random sequences). Numbers cross the wire as strings in `%.17g`, because
+ * Redis truncates a Lua number it returns to an integer.
+ *
+ * Every key a script touches is passed in KEYS and shares the downstream's hash tag, so the
+ * scripts run unchanged on Redis Cluster; every write refreshes the key's TTL.
+ */
+
+const PRELUDE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local function num(x) return string.format('%.17g', x) end
+`;
+
+/** KEYS[1] budget hash (fields q:<bucket>, t:<bucket>). */
+export const BUDGET_SCRIPT = `${PRELUDE}
+local bucketMs = tonumber(ARGV[1])
+local windowBuckets = tonumber(ARGV[2])
+local ratio = tonumber(ARGV[3])
+local reserve = tonumber(ARGV[4])
+local requests = tonumber(ARGV[5])
+local returned = tonumber(ARGV[6])
+local returnBucket = tonumber(ARGV[7])
+local spent = tonumber(ARGV[8])
+local want = tonumber(ARGV[9])
+local ttl = tonumber(ARGV[10])
+local bucket = math.floor(now / bucketMs)
+local oldest = bucket - windowBuckets + 1
+local fields = redis.call('HGETALL', KEYS[1])
+local R, T = 0, 0
+for i = 1, #fields, 2 do
+  local f = fields[i]
+  local b = tonumber(string.sub(f, 3))
+  if b < oldest then
+    redis.call('HDEL', KEYS[1], f)
+  elseif string.sub(f, 1, 1) == 'q' then
+    R = R + tonumber(fields[i + 1])
+  else
+    T = T + tonumber(fields[i + 1])
+  end
+end
+if requests > 0 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 'q:' .. bucket, requests)
+  R = R + requests
+end
+if spent > 0 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 't:' .. bucket, spent)
+  T = T + spent
+end
+if returned > 0 and returnBucket >= oldest and returnBucket <= bucket then
+  local had = tonumber(redis.call('HGET', KEYS[1], 't:' .. returnBucket) or '0')
+  local back = math.min(returned, had)
+  if back > 0 then
+    redis.call('HINCRBYFLOAT', KEYS[1], 't:' .. returnBucket, -back)
+    T = T - back
+  end
+end
+local left = math.floor(ratio * R + reserve - T + 1e-9)
+local available = 0
+if left > 0 then available = left end
+local granted = math.min(want, available)
+if granted > 0 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 't:' .. bucket, granted)
+end
+redis.call('PEXPIRE', KEYS[1], ttl)
+return { num(now), num(bucket), num(granted), num(available - granted), num(R), num(T + granted) }
+`;
+
+/** KEYS[1] breaker hash. */
+export const BREAKER_SCRIPT = `${PRELUDE}
+local owner = ARGV[1]
+local gen = tonumber(ARGV[2])
+local report = ARGV[3]
+local breakMs = tonumber(ARGV[4])
+local growth = tonumber(ARGV[5])
+local maxBreakMs = tonumber(ARGV[6])
+local jitter = tonumber(ARGV[7])
+local u = tonumber(ARGV[8])
+local wantProbe = ARGV[9] == '1'
+local probeLeaseMs = tonumber(ARGV[10])
+local ttl = tonumber(ARGV[11])
+local h = redis.call('HMGET', KEYS[1], 'state', 'generation', 'openUntil', 'opensInRow', 'probeOwner', 'probeUntil')
+local state = tonumber(h[1] or '0')
+local generation = tonumber(h[2] or '0')
+local openUntil = tonumber(h[3] or '0')
+local opensInRow = tonumber(h[4] or '0')
+local probeOwner = h[5] or ''
+local probeUntil = tonumber(h[6] or '0')
+local current = gen == generation or (gen == -1 and state == 0)
+if report == 'open' and current then
+  local holder = state == 2 and probeOwner == owner
+  if state == 0 or holder then
+    opensInRow = opensInRow + 1
+    local ceiling = breakMs * growth ^ (opensInRow - 1)
+    if not (ceiling < maxBreakMs) then ceiling = maxBreakMs end
+    local d = math.min(maxBreakMs, ceiling * (1 + jitter * (2 * u - 1)))
+    state = 1
+    openUntil = now + d
+    generation = generation + 1
+    probeOwner = ''
+    probeUntil = 0
+  end
+elseif report == 'close' and current and state == 2 and probeOwner == owner then
+  state = 0
+  generation = generation + 1
+  opensInRow = 0
+  probeOwner = ''
+  probeUntil = 0
+end
+if state == 1 and now >= openUntil then
+  state = 2
+  generation = generation + 1
+end
+if state == 2 and wantProbe and (probeOwner == '' or now >= probeUntil) then
+  if probeOwner ~= '' then generation = generation + 1 end
+  probeOwner = owner
+  probeUntil = now + probeLeaseMs
+end
+redis.call('HSET', KEYS[1], 'state', state, 'generation', generation, 'openUntil', num(openUntil),
+  'opensInRow', opensInRow, 'probeOwner', probeOwner, 'probeUntil', num(probeUntil))
+redis.call('PEXPIRE', KEYS[1], ttl)
+return { num(now), num(state), num(generation), num(openUntil), num(opensInRow), probeOwner, num(probeUntil) }
+`;
+
+/** Sums live contributions in KEYS[2] (owner → "rate:until"), refreshing ARGV owner's. */
+const CONTRIBUTE = `
+local function contribute(key, owner, rate, contributionMs, ttl)
+  if rate > 0 then
+    redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs))
+  end
+  local all = redis.call('HGETALL', key)
+  local sum = 0
+  for i = 1, #all, 2 do
+    local v = all[i + 1]
+    local sep = string.find(v, ':', 1, true)
+    local r = tonumber(string.sub(v, 1, sep - 1))
+    local untilMs = tonumber(string.sub(v, sep + 1))
+    if untilMs <= now then
+      redis.call('HDEL', key, all[i])
+    else
+      sum = sum + r
+    end
+  end
+  if #all > 0 then redis.call('PEXPIRE', key, ttl) end
+  return sum
+end
+`;
+
+/** KEYS[1] pace hash (next, activeUntil, hintUntil), KEYS[2] contributions hash. */
+export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}
+local owner = ARGV[1]
+local rate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5]))
+local minRate = tonumber(ARGV[4])
+if rate < minRate then rate = minRate end
+local h = redis.call('HMGET', KEYS[1], 'next', 'hintUntil')
+local nextSlot = tonumber(h[1] or '0')
+local hintUntil = tonumber(h[2] or '0')
+local ready = math.max(now, hintUntil)
+local slot = math.max(ready, nextSlot)
+redis.call('HSET', KEYS[1], 'next', num(slot + 1 / rate))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
+return { num(now), num(slot), num(rate) }
+`;
+
+/** KEYS[1] pace hash, KEYS[2] contributions hash. */
+export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}
+local owner = ARGV[1]
+local ttl = tonumber(ARGV[7])
+local rate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[3]), ttl)
+local active = ARGV[4] == '1'
+local quietMs = tonumber(ARGV[5])
+local hintMs = tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'activeUntil', 'hintUntil')
+local activeUntil = tonumber(h[1] or '0')
+local hintUntil = tonumber(h[2] or '0')
+if active and now + quietMs > activeUntil then activeUntil = now + quietMs end
+if hintMs > 0 and now + hintMs > hintUntil then hintUntil = now + hintMs end
+redis.call('HSET', KEYS[1], 'activeUntil', num(activeUntil), 'hintUntil', num(hintUntil))
+redis.call('PEXPIRE', KEYS[1], ttl)
+return { num(now), num(activeUntil), num(hintUntil), num(rate) }
+`;

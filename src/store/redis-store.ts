@@ -1,0 +1,336 @@
+import { createHash } from 'node:crypto';
+import { OptionsValidator } from '../options/validate.js';
+import type { Cancel, Clock } from '../time/clock.js';
+import { systemClock } from '../time/system-clock.js';
+import type {
+  BreakerRecord,
+  BreakerSyncRequest,
+  BudgetSyncReply,
+  BudgetSyncRequest,
+  FleetScope,
+  FleetStore,
+  PaceBookReply,
+  PaceBookRequest,
+  PaceSyncReply,
+  PaceSyncRequest,
+  StoreAvailability,
+} from './fleet-store.js';
+import { commandSender, type RedisClientLike, type SendCommand } from './redis-client.js';
+import { BOOK_SLOT_SCRIPT, BREAKER_SCRIPT, BUDGET_SCRIPT, PACE_SYNC_SCRIPT } from './redis-scripts.js';
+
+export interface RedisStoreOptions {
+  /**
+   * Your Redis client, as configured for your deployment: an ioredis `Redis`/`Cluster` or a
+   * connected node-redis client. kindly sends its scripts through it and never closes it.
+   * Tip: ioredis's `enableOfflineQueue: false` makes commands fail at once while it is
+   * disconnected instead of waiting for `timeoutMs`.
+   */
+  client: RedisClientLike;
+  /** Prefix of every key kindly writes. @default 'kindly' */
+  prefix?: string;
+  /**
+   * An operation slower than this is abandoned and the store counts as down: calls fall back
+   * to local policies rather than wait on Redis. @default 5
+   */
+  timeoutMs?: number;
+  /** While down, a `PING` is tried this often (in the background) to find Redis again. @default 500 */
+  reconnectMs?: number;
+  /** @default the system clock */
+  clock?: Clock;
+}
+
+export const REDIS_STORE_DEFAULTS = {
+  /** @default 'kindly' */
+  prefix: 'kindly',
+  /** @default 5 */
+  timeoutMs: 5,
+  /** @default 500 */
+  reconnectMs: 500,
+} as const;
+
+const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'clock'] as const;
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const BUDGET = script(BUDGET_SCRIPT);
+const BREAKER = script(BREAKER_SCRIPT);
+const BOOK_SLOT = script(BOOK_SLOT_SCRIPT);
+const PACE_SYNC = script(PACE_SYNC_SCRIPT);
+
+/** Counters for tests and benchmarks. */
+export interface RedisStoreCounters {
+  /** Script runs sent to Redis (each one round trip). */
+  commands: number;
+  /** Operations that failed or timed out (each fell back to local state). */
+  failures: number;
+  /** Operations not even sent, because the store was known to be down. */
+  skipped: number;
+}
+
+/**
+ * The fleet store on Redis. Every operation is one Lua script (`EVALSHA`, loaded with `EVAL`
+ * after a `NOSCRIPT`, e.g. after a restart), atomic and timed by the server's `TIME`.
+ *
+ * Keys are `<prefix>:{<downstream>}:<policy>:<key>`: the `{downstream}` hash tag puts every
+ * key of one downstream in one Redis Cluster slot. Every key has a TTL refreshed on write,
+ * so keys of downstreams no longer called expire.
+ *
+ * Failure semantics: an operation that errors or takes longer than `timeoutMs` resolves to
+ * `undefined` and marks the store down. While down, operations are not sent at all (the
+ * callers use their local policies at no extra cost) and a `PING` every `reconnectMs` looks
+ * for Redis in the background; when it answers, the store is up again and listeners
+ * (`onAvailability`) resync. Keys that vanish (eviction, a restart without persistence)
+ * read as fresh state: a closed breaker, an empty budget window, an idle pacer.
+ */
+export class RedisStore implements FleetStore {
+  readonly fleetStore = true as const;
+  readonly prefix: string;
+  readonly timeoutMs: number;
+  readonly reconnectMs: number;
+  readonly counters: RedisStoreCounters = { commands: 0, failures: 0, skipped: 0 };
+  private readonly send: SendCommand;
+  private readonly clock: Clock;
+  private readonly listeners = new Set<(change: StoreAvailability) => void>();
+  private up = true;
+  private reconnecting: Cancel | undefined;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    const v = new OptionsValidator('redis store');
+    v.knownKeys(options, KEYS)
+      .duration('timeoutMs', options?.timeoutMs, { min: 1 })
+      .duration('reconnectMs', options?.reconnectMs, { min: 1 });
+    const send = commandSender(options?.client);
+    v.check(
+      send !== undefined,
+      `Expected \`client\` to be an ioredis or node-redis client (with call() or sendCommand()), got ${typeof options?.client}`,
+    );
+    v.check(
+      options?.prefix === undefined || (typeof options.prefix === 'string' && options.prefix.length > 0),
+      `Expected \`prefix\` to be a non-empty string, got ${JSON.stringify(options?.prefix)}`,
+    );
+    v.done();
+    this.send = send as SendCommand;
+    this.prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
+    this.timeoutMs = options.timeoutMs ?? REDIS_STORE_DEFAULTS.timeoutMs;
+    this.reconnectMs = options.reconnectMs ?? REDIS_STORE_DEFAULTS.reconnectMs;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  get available(): boolean {
+    return this.up;
+  }
+
+  onAvailability(listener: (change: StoreAvailability) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops the background reconnect loop (the client is yours to close). */
+  close(): void {
+    this.closed = true;
+    this.reconnecting?.();
+    this.reconnecting = undefined;
+  }
+
+  /** The Redis key of one policy's record, e.g. `kindly:{payments}:breaker:payments`. */
+  key(scope: FleetScope, policy: string): string {
+    return `${this.prefix}:{${escapeTag(scope.downstream)}}:${policy}:${scope.key}`;
+  }
+
+  async budget(scope: FleetScope, r: BudgetSyncRequest): Promise<BudgetSyncReply | undefined> {
+    const reply = await this.run(
+      BUDGET,
+      [this.key(scope, 'budget')],
+      [
+        r.bucketMs,
+        r.windowBuckets,
+        r.ratio,
+        r.reserve,
+        r.requests,
+        r.returned,
+        r.returnBucket,
+        r.spent,
+        r.want,
+        ttl(r.bucketMs * r.windowBuckets),
+      ],
+    );
+    if (reply === undefined) return undefined;
+    const [now, bucket, granted, available, requests, retries] = reply;
+    return { now, bucket, granted, available, requests, retries } as BudgetSyncReply;
+  }
+
+  async breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {
+    const reply = await this.run(
+      BREAKER,
+      [this.key(scope, 'breaker')],
+      [
+        r.owner,
+        r.generation,
+        r.report,
+        r.breakMs,
+        r.breakGrowth,
+        r.maxBreakMs,
+        r.breakJitter,
+        r.u,
+        r.wantProbe ? '1' : '0',
+        r.probeLeaseMs,
+        ttl(r.ttlMs),
+      ],
+      5,
+    );
+    if (reply === undefined) return undefined;
+    return {
+      now: Number(reply[0]),
+      state: Number(reply[1]) as BreakerRecord['state'],
+      generation: Number(reply[2]),
+      openUntil: Number(reply[3]),
+      opensInRow: Number(reply[4]),
+      probeOwner: String(reply[5]),
+      probeUntil: Number(reply[6]),
+    };
+  }
+
+  async bookSlot(scope: FleetScope, r: PaceBookRequest): Promise<PaceBookReply | undefined> {
+    const reply = await this.run(
+      BOOK_SLOT,
+      [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
+      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs)],
+    );
+    if (reply === undefined) return undefined;
+    return { now: reply[0], slot: reply[1], rate: reply[2] } as PaceBookReply;
+  }
+
+  async pace(scope: FleetScope, r: PaceSyncRequest): Promise<PaceSyncReply | undefined> {
+    const reply = await this.run(
+      PACE_SYNC,
+      [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
+      [r.owner, r.rate, r.contributionMs, r.active ? '1' : '0', r.quietMs, r.hintMs, ttl(r.ttlMs)],
+    );
+    if (reply === undefined) return undefined;
+    return { now: reply[0], activeUntil: reply[1], hintUntil: reply[2], rate: reply[3] } as PaceSyncReply;
+  }
+
+  /**
+   * Runs a script; resolves to its reply as numbers (the entry at `stringAt`, if any, kept as
+   * sent), or `undefined` on failure, timeout or while down. Never rejects.
+   */
+  private run(s: Script, keys: string[], args: (string | number)[], stringAt = -1): Promise<number[] | undefined> {
+    if (!this.up) {
+      this.counters.skipped++;
+      return Promise.resolve(undefined);
+    }
+    this.counters.commands++;
+    const argv = args.map(String);
+    return new Promise((resolve) => {
+      let settled = false;
+      const cancel = this.clock.schedule(this.timeoutMs, () => {
+        if (settled) return;
+        settled = true;
+        this.fail(`no answer within ${this.timeoutMs} ms`);
+        resolve(undefined);
+      });
+      const done = (value: unknown) => {
+        if (settled) return;
+        settled = true;
+        cancel();
+        if (!Array.isArray(value)) {
+          this.fail(`unexpected reply ${typeof value}`);
+          resolve(undefined);
+          return;
+        }
+        resolve(value.map((x, i) => (i === stringAt ? x : Number(x))) as number[]);
+      };
+      const failed = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        cancel();
+        this.fail(error instanceof Error ? error.message : String(error));
+        resolve(undefined);
+      };
+      this.send(['EVALSHA', s.sha, String(keys.length), ...keys, ...argv]).then(done, (error: unknown) => {
+        if (settled) return;
+        if (!String((error as Error)?.message ?? error).includes('NOSCRIPT')) {
+          failed(error);
+          return;
+        }
+        // First use, or Redis restarted and lost its script cache: EVAL also caches it.
+        this.counters.commands++;
+        this.send(['EVAL', s.source, String(keys.length), ...keys, ...argv]).then(done, failed);
+      });
+    });
+  }
+
+  private fail(reason: string): void {
+    this.counters.failures++;
+    if (!this.up) return;
+    this.up = false;
+    this.emit({ available: false, reason });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnecting !== undefined) return;
+    this.reconnecting = this.clock.schedule(this.reconnectMs, () => {
+      this.reconnecting = undefined;
+      this.ping();
+    });
+  }
+
+  private ping(): void {
+    let settled = false;
+    const cancel = this.clock.schedule(this.timeoutMs * 10, () => {
+      if (settled) return;
+      settled = true;
+      this.scheduleReconnect();
+    });
+    this.send(['PING']).then(
+      () => {
+        if (settled) return;
+        settled = true;
+        cancel();
+        if (this.closed) return;
+        this.up = true;
+        this.emit({ available: true });
+      },
+      () => {
+        if (settled) return;
+        settled = true;
+        cancel();
+        this.scheduleReconnect();
+      },
+    );
+  }
+
+  private emit(change: StoreAvailability): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's bug must not stop the others or the store.
+      }
+    }
+  }
+}
+
+/** Creates the Redis fleet store: `downstream(name, { store: redisStore({ client }) })`. */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  return new RedisStore(options);
+}
+
+/** TTL of a key: at least a minute, so a brief lull does not reset fleet state. */
+function ttl(activeMs: number): number {
+  return Math.ceil(Math.max(60_000, 2 * activeMs));
+}
+
+/** Braces would end or empty the hash tag; downstream names keep their meaning percent-encoded. */
+function escapeTag(name: string): string {
+  return name.replace(/[{}%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

@@ -1,0 +1,100 @@
+// Regression tests for issue 8, defect 8: an error escaping a handler wrapped by kindly's
+// middleware must be answered (503 + x-retry-exhausted when a kindly call inside gave up, 500
+// otherwise), never crash the server nor reset the connection.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { kindlyFastify, withKindly } from '../../src/http/index.js';
+import { downstream } from '../../src/index.js';
+import { listen } from './support/loopback.js';
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+/** A dependency that always answers 503, and a downstream that gives up on it after 2 attempts. */
+async function failingDependency() {
+  const dep = await listen((_req, res) => res.writeHead(503).end('busy'));
+  closers.push(() => dep.close());
+  const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { base: 1, cap: 2 } }, budget: false });
+  return { url: dep.url, calls };
+}
+
+async function serve(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('withKindly — errors escaping the handler (issue 8 defect 8)', () => {
+  it('a give-up escaping an async handler: 503 with x-retry-exhausted: 1; other errors: 500; the server keeps serving', async () => {
+    const { url: depUrl, calls } = await failingDependency();
+    const reported: unknown[] = [];
+    const handler = withKindly(
+      async (req, res) => {
+        if (req.url === '/give-up') await calls.fetch(depUrl, { throwHttpErrors: true });
+        if (req.url === '/bug') throw new Error('secret detail');
+        if (req.url === '/sync') (undefined as unknown as { x: number }).x;
+        if (req.url === '/late') {
+          res.writeHead(200);
+          res.write('partial');
+          throw new Error('after the headers');
+        }
+        res.writeHead(200).end('ok');
+      },
+      { onError: (error) => reported.push(error) },
+    );
+    const url = await serve(createServer(handler));
+
+    const gaveUp = await fetch(`${url}/give-up`);
+    expect(gaveUp.status).toBe(503);
+    expect(gaveUp.headers.get('x-retry-exhausted')).toBe('1');
+
+    const bug = await fetch(`${url}/bug`);
+    expect(bug.status).toBe(500);
+    expect(bug.headers.get('x-retry-exhausted')).toBeNull();
+    expect(await bug.text()).not.toContain('secret');
+
+    expect((await fetch(`${url}/sync`)).status).toBe(500);
+
+    // Headers already sent: the response is cut off, the server survives.
+    const late = await fetch(`${url}/late`);
+    expect(late.status).toBe(200);
+    await expect(late.text()).rejects.toThrow();
+
+    expect((await fetch(`${url}/ok`)).status).toBe(200);
+    expect(reported).toHaveLength(4);
+  });
+});
+
+describe('kindlyFastify — errors escaping the handler (issue 8 defect 8)', () => {
+  it('a give-up escaping a route: 503 with x-retry-exhausted: 1 instead of 500; other errors keep Fastify’s 500', async () => {
+    const { url: depUrl, calls } = await failingDependency();
+    const app = Fastify();
+    await app.register(kindlyFastify);
+    app.get('/give-up', async () => {
+      await calls.fetch(depUrl, { throwHttpErrors: true });
+      return 'unreachable';
+    });
+    app.get('/bug', async () => {
+      throw new Error('a bug');
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    closers.push(() => app.close());
+
+    const gaveUp = await fetch(`${url}/give-up`);
+    expect(gaveUp.status).toBe(503);
+    expect(gaveUp.headers.get('x-retry-exhausted')).toBe('1');
+    const bug = await fetch(`${url}/bug`);
+    expect(bug.status).toBe(500);
+    expect(bug.headers.get('x-retry-exhausted')).toBeNull();
+  });
+});

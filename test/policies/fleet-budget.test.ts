@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BudgetLease } from '../../src/policies/fleet-budget.js';
+import { type BudgetLedger, syncBudget } from '../../src/store/fleet-ledger.js';
+
+const BORROW = 1;
+const MAX_LEASE = 5;
+
+type Op = { p: number; kind: 'request' | 'take' | 'sync' | 'fail-sync' | 'wait' };
+
+/**
+ * P processes lease from one ledger in any interleaving (syncs answered or lost, time
+ * passing). The fleet's documented bound must hold whatever the order.
+ */
+describe('BudgetLease against the fleet ledger (property)', () => {
+  it('fleet retries ≤ ratio × first attempts + reserve + P × borrow, and 0 ≤ tokens ≤ maxLease', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.constantFrom(0, 0.1, 0.2, 0.5),
+        fc.integer({ min: 0, max: 20 }),
+        fc.array(
+          fc.record({
+            p: fc.integer({ min: 0, max: 5 }),
+            kind: fc.constantFrom('request', 'request', 'take', 'take', 'sync', 'fail-sync', 'wait'),
+          }),
+          { maxLength: 400 },
+        ),
+        (processes, ratio, reserve, ops: Op[]) => {
+          // One window that never rolls over: the bound is then exact, not per window.
+          const ledger: BudgetLedger = { buckets: new Map() };
+          const shape = { bucketMs: 1e12, windowBuckets: 1, ratio, reserve };
+          const leases = Array.from(
+            { length: processes },
+            () => new BudgetLease({ leaseMs: 50, maxLease: MAX_LEASE, borrow: BORROW }),
+          );
+          let now = 0;
+          let requests = 0;
+          let retries = 0;
+          for (const op of ops) {
+            const lease = leases[op.p % processes]!;
+            if (op.kind === 'request') {
+              lease.recordRequest();
+              requests++;
+            } else if (op.kind === 'take') {
+              if (lease.take(now)) retries++;
+            } else if (op.kind === 'sync') {
+              const reply = syncBudget(ledger, now, lease.syncRequest(now, shape));
+              lease.applyReply(now, reply);
+            } else if (op.kind === 'fail-sync') {
+              lease.syncRequest(now, shape);
+              lease.syncFailed();
+            } else now += 20;
+            const held = lease.tokens(now);
+            expect(held).toBeGreaterThanOrEqual(0);
+            expect(held).toBeLessThanOrEqual(MAX_LEASE);
+            expect(retries).toBeLessThanOrEqual(Math.floor(ratio * requests + reserve + 1e-9) + processes * BORROW);
+          }
+        },
+      ),
+      { numRuns: 300, seed: 0x9e17 },
+    );
+  });
+
+  it('a lease given back returns its tokens to the fleet (seed-free example)', () => {
+    const ledger: BudgetLedger = { buckets: new Map() };
+    const shape = { bucketMs: 1_000, windowBuckets: 10, ratio: 0, reserve: 10 };
+    const a = new BudgetLease({ leaseMs: 100, maxLease: 5, borrow: 0 });
+    a.take(0);
+    expect(a.take(0)).toBe(false);
+    a.applyReply(0, syncBudget(ledger, 0, a.syncRequest(0, shape)));
+    expect(a.tokens(0)).toBe(1);
+    // The lease expires unused; the next sync gives the token back.
+    const request = a.syncRequest(200, shape);
+    expect(request.returned).toBe(1);
+    const reply = syncBudget(ledger, 200, request);
+    expect(reply.retries).toBe(reply.granted);
+    expect(reply.available + reply.granted).toBe(10);
+  });
+});

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { type DownstreamOptions, downstream, type KindlyEvent, SeededRandom, VirtualClock } from '../../src/index.js';
+import { FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
+import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
+
+const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
+const fail = () => Promise.reject(status(503));
+const ok = () => Promise.resolve('ok');
+
+/** Several downstreams on one virtual clock standing for processes of one fleet. */
+function fleet(processes: number, options: DownstreamOptions) {
+  const clock = new VirtualClock();
+  const store = new MemoryFleetStore(clock);
+  const members = Array.from({ length: processes }, (_, i) =>
+    downstream('api', { clock, random: new SeededRandom(100 + i), store, ...options }),
+  );
+  return { clock, store, members };
+}
+
+async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  let out: { value?: T; error?: unknown } | undefined;
+  promise.then(
+    (value) => (out = { value }),
+    (error: unknown) => (out = { error }),
+  );
+  for (let i = 0; i < 10_000 && out === undefined; i++) {
+    await clock.advance(0);
+    const next = clock.nextAt();
+    if (out === undefined && next !== undefined) await clock.advanceTo(next);
+  }
+  if (out === undefined) throw new Error('never settled');
+  return out;
+}
+
+const breakerOnly: DownstreamOptions = { retry: false, budget: false, breaker: { threshold: 3, breakMs: 1_000, breakJitter: 0 } };
+
+describe('FleetLink (memory fleet store, virtual clock)', () => {
+  it('one process seeing the callee dead opens the breaker for the others within one sync period', async () => {
+    const { clock, members } = fleet(3, breakerOnly);
+    const [a, b, c] = members as [ReturnType<typeof downstream>, ReturnType<typeof downstream>, ReturnType<typeof downstream>];
+    await settle(clock, b.call(ok));
+    await settle(clock, c.call(ok));
+    for (let i = 0; i < 3; i++) await settle(clock, a.call(fail));
+    const openedAt = clock.monotonic();
+    await clock.advance(FLEET_SYNC_MS);
+    const rb = await settle(clock, b.call(ok));
+    const rc = await settle(clock, c.call(ok));
+    expect((rb.error as { reason?: string }).reason).toBe('circuit-open');
+    expect((rc.error as { reason?: string }).reason).toBe('circuit-open');
+    expect(clock.monotonic() - openedAt).toBeLessThanOrEqual(FLEET_SYNC_MS);
+  });
+
+  it('after the break only the probe lease holder probes; its success closes the breaker everywhere', async () => {
+    const { clock, members } = fleet(3, breakerOnly);
+    for (const m of members) await settle(clock, m.call(ok));
+    const ran: { at: number; p: number }[] = [];
+    for (let i = 0; i < 3; i++) await settle(clock, members[0]!.call(fail));
+    const openedAt = clock.monotonic();
+    await clock.advance(FLEET_SYNC_MS);
+    // Every process keeps calling through the break and after it.
+    for (let t = 0; t < 1_400; t += 20) {
+      for (let p = 0; p < 3; p++) {
+        await settle(
+          clock,
+          members[p]!.call(async () => {
+            ran.push({ at: clock.monotonic(), p });
+            return 'ok';
+          }),
+        );
+      }
+      await clock.advance(20);
+    }
+    // The first call after the break was one process's probe: nobody else called then.
+    const first = ran[0]!;
+    expect(first.at).toBeGreaterThanOrEqual(openedAt + 1_000);
+    expect(ran.filter((r) => r.at === first.at)).toHaveLength(1);
+    // Its success closed the breaker for everyone.
+    await clock.advance(2 * FLEET_SYNC_MS);
+    for (const m of members) expect((await settle(clock, m.call(ok))).value).toBe('ok');
+    expect(new Set(ran.map((r) => r.p)).size).toBe(3);
+  });
+
+  it('a late failure, reported after the fleet closed, does not reopen it', async () => {
+    const { clock, store, members } = fleet(2, breakerOnly);
+    const scope = { downstream: 'api', key: 'api' };
+    for (let i = 0; i < 3; i++) await settle(clock, members[0]!.call(fail));
+    const opened = await store.breaker(scope, {
+      owner: 'x',
+      generation: -2,
+      report: 'none',
+      breakMs: 0,
+      breakGrowth: 1,
+      maxBreakMs: 0,
+      breakJitter: 0,
+      u: 0,
+      wantProbe: false,
+      probeLeaseMs: 0,
+      ttlMs: 1,
+    });
+    expect(opened?.state).toBe(1);
+    const staleGeneration = opened!.generation - 1;
+    const late = await store.breaker(scope, { ...baseReport, owner: 'y', generation: staleGeneration, report: 'open' });
+    expect(late?.generation).toBe(opened!.generation);
+    expect(late?.openUntil).toBe(opened!.openUntil);
+  });
+
+  it('shares one retry budget: the reserve is counted once for the fleet', async () => {
+    const budget = { ratio: 0, reservePerSecond: 0.01, windowMs: 1_000_000 };
+    const { clock, members } = fleet(4, { budget, retry: { maxAttempts: 2 } });
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    for (let round = 0; round < 10; round++) {
+      for (const m of members) await settle(clock, m.call(failing));
+      await clock.advance(FLEET_SYNC_MS);
+    }
+    expect(clock.monotonic()).toBeLessThan(1_000_000);
+    // 40 calls, reserve 10 per window for the whole fleet (+1 credit per process at most).
+    const retries = attempts - 40;
+    expect(retries).toBeGreaterThanOrEqual(10);
+    expect(retries).toBeLessThanOrEqual(10 + 4);
+  });
+
+  it('falls back to local policies while the store is down and says so', async () => {
+    const budget = { ratio: 0, reservePerSecond: 1, windowMs: 10_000 };
+    const { clock, store, members } = fleet(2, { budget, retry: { maxAttempts: 2 } });
+    const events: KindlyEvent[] = [];
+    members[0]!.onAny((e) => events.push(e));
+    await settle(clock, members[0]!.call(ok));
+    store.setAvailable(false);
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    for (let i = 0; i < 15; i++) for (const m of members) await settle(clock, m.call(failing));
+    // Each process has its own local reserve of 10 again.
+    expect(attempts - 30).toBe(20);
+    store.setAvailable(true);
+    expect(events.filter((e) => e.type === 'store-availability').map((e) => (e as { available: boolean }).available)).toEqual([
+      false,
+      true,
+    ]);
+  });
+});
+
+const baseReport = {
+  breakMs: 1_000,
+  breakGrowth: 2,
+  maxBreakMs: 60_000,
+  breakJitter: 0,
+  u: 0.5,
+  wantProbe: false,
+  probeLeaseMs: 10_000,
+  ttlMs: 70_000,
+};

@@ -1,0 +1,185 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeededRandom } from '../../src/random/random.js';
+import {
+  type BudgetLedger,
+  bookSlot,
+  closedBreaker,
+  emptyPace,
+  type PaceLedger,
+  syncBreaker,
+  syncBudget,
+  syncPace,
+} from '../../src/store/fleet-ledger.js';
+import type { BreakerRecord, StoreAvailability } from '../../src/store/fleet-store.js';
+import { RedisStore } from '../../src/store/redis-store.js';
+import { connectRedis, RedisServer } from '../support/redis-server.js';
+
+let server: RedisServer;
+let client: Redis;
+
+beforeAll(async () => {
+  server = await RedisServer.start();
+  client = await connectRedis(server.port);
+});
+
+afterAll(async () => {
+  client.disconnect();
+  await server.dispose();
+});
+
+describe('RedisStore', () => {
+  it('runs the same arithmetic as the in-process ledger (seed "lua-twin")', async () => {
+    const store = new RedisStore({ client, prefix: 'twin', timeoutMs: 1_000 });
+    const random = new SeededRandom(0x1a7);
+    const budget: BudgetLedger = { buckets: new Map() };
+    let breaker: BreakerRecord = closedBreaker();
+    const pace: PaceLedger = emptyPace();
+    const owners = ['a', 'b', 'c'];
+    const scope = { downstream: 'twin', key: 'k' };
+    let lastBucket = 0;
+    for (let i = 0; i < 300; i++) {
+      const pick = random.next();
+      const owner = owners[Math.floor(random.next() * owners.length)] as string;
+      if (pick < 0.4) {
+        // One bucket size for the whole run: the ledger's buckets assume it.
+        const request = {
+          bucketMs: 10,
+          windowBuckets: 3,
+          ratio: 0.2,
+          reserve: Math.floor(random.next() * 3),
+          requests: Math.floor(random.next() * 10),
+          returned: Math.floor(random.next() * 3),
+          returnBucket: lastBucket - Math.floor(random.next() * 4),
+          spent: Math.floor(random.next() * 2),
+          want: Math.floor(random.next() * 5),
+        };
+        const reply = await store.budget(scope, request);
+        expect(reply).toBeDefined();
+        lastBucket = reply!.bucket;
+        expect(reply).toEqual(syncBudget(budget, reply!.now, request));
+      } else if (pick < 0.8) {
+        const reports = ['none', 'open', 'close'] as const;
+        const request = {
+          owner,
+          generation: random.next() < 0.7 ? breaker.generation : breaker.generation - 1,
+          report: reports[Math.floor(random.next() * 3)] as 'none' | 'open' | 'close',
+          breakMs: 5,
+          breakGrowth: 2,
+          maxBreakMs: 40,
+          breakJitter: 0.1,
+          u: random.next(),
+          wantProbe: random.next() < 0.7,
+          probeLeaseMs: 10,
+          ttlMs: 60_000,
+        };
+        const reply = await store.breaker(scope, request);
+        expect(reply).toBeDefined();
+        breaker = syncBreaker(breaker, reply!.now, request);
+        expect(reply).toEqual(breaker);
+      } else if (pick < 0.9) {
+        const request = {
+          owner,
+          rate: random.next() < 0.5 ? 0 : random.next() / 10,
+          contributionMs: 20,
+          minRate: 0.001,
+          ttlMs: 60_000,
+        };
+        const reply = await store.bookSlot(scope, request);
+        expect(reply).toBeDefined();
+        const mirror = bookSlot(pace, reply!.now, request);
+        expect(reply!.slot).toBeCloseTo(mirror.slot, 6);
+        expect(reply!.rate).toBeCloseTo(mirror.rate, 12);
+      } else {
+        const request = {
+          owner,
+          rate: random.next() / 10,
+          contributionMs: 20,
+          active: random.next() < 0.5,
+          quietMs: 30,
+          hintMs: random.next() < 0.3 ? 15 : 0,
+          ttlMs: 60_000,
+        };
+        const reply = await store.pace(scope, request);
+        expect(reply).toBeDefined();
+        expect(reply).toEqual(syncPace(pace, reply!.now, request));
+      }
+    }
+    expect(store.counters.failures).toBe(0);
+  });
+
+  it('keys carry the prefix and the downstream as a Cluster hash tag, and every key has a TTL', async () => {
+    const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 1_000 });
+    const scope = { downstream: 'pay{ments}', key: 'pay{ments}' };
+    await store.budget(scope, {
+      bucketMs: 1000,
+      windowBuckets: 10,
+      ratio: 0.2,
+      reserve: 100,
+      requests: 3,
+      returned: 0,
+      returnBucket: 0,
+      spent: 0,
+      want: 2,
+    });
+    await store.breaker(scope, {
+      owner: 'a',
+      generation: -1,
+      report: 'open',
+      breakMs: 1000,
+      breakGrowth: 2,
+      maxBreakMs: 60_000,
+      breakJitter: 0,
+      u: 0.5,
+      wantProbe: false,
+      probeLeaseMs: 1000,
+      ttlMs: 70_000,
+    });
+    await store.bookSlot(scope, { owner: 'a', rate: 0.1, contributionMs: 2000, minRate: 0.001, ttlMs: 60_000 });
+    await store.pace(scope, {
+      owner: 'a',
+      rate: 0.1,
+      contributionMs: 2000,
+      active: true,
+      quietMs: 2000,
+      hintMs: 0,
+      ttlMs: 60_000,
+    });
+    const keys = (await client.keys('ttl:*')).sort();
+    expect(keys).toEqual([
+      'ttl:{pay%7Bments%7D}:breaker:pay{ments}',
+      'ttl:{pay%7Bments%7D}:budget:pay{ments}',
+      'ttl:{pay%7Bments%7D}:pace-rates:pay{ments}',
+      'ttl:{pay%7Bments%7D}:pace:pay{ments}',
+    ]);
+    for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('fails open when Redis dies, skips it while down, and finds it again after a restart', async () => {
+    const store = new RedisStore({ client, prefix: 'down', timeoutMs: 200, reconnectMs: 20 });
+    const changes: StoreAvailability[] = [];
+    store.onAvailability((c) => changes.push(c));
+    const scope = { downstream: 'd', key: 'd' };
+    const request = {
+      owner: 'a',
+      rate: 0.1,
+      contributionMs: 2000,
+      minRate: 0.001,
+      ttlMs: 60_000,
+    };
+    expect(await store.bookSlot(scope, request)).toBeDefined();
+    await server.stop();
+    expect(await store.bookSlot(scope, request)).toBeUndefined();
+    expect(store.available).toBe(false);
+    const skippedBefore = store.counters.skipped;
+    expect(await store.bookSlot(scope, request)).toBeUndefined();
+    expect(store.counters.skipped).toBe(skippedBefore + 1);
+    await server.start();
+    for (let i = 0; i < 200 && !store.available; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(store.available).toBe(true);
+    // The restarted server has no scripts cached: NOSCRIPT, then EVAL.
+    expect(await store.bookSlot(scope, request)).toBeDefined();
+    expect(changes.map((c) => c.available)).toEqual([false, true]);
+    store.close();
+  });
+});

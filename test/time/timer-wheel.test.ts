@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TimerWheel } from '../../src/time/timer-wheel.js';
+
+/**
+ * The wheel reads time through the function it is given; here a variable the test moves.
+ * Its one native timer is real, so each test waits for that timer to fire — an event, not
+ * a duration with a tolerance.
+ */
+function wheelAt(start = 0) {
+  const time = { now: start };
+  const wheel = new TimerWheel(() => time.now, 25);
+  return { time, wheel };
+}
+
+/** Resolves once `count` callbacks ran (or rejects if the wheel never fires them). */
+function firedTimes(count: number): { fired: string[]; done: Promise<void>; mark: (id: string) => void } {
+  const fired: string[] = [];
+  let resolve: () => void = () => undefined;
+  const done = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return {
+    fired,
+    done,
+    mark: (id) => {
+      fired.push(id);
+      if (fired.length === count) resolve();
+    },
+  };
+}
+
+describe('TimerWheel (linked entries per bucket)', () => {
+  it('a callback that cancels later entries of its own bucket does not stop the ones still live', async () => {
+    const { time, wheel } = wheelAt();
+    const { fired, done, mark } = firedTimes(3);
+    const cancels: Array<() => void> = [];
+    // All five land in the bucket ending at 25 ms. Entries fire newest first within a bucket.
+    cancels.push(wheel.add(10, () => mark('a')));
+    cancels.push(wheel.add(10, () => mark('b')));
+    cancels.push(wheel.add(10, () => mark('c')));
+    cancels.push(wheel.add(10, () => mark('d')));
+    cancels.push(
+      wheel.add(10, () => {
+        mark('e');
+        cancels[3]?.(); // the next in line
+        cancels[1]?.(); // one further on
+      }),
+    );
+    time.now = 100;
+    await done;
+    expect(fired.sort()).toEqual(['a', 'c', 'e']);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('cancelled entries never fire; live ones all fire once; size counts the live ones', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ ms: fc.integer({ min: 0, max: 200 }), cancel: fc.boolean() }), { minLength: 1, maxLength: 40 }),
+        async (plan) => {
+          const { time, wheel } = wheelAt();
+          const live = plan.filter((p) => !p.cancel).length;
+          const { fired, done, mark } = firedTimes(live);
+          const cancels = plan.map((p, i) => wheel.add(p.ms, () => mark(String(i))));
+          plan.forEach((p, i) => {
+            if (p.cancel) cancels[i]?.();
+          });
+          expect(wheel.size).toBe(live);
+          // Cancelling twice is harmless.
+          plan.forEach((p, i) => {
+            if (p.cancel) cancels[i]?.();
+          });
+          expect(wheel.size).toBe(live);
+          if (live === 0) return;
+          time.now = 1_000;
+          await done;
+          expect(fired.map(Number).sort((a, b) => a - b)).toEqual(plan.flatMap((p, i) => (p.cancel ? [] : [i])));
+          expect(wheel.size).toBe(0);
+        },
+      ),
+      { numRuns: 25, seed: 1313 },
+    );
+  });
+
+  it('never fires early: an entry is due only once the clock has passed its delay, counted from `fromMs` when given', async () => {
+    const { time, wheel } = wheelAt(1_000);
+    const seen: Array<{ id: string; at: number }> = [];
+    const { done, mark } = firedTimes(2);
+    wheel.add(40, () => {
+      seen.push({ id: 'from-now', at: time.now });
+      mark('from-now');
+    });
+    // The caller read the clock at 990: due at 1030 or later, in the bucket ending at 1050.
+    wheel.add(
+      40,
+      () => {
+        seen.push({ id: 'from-hint', at: time.now });
+        mark('from-hint');
+      },
+      990,
+    );
+    time.now = 1_030; // neither bucket (1050, 1050) is due yet
+    await new Promise((r) => setTimeout(r, 60));
+    expect(seen).toEqual([]);
+    time.now = 1_050;
+    await done;
+    expect(seen.map((s) => s.id).sort()).toEqual(['from-hint', 'from-now']);
+  });
+});
