@@ -6,6 +6,7 @@ export {
   AttemptTimeoutError,
   BulkheadRejectedError,
   CircuitOpenError,
+  ConcurrencyLimitError,
   DeadlineExceededError,
   GiveUpError,
   type GiveUpReason,
@@ -13,6 +14,7 @@ export {
   isAttemptTimeoutError,
   isBulkheadRejectedError,
   isCircuitOpenError,
+  isConcurrencyLimitError,
   isDeadlineExceededError,
   isGiveUpError,
   isHttpStatusError,
@@ -35,6 +37,7 @@ export {
   type Fallback,
   type FallbackInfo,
 } from './runtime/downstream.js';
+export { HedgeLostError } from './runtime/hedged-attempt.js';
 export { EVENTS, type KindlyEvent, type KindlyEventType } from './telemetry/events.js';
 export type { StatsSnapshot } from './telemetry/stats.js';
 export type { Cancel, Clock } from './time/clock.js';

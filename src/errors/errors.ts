@@ -25,7 +25,10 @@ export type GiveUpReason =
   | 'circuit-open'
   /** (5) The callee's wait hint is longer than the time left or `maxRetryAfter`. */
   | 'hint-too-long'
-  /** The bulkhead refused the attempt (queue full, or no slot within the wait limit). */
+  /**
+   * The bulkhead refused the attempt (queue full, or no slot within the wait limit), or the
+   * adaptive concurrency limit did.
+   */
   | 'rejected';
 
 const BRAND = Symbol.for('kindly.error');
@@ -135,6 +138,19 @@ export class BulkheadRejectedError extends KindlyError {
   }
 }
 
+/** The adaptive concurrency limit was reached; the call never reached the callee. */
+export class ConcurrencyLimitError extends KindlyError {
+  override readonly name = 'ConcurrencyLimitError';
+  override readonly code = 'ERR_KINDLY_CONCURRENCY_LIMIT';
+  constructor(
+    /** The learned limit when the attempt was refused. */
+    readonly limit: number,
+    details: Omit<ConstructorParameters<typeof KindlyError>[1], 'outcome'> = {},
+  ) {
+    super(`adaptive concurrency limit reached (${limit} attempts in flight)`, { outcome: 'failed', ...details });
+  }
+}
+
 /** A value returned by `fetch` or an adapter for a response whose status counts as failure. */
 export class HttpStatusError extends KindlyError {
   override readonly name = 'HttpStatusError';
@@ -170,6 +186,7 @@ export const isAttemptTimeoutError = brandedAs<AttemptTimeoutError>('AttemptTime
 export const isDeadlineExceededError = brandedAs<DeadlineExceededError>('DeadlineExceededError');
 export const isCircuitOpenError = brandedAs<CircuitOpenError>('CircuitOpenError');
 export const isBulkheadRejectedError = brandedAs<BulkheadRejectedError>('BulkheadRejectedError');
+export const isConcurrencyLimitError = brandedAs<ConcurrencyLimitError>('ConcurrencyLimitError');
 export const isHttpStatusError = brandedAs<HttpStatusError>('HttpStatusError');
 
 /** Outcome of any error: kindly's own carry it; others are read by the classifier. */

@@ -468,6 +468,18 @@ async function send(
       const failure = failures?.get(error as object);
       if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
     },
+    // Hedging: an answer that lost the race is never read; let its connection go.
+    onDiscard: (answer) => {
+      if ('value' in answer) {
+        answer.value.body?.cancel().catch(() => undefined);
+        return;
+      }
+      const failure = failures?.get(answer.error as object);
+      if (failure !== undefined) {
+        if (lastFailure === failure) lastFailure = undefined;
+        discard(failure);
+      }
+    },
   };
   if (request.signal !== undefined) callOptions.signal = request.signal;
   if (init !== undefined) {

@@ -1,3 +1,10 @@
+export {
+  ADAPTIVE_CONCURRENCY_DEFAULTS,
+  AdaptiveConcurrencyLimit,
+  type AdaptiveConcurrencyOptions,
+  LIMIT_REJECTED,
+  type LimitSample,
+} from './adaptive-concurrency.js';
 export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './bulkhead.js';
 export {
   BREAKER_ALLOWED,
@@ -11,6 +18,14 @@ export {
   DEFAULT_BREAKER_FAILURE_PREDICATE,
 } from './circuit-breaker.js';
 export { DeliveryRate } from './delivery-rate.js';
+export {
+  DERIVED_TIMEOUT_DEFAULTS,
+  DerivedTimeout,
+  type DerivedTimeoutOptions,
+  TIMED_OUT_SAMPLE_FACTOR,
+} from './derived-timeout.js';
+export { HEDGING_DEFAULTS, type HedgeInput, type HedgeRefusal, type HedgingOptions, HedgingPolicy } from './hedging.js';
+export { LATENCY_QUANTILES_DEFAULTS, LatencyQuantiles, type LatencyQuantilesOptions } from './latency-quantiles.js';
 export { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from './pacer.js';
 export {
   KEYED_RETRY_BUDGETS_DEFAULTS,

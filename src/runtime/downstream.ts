@@ -1,8 +1,15 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
-import { CircuitOpenError, DeadlineExceededError, GiveUpError, type GiveUpReason } from '../errors/errors.js';
+import {
+  CircuitOpenError,
+  ConcurrencyLimitError,
+  DeadlineExceededError,
+  GiveUpError,
+  type GiveUpReason,
+} from '../errors/errors.js';
 import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
+import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import {
   BREAKER_REJECTED,
@@ -11,6 +18,8 @@ import {
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
+import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
 import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
@@ -24,14 +33,21 @@ import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
 import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
+import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
+import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED, NO_LIMIT } from './latency-lane.js';
 import { linkSignals } from './link-signals.js';
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
   retry?: RetryOptions | false;
-  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout */
-  attemptTimeout?: number | false;
+  /**
+   * Per-attempt timeout in ms, or `false` for none, or derived from latency, per key:
+   * `{ percentile, factor, floorMs, ceilingMs }` sets each attempt's timeout to the
+   * percentile of recent successful latency × factor, within [floorMs, ceilingMs] (the
+   * deadline stays the outer bound). @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout
+   */
+  attemptTimeout?: number | false | DerivedTimeoutOptions;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
   totalTimeout?: number;
   /**
@@ -59,6 +75,22 @@ export interface DownstreamOptions {
   bulkhead?: BulkheadOptions | boolean;
   /** Adaptive pacing, per key. Off unless given; `true` (or `{}`) for the defaults. @default false */
   pacing?: PacerOptions | boolean;
+  /**
+   * Adaptive concurrency limit, per key: learns how many attempts the callee can usefully run
+   * at once from latency, and rejects attempts beyond it (reason `rejected`). Partitions
+   * (`{ partitions: { interactive: 0.9, background: 0.1 } }`, `CallOptions.partition`) share
+   * the learned limit by ratio. Off unless given; `true` (or `{}`) for the defaults.
+   * @default false
+   */
+  concurrency?: AdaptiveConcurrencyOptions | boolean;
+  /**
+   * Hedging for idempotent calls, per key: when an attempt has not answered after a delay
+   * (fixed `delayMs`, or the learned `percentile` of latency), a second attempt goes without
+   * cancelling the first; the first good answer wins. Hedges draw on the retry budget, stay
+   * under `maxExtraLoad`, and are never sent while the breaker is not closed or pacing is
+   * throttling. Off unless given; `true` (or `{}`) for the defaults. @default false
+   */
+  hedging?: HedgingOptions | boolean;
   /** Most per-key lanes (breaker/bulkhead/pacer) and budgets held at once. @default {@link DOWNSTREAM_DEFAULTS}.maxKeys */
   maxKeys?: number;
   /**
@@ -110,6 +142,17 @@ export interface CallOptions<T> {
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
   /**
+   * Told of an attempt's answer nobody will use: with hedging, a value that arrived after
+   * another attempt's, or an error while another attempt was still running. The HTTP layer
+   * cancels those response bodies.
+   */
+  onDiscard?: (answer: { value: T } | { error: unknown }) => void;
+  /**
+   * The class of caller for the adaptive concurrency limit's partitions (e.g. `background`).
+   * A call of no or an unknown partition only uses capacity no partition is owed.
+   */
+  partition?: string;
+  /**
    * For a non-idempotent call whose attempt ended `unknown`: asked before the retry whether
    * the previous attempt took effect. `true` ends the call (reason `verified-applied`),
    * `false` lets the retry go ahead. Without it such a call is never retried.
@@ -154,6 +197,8 @@ const KEYS = optionKeys<DownstreamOptions>({
   breaker: true,
   bulkhead: true,
   pacing: true,
+  concurrency: true,
+  hedging: true,
   maxKeys: true,
   clock: true,
   random: true,
@@ -168,6 +213,8 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   idempotent: true,
   key: true,
   budgetKey: true,
+  partition: true,
+  onDiscard: true,
   verify: true,
   fallback: true,
   onAttemptError: true,
@@ -209,7 +256,12 @@ export class Downstream {
     const v = new OptionsValidator(`downstream '${name}'`);
     v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
     v.knownKeys(options, KEYS);
-    if (options.attemptTimeout !== false) v.duration('attemptTimeout', options.attemptTimeout, { min: 1, allowInfinity: true });
+    const derivedTimeout =
+      typeof options.attemptTimeout === 'object' && options.attemptTimeout !== null ? options.attemptTimeout : undefined;
+    if (derivedTimeout !== undefined) v.nested('attemptTimeout', () => new DerivedTimeout(derivedTimeout));
+    else if (options.attemptTimeout !== false) {
+      v.duration('attemptTimeout', options.attemptTimeout, { min: 1, allowInfinity: true });
+    }
     v.duration('totalTimeout', options.totalTimeout, { min: 1 })
       .func('classify', options.classify)
       .func('fallback', options.fallback);
@@ -249,6 +301,10 @@ export class Downstream {
     if (breakerOptions !== undefined) v.nested('breaker', () => new CircuitBreaker(breakerOptions, random));
     if (bulkheadOptions !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkheadOptions, clock));
     if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
+    const concurrencyOptions = enabledOptions(options.concurrency);
+    const hedgingOptions = enabledOptions(options.hedging);
+    if (concurrencyOptions !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrencyOptions));
+    if (hedgingOptions !== undefined) v.nested('hedging', () => new HedgingPolicy(hedgingOptions));
     v.done();
     this.name = name;
     const fleet =
@@ -275,6 +331,10 @@ export class Downstream {
       breaker: breakerOptions,
       bulkhead: bulkheadOptions,
       pacing: pacingOptions,
+      latency:
+        concurrencyOptions === undefined && derivedTimeout === undefined && hedgingOptions === undefined
+          ? undefined
+          : { concurrency: concurrencyOptions, attemptTimeout: derivedTimeout, hedging: hedgingOptions },
       clock,
       random,
       maxKeys,
@@ -295,10 +355,13 @@ export class Downstream {
     this.retry = retry as RetryPolicy;
     this.clock = clock;
     this.random = random;
+    // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
     this.attemptTimeout =
       options.attemptTimeout === false
         ? Number.POSITIVE_INFINITY
-        : (options.attemptTimeout ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
+        : derivedTimeout !== undefined
+          ? (derivedTimeout.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs)
+          : ((options.attemptTimeout as number | undefined) ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
     this.totalTimeout = options.totalTimeout;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
@@ -328,7 +391,13 @@ export class Downstream {
 
   /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
-    return this.stats_.snapshot({ queueDepth: this.laned ? this.lanes.queued : 0, inFlight: this.inFlight });
+    const latency = this.laned ? this.lanes.latencySummary(this.clock.monotonic()) : undefined;
+    return this.stats_.snapshot({
+      queueDepth: this.laned ? this.lanes.queued : 0,
+      inFlight: this.inFlight,
+      concurrencyLimit: latency?.concurrencyLimit,
+      attemptTimeoutMs: latency?.attemptTimeoutMs,
+    });
   }
 
   /**
@@ -345,7 +414,8 @@ export class Downstream {
 
   /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
   breakerState(key: string = this.name): BreakerState {
-    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? (this.requireBreaker(), 'closed');
+    this.requireBreaker();
+    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? 'closed';
   }
 
   /** Opens a lane's breaker by hand and holds it open (calls fail fast) until `closeBreaker`. */
@@ -437,7 +507,7 @@ export class Downstream {
   private callUnwrapped<T>(operation: Operation<T>, options: CallOptions<T> | undefined): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
-      const problems = checkCallOptions(options);
+      const problems = checkCallOptions(options as CallOptions<unknown>);
       if (problems !== undefined) return Promise.reject(new InvalidOptionsError(`call on '${this.name}'`, problems));
       // Both the caller's signal and the inbound request's (a handler's call made with its
       // own signal): either one stops the call.
@@ -471,8 +541,9 @@ export class Downstream {
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
     const onGiveUp = inherited?.onGiveUp;
 
-    // Pipeline order: deadline → retry loop: budget → breaker → pacing →
-    // bulkhead → attempt timeout → operation.
+    // Pipeline order: deadline → retry loop: budget → breaker → pacing → bulkhead →
+    // adaptive concurrency limit → attempt timeout (fixed or derived) → operation, hedged
+    // (each hedge: hedging policy and retry budget → bulkhead → limit → its own timeout).
     const budgets = this.budgets;
     const budgetKey = options?.budgetKey ?? this.name;
     budgets?.recordRequest(budgetKey, startedAt);
@@ -482,6 +553,8 @@ export class Downstream {
     const fleet = this.fleet;
     if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
     const bulkhead = lane?.bulkhead;
+    // Each call deposits its share of a hedge (`maxExtraLoad`).
+    lane?.latency?.hedging?.recordRequest(startedAt);
 
     const retry = this.retry;
     const idempotent = options?.idempotent ?? this.idempotent;
@@ -597,8 +670,37 @@ export class Downstream {
         }
       }
 
+      // Adaptive concurrency limit: after the bulkhead (a hard cap the user chose), before the
+      // attempt is timed; a refusal never reached the callee.
+      const latency: LatencyLane | undefined = lane?.latency;
+      let slot = NO_LIMIT;
+      if (latency !== undefined) {
+        slot = latency.admit(attemptStart, options?.partition);
+        if (slot === LIMIT_REJECTED) {
+          bulkhead?.release();
+          breaker?.onNeutral(attemptStart, permit);
+          stats.concurrencyRejections++;
+          const limit = latency.limit?.limit ?? 0;
+          if (emitting.active) {
+            emitting.emit({
+              type: 'concurrency-limited',
+              downstream: this.name,
+              atMs: attemptStart,
+              key: lane!.key,
+              limit,
+              partition: options?.partition,
+            });
+          }
+          if (attempt > 1) return this.giveUp('rejected', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+          const cause = new ConcurrencyLimitError(limit, { downstream: this.name });
+          return this.giveUp('rejected', 0, startedAt, 'failed', cause, undefined, options);
+        }
+      }
+
       const remaining = deadline - attemptStart;
-      let timeoutMs = this.attemptTimeout;
+      const attemptTimeoutMs =
+        latency === undefined ? this.attemptTimeout : latency.attemptTimeoutMs(attemptStart, this.attemptTimeout);
+      let timeoutMs = attemptTimeoutMs;
       let deadlineBound = false;
       if (remaining < timeoutMs) {
         timeoutMs = remaining;
@@ -625,20 +727,42 @@ export class Downstream {
       this.inFlight++;
       if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: attemptStart, attempt });
       try {
-        const value = await runAttempt(
+        const first = runAttempt(
           operation,
           context,
           clock,
           timeoutMs,
           deadlineBound,
-          this.attemptTimeout,
+          attemptTimeoutMs,
           signal,
           scope,
           this.name,
           attemptStart,
         );
+        const hedgeDelay = idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
+        let value: T;
+        let winner = 0;
+        if (hedgeDelay === undefined) value = await first;
+        else {
+          const won = await this.hedged({ promise: first, abort: (reason) => context.abort(reason) }, hedgeDelay, {
+            operation,
+            attempt,
+            deadline,
+            hasDeadline,
+            inherited,
+            signal,
+            lane: lane!,
+            budgetKey,
+            partition: options?.partition,
+            discard: options?.onDiscard,
+          });
+          value = won.value;
+          winner = won.winner;
+          if (winner > 0) stats.hedgeWins++;
+        }
         this.inFlight--;
         bulkhead?.release();
+        latency?.settle(slot, attemptStart, clock.monotonic(), winner === 0 ? 'ok' : 'abandoned', timeoutMs);
         if (lane !== undefined || this.budgetShrinks) {
           const now = clock.monotonic();
           breaker?.onSuccess(now, permit);
@@ -667,6 +791,7 @@ export class Downstream {
         this.inFlight--;
         bulkhead?.release();
         const now = clock.monotonic();
+        if (latency !== undefined) latency.settle(slot, attemptStart, now, this.attemptEnd(error, signal, options), timeoutMs);
         if (signal?.aborted) {
           breaker?.onNeutral(now, permit);
           return this.aborted(signal, attempt, startedAt, 'unknown');
@@ -780,6 +905,129 @@ export class Downstream {
         }
       }
     }
+  }
+
+  /** What a failed attempt says about latency (for the adaptive limit and the estimates). */
+  private attemptEnd(
+    error: unknown,
+    signal: AbortSignal | undefined,
+    options: Pick<CallOptions<unknown>, 'classify'> | undefined,
+  ): AttemptEnd {
+    if (signal?.aborted || error instanceof HedgeLostError) return 'abandoned';
+    const c = this.classifyFor(error, options?.classify);
+    if (c.timeout) return 'timeout';
+    if (c.throttled || c.status === 503 || c.hintMs !== undefined) return 'overload';
+    return 'ok';
+  }
+
+  /**
+   * The first attempt and its hedges (see `runHedged`). Each hedge is admitted like an attempt
+   * — the hedging policy (idempotent, not in trouble, under `maxExtraLoad`, retry budget), then
+   * a bulkhead slot and a slot of the adaptive limit without waiting — and times out on its
+   * own; the breaker and pacer hear only the group's outcome, as one attempt.
+   */
+  private hedged<T>(
+    first: HedgeMember<T>,
+    delayMs: number,
+    g: {
+      operation: Operation<T>;
+      attempt: number;
+      deadline: number;
+      hasDeadline: boolean;
+      inherited: DeadlineScope | undefined;
+      signal: AbortSignal | undefined;
+      lane: Lane;
+      budgetKey: string;
+      partition: string | undefined;
+      discard: CallOptions<T>['onDiscard'];
+    },
+  ): Promise<{ value: T; winner: number }> {
+    const clock = this.clock;
+    const lane = g.lane;
+    const latency = lane.latency as LatencyLane;
+    const hedging = latency.hedging as HedgingPolicy;
+    const stats = this.stats_;
+    const budgets = this.budgets;
+    return runHedged(first, {
+      clock,
+      delayMs,
+      maxHedges: hedging.maxHedges,
+      discard: g.discard,
+      startHedge: (n) => {
+        const now = clock.monotonic();
+        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTime) return undefined;
+        const bulkhead = lane.bulkhead;
+        if (bulkhead !== undefined && !bulkhead.tryAcquire()) return undefined;
+        const slot = latency.admit(now, g.partition);
+        if (slot === LIMIT_REJECTED) {
+          bulkhead?.release();
+          return undefined;
+        }
+        const trouble =
+          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') ||
+          (lane.pacer !== undefined && lane.pacer.throttling(now));
+        const refusal = hedging.decide({
+          nowMs: now,
+          idempotent: true,
+          hedgesSent: n - 1,
+          trouble,
+          retryBudget: budgets === undefined ? undefined : () => budgets.tryRetry(g.budgetKey, now),
+        });
+        if (refusal !== undefined) {
+          bulkhead?.release();
+          if (slot >= 0) latency.limit?.release(slot, now, now, 'ignore');
+          return undefined;
+        }
+        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeout);
+        const deadlineBound = g.deadline - now < fixed;
+        const timeoutMs = deadlineBound ? g.deadline - now : fixed;
+        const attemptDeadline = now + timeoutMs;
+        const context = new AttemptContext(
+          g.attempt,
+          this.retry.maxAttempts - g.attempt,
+          attemptDeadline === Number.POSITIVE_INFINITY ? undefined : attemptDeadline,
+          clock,
+          g.signal,
+        );
+        const scope: DeadlineScope | undefined =
+          g.hasDeadline || g.inherited !== undefined
+            ? new AttemptScope(attemptDeadline, context, g.inherited?.onGiveUp)
+            : undefined;
+        stats.attempts++;
+        stats.hedges++;
+        this.inFlight++;
+        if (this.events.active) {
+          this.events.emit({ type: 'hedge', downstream: this.name, atMs: now, attempt: g.attempt, hedge: n, delayMs });
+        }
+        const done = (end: AttemptEnd) => {
+          this.inFlight--;
+          bulkhead?.release();
+          latency.settle(slot, now, clock.monotonic(), end, timeoutMs);
+        };
+        const promise = runAttempt(
+          g.operation,
+          context,
+          clock,
+          timeoutMs,
+          deadlineBound,
+          fixed,
+          g.signal,
+          scope,
+          this.name,
+          now,
+        ).then(
+          (value) => {
+            done('ok');
+            return value;
+          },
+          (error: unknown) => {
+            done(this.attemptEnd(error, g.signal, undefined));
+            throw error;
+          },
+        );
+        return { promise, abort: (reason) => context.abort(reason) };
+      },
+    });
   }
 
   private aborted(signal: AbortSignal, attempts: number, startedAt: number, outcome: 'failed' | 'unknown'): never {

@@ -3,6 +3,7 @@ import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '.
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
+import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
@@ -14,12 +15,15 @@ export interface Lane {
   readonly breaker: CircuitBreaker | undefined;
   readonly bulkhead: Bulkhead | undefined;
   readonly pacer: Pacer | undefined;
+  /** Adaptive concurrency limit, derived attempt timeout, hedging (any of them). */
+  readonly latency: LatencyLane | undefined;
 }
 
 export interface LaneOptions {
   breaker: CircuitBreakerOptions | undefined;
   bulkhead: BulkheadOptions | undefined;
   pacing: PacerOptions | undefined;
+  latency?: LatencyLaneOptions | undefined;
   clock: Clock;
   random: Random;
   /** Told of every breaker state change. */
@@ -39,7 +43,7 @@ export class Lanes {
   /** Whether any per-key policy is configured at all (when not, lanes are skipped entirely). */
   get enabled(): boolean {
     const o = this.options;
-    return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined;
+    return o.breaker !== undefined || o.bulkhead !== undefined || o.pacing !== undefined || o.latency !== undefined;
   }
 
   /** Whether lanes have a circuit breaker. */
@@ -73,6 +77,22 @@ export class Lanes {
     return n;
   }
 
+  /**
+   * For stats: the adaptive limits summed over lanes (the concurrency the callee is allowed in
+   * all) and the longest derived attempt timeout now in force; `undefined` when not configured.
+   */
+  latencySummary(nowMs: number): { concurrencyLimit: number | undefined; attemptTimeoutMs: number | undefined } {
+    if (this.options.latency === undefined) return { concurrencyLimit: undefined, attemptTimeoutMs: undefined };
+    let limit: number | undefined;
+    let timeout: number | undefined;
+    for (const lane of this.lanes.values()) {
+      const l = lane.latency;
+      if (l?.limit !== undefined) limit = (limit ?? 0) + l.limit.limit;
+      if (l?.timeouts !== undefined) timeout = Math.max(timeout ?? 0, l.timeouts.timeoutMs(nowMs));
+    }
+    return { concurrencyLimit: limit, attemptTimeoutMs: timeout };
+  }
+
   /** Every lane, for stats. */
   values(): IterableIterator<Lane> {
     return this.lanes.values();
@@ -97,13 +117,14 @@ export class Lanes {
             ),
       bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
+      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency),
     };
   }
 
   /** Drops the oldest lane with nothing running or queued (its state is forgotten). */
   private evictOne(): void {
     for (const [key, lane] of this.lanes) {
-      if ((lane.bulkhead?.active ?? 0) === 0 && (lane.bulkhead?.queued ?? 0) === 0) {
+      if ((lane.bulkhead?.active ?? 0) === 0 && (lane.bulkhead?.queued ?? 0) === 0 && (lane.latency?.inFlight ?? 0) === 0) {
         this.lanes.delete(key);
         if (this.last === lane) this.last = undefined;
         return;

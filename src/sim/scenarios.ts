@@ -2,11 +2,25 @@ import type { Scenario } from './scenario.js';
 import { amplification } from './scenarios/amplification.js';
 import { budget } from './scenarios/budget.js';
 import { deadDependency } from './scenarios/dead-dependency.js';
+import { fleet } from './scenarios/fleet.js';
+import { hedging } from './scenarios/hedging.js';
 import { herd } from './scenarios/herd.js';
+import { latencySpike } from './scenarios/latency-spike.js';
+import { queueing } from './scenarios/queueing.js';
 import { uniform } from './scenarios/uniform.js';
 
 /** The built-in scenarios, in the order `kindly-calls sim --help` lists them. */
-export const SCENARIOS: readonly Scenario[] = [herd, uniform, amplification, deadDependency, budget];
+export const SCENARIOS: readonly Scenario[] = [
+  herd,
+  uniform,
+  amplification,
+  deadDependency,
+  budget,
+  queueing,
+  hedging,
+  latencySpike,
+  fleet,
+];
 
 export function findScenario(name: string): Scenario | undefined {
   return SCENARIOS.find((s) => s.name === name);

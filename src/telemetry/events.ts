@@ -67,6 +67,23 @@ export interface PacingDelayEvent extends EventBase {
   /** The learned send rate, requests per second, when known. */
   rate: number | undefined;
 }
+/** The adaptive concurrency limit refused an attempt. */
+export interface ConcurrencyLimitedEvent extends EventBase {
+  type: 'concurrency-limited';
+  key: string;
+  /** The learned limit at that moment. */
+  limit: number;
+  partition: string | undefined;
+}
+/** A hedge was sent: an extra attempt while `attempt` is still running. */
+export interface HedgeEvent extends EventBase {
+  type: 'hedge';
+  attempt: number;
+  /** 1 for the first hedge of this attempt. */
+  hedge: number;
+  /** How long the call had waited, ms. */
+  delayMs: number;
+}
 /** The fleet store (`store` option) went down or came back; while down, policies run locally. */
 export interface StoreAvailabilityEvent extends EventBase {
   type: 'store-availability';
@@ -104,6 +121,8 @@ export type KindlyEvent =
   | BreakerStateEvent
   | BulkheadRejectedEvent
   | PacingDelayEvent
+  | ConcurrencyLimitedEvent
+  | HedgeEvent
   | StoreAvailabilityEvent
   | FallbackEvent
   | ChaosEvent;
@@ -122,6 +141,8 @@ export const EVENTS = {
   breakerState: 'breaker-state',
   bulkheadRejected: 'bulkhead-rejected',
   pacingDelay: 'pacing-delay',
+  concurrencyLimited: 'concurrency-limited',
+  hedge: 'hedge',
   storeAvailability: 'store-availability',
   fallback: 'fallback',
   chaos: 'chaos',

@@ -58,6 +58,13 @@ const COUNTERS = {
     read: (s: StatsSnapshot) => s.pacingDelayMs,
     description: 'Time attempts spent held back by pacing',
   },
+  hedges: { unit: '{attempt}', read: (s: StatsSnapshot) => s.hedges, description: 'Hedges sent (extra attempts)' },
+  'hedge.wins': { unit: '{call}', read: (s: StatsSnapshot) => s.hedgeWins, description: 'Calls answered by a hedge' },
+  'concurrency.rejections': {
+    unit: '{attempt}',
+    read: (s: StatsSnapshot) => s.concurrencyRejections,
+    description: 'Attempts refused by the adaptive concurrency limit',
+  },
 } as const;
 
 const GAUGES = {
@@ -70,6 +77,18 @@ const GAUGES = {
   'timeout.ratio': { unit: '1', read: (s: StatsSnapshot) => s.timeoutRatio, description: 'Timeouts per attempt' },
   'bulkhead.queue_depth': { unit: '{call}', read: (s: StatsSnapshot) => s.queueDepth, description: 'Calls waiting for a slot' },
   in_flight: { unit: '{attempt}', read: (s: StatsSnapshot) => s.inFlight, description: 'Attempts running now' },
+  'hedge.ratio': { unit: '1', read: (s: StatsSnapshot) => s.hedgeRatio, description: 'Hedges per call (extra load)' },
+  // Reported only for downstreams that have the policy (no data point otherwise).
+  'concurrency.limit': {
+    unit: '{attempt}',
+    read: (s: StatsSnapshot) => s.concurrencyLimit,
+    description: 'Learned adaptive concurrency limit, summed over keys',
+  },
+  'attempt.timeout': {
+    unit: 'ms',
+    read: (s: StatsSnapshot) => s.attemptTimeoutMs,
+    description: 'Longest derived attempt timeout in force',
+  },
 } as const;
 
 /**
@@ -93,7 +112,7 @@ export function instrumentDownstreams(
     };
   }
   const prefix = options.prefix ?? 'kindly';
-  const readers: Array<{ instrument: Observable; read: (s: StatsSnapshot) => number }> = [];
+  const readers: Array<{ instrument: Observable; read: (s: StatsSnapshot) => number | undefined }> = [];
   for (const [name, spec] of Object.entries(COUNTERS)) {
     const instrument = meter.createObservableCounter(`${prefix}.${name}`, { unit: spec.unit, description: spec.description });
     readers.push({ instrument, read: spec.read });
@@ -106,7 +125,10 @@ export function instrumentDownstreams(
     for (const downstream of list) {
       const stats = downstream.stats();
       const attributes = { downstream: downstream.name };
-      for (const r of readers) result.observe(r.instrument, r.read(stats), attributes);
+      for (const r of readers) {
+        const value = r.read(stats);
+        if (value !== undefined) result.observe(r.instrument, value, attributes);
+      }
     }
   };
   const instruments = readers.map((r) => r.instrument);

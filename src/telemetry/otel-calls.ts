@@ -200,6 +200,9 @@ class AttemptTrace implements AttemptTelemetry {
   readonly metricAttributes: Attributes = {};
   http = false;
   ended = false;
+  /** When the operation settled (monotonic ms), and whether it succeeded. */
+  settledAt: number | undefined;
+  succeeded: boolean | undefined;
 
   constructor(
     readonly span: Span | undefined,
@@ -207,6 +210,12 @@ class AttemptTrace implements AttemptTelemetry {
     private readonly propagator: TextMapPropagator,
     readonly startMs: number,
   ) {}
+
+  settle(atMs: number, ok: boolean): void {
+    if (this.settledAt !== undefined) return;
+    this.settledAt = atMs;
+    this.succeeded = ok;
+  }
 
   updateName(name: string): void {
     this.span?.updateName(name);
@@ -230,7 +239,8 @@ class CallTrace {
   readonly span: Span | undefined;
   readonly context: Context;
   private readonly startMs: number;
-  private attempt: AttemptTrace | undefined;
+  /** The attempt running now; with hedging, the first attempt and its hedges. */
+  private open: AttemptTrace[] = [];
   private attempts = 0;
   private gaveUp: { reason: string; outcome: string } | undefined;
   private fellBack = false;
@@ -254,27 +264,37 @@ class CallTrace {
 
   /** Runs one attempt with its span current and `ctx.telemetry` set for the HTTP/gRPC layer. */
   runAttempt<T>(ctx: CallContext, operation: Operation<T>): T | PromiseLike<T> {
-    this.closeAttempt('unknown', undefined);
+    // A new attempt number ends whatever the previous one left open; the same number again is
+    // a hedge of the attempt still running.
+    if (ctx.attempt !== this.attempts) this.closeAttempts('unknown', undefined);
+    const hedge = this.open.length;
     this.attempts = ctx.attempt;
     const attributes: Attributes = { 'kindly.downstream': this.downstream.name, 'kindly.attempt': ctx.attempt };
     if (ctx.attempt > 1) attributes['http.request.resend_count'] = ctx.attempt - 1;
+    if (hedge > 0) attributes['kindly.hedge'] = hedge;
     const span = this.tracer?.startSpan(this.downstream.name, { kind: SpanKind.CLIENT, attributes }, this.context);
     const spanContext = span === undefined ? this.context : trace.setSpan(this.context, span);
-    const attempt = new AttemptTrace(span, spanContext, this.propagator, this.downstream.clock.monotonic());
-    this.attempt = attempt;
+    const clock = this.downstream.clock;
+    const attempt = new AttemptTrace(span, spanContext, this.propagator, clock.monotonic());
+    this.open.push(attempt);
     ctx.telemetry = attempt;
-    return context.with(spanContext, () => operation(ctx));
+    const result = context.with(spanContext, () => operation(ctx));
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
+      (result as PromiseLike<T>).then(
+        () => attempt.settle(clock.monotonic(), true),
+        () => attempt.settle(clock.monotonic(), false),
+      );
+    } else attempt.settle(clock.monotonic(), true);
+    return result;
   }
 
   onEvent(event: KindlyEvent): void {
     const span = this.span;
     switch (event.type) {
       case 'attempt-end': {
-        const attempt = this.attempt;
-        if (attempt === undefined) return;
         const c = event.classification;
-        if (c?.status !== undefined) attempt.setAttribute('http.response.status_code', c.status);
-        this.closeAttempt(event.outcome, event.outcome === 'ok' ? undefined : errorType(event.classification, event.error));
+        if (c?.status !== undefined) for (const a of this.open) a.setAttribute('http.response.status_code', c.status);
+        this.closeAttempts(event.outcome, event.outcome === 'ok' ? undefined : errorType(event.classification, event.error));
         return;
       }
       case 'retry-scheduled': {
@@ -315,7 +335,7 @@ class CallTrace {
         return;
       case 'give-up':
         this.gaveUp = { reason: event.reason, outcome: event.outcome };
-        this.closeAttempt('unknown', event.reason);
+        this.closeAttempts('unknown', event.reason);
         return;
       case 'fallback':
         this.fellBack = true;
@@ -329,7 +349,7 @@ class CallTrace {
   /** The call settled (`error` undefined: it resolved, possibly through a fallback). */
   end(error: unknown): void {
     const gaveUp = this.gaveUp;
-    this.closeAttempt('unknown', gaveUp?.reason ?? (error === undefined ? undefined : errorName(error)));
+    this.closeAttempts('unknown', gaveUp?.reason ?? (error === undefined ? undefined : errorName(error)));
     const outcome = gaveUp === undefined && error === undefined ? 'ok' : (gaveUp?.outcome ?? 'unknown');
     const attributes: Attributes = { ...this.base, 'kindly.outcome': outcome };
     if (gaveUp !== undefined) {
@@ -349,11 +369,26 @@ class CallTrace {
     this.instruments?.call.record((this.downstream.clock.monotonic() - this.startMs) / 1000, attributes);
   }
 
-  private closeAttempt(outcome: string, error: string | undefined): void {
-    const attempt = this.attempt;
-    if (attempt === undefined || attempt.ended) return;
+  /**
+   * Ends the open attempt spans with the attempt's outcome. With hedges, a member that
+   * succeeded is `ok` and one that had not answered when the group ended lost the race.
+   */
+  private closeAttempts(outcome: string, error: string | undefined): void {
+    const open = this.open;
+    if (open.length === 0) return;
+    this.open = [];
+    const hedged = open.length > 1;
+    for (const attempt of open) {
+      if (!hedged) this.closeAttempt(attempt, outcome, error);
+      else if (attempt.succeeded === true) this.closeAttempt(attempt, 'ok', undefined);
+      else if (attempt.settledAt === undefined && outcome === 'ok') this.closeAttempt(attempt, 'unknown', 'hedge-lost');
+      else this.closeAttempt(attempt, outcome === 'ok' ? 'unknown' : outcome, error ?? 'hedge-lost');
+    }
+  }
+
+  private closeAttempt(attempt: AttemptTrace, outcome: string, error: string | undefined): void {
+    if (attempt.ended) return;
     attempt.ended = true;
-    this.attempt = undefined;
     if (error !== undefined) attempt.setAttribute('error.type', error);
     const span = attempt.span;
     if (span !== undefined) {
@@ -363,7 +398,8 @@ class CallTrace {
     }
     const instruments = this.instruments;
     if (instruments !== undefined) {
-      const seconds = (this.downstream.clock.monotonic() - attempt.startMs) / 1000;
+      const endMs = attempt.settledAt ?? this.downstream.clock.monotonic();
+      const seconds = (endMs - attempt.startMs) / 1000;
       const attributes = { ...this.base, ...attempt.metricAttributes };
       if (attempt.http) instruments.http.record(seconds, attributes);
       else instruments.attempt.record(seconds, { ...attributes, 'kindly.outcome': outcome });

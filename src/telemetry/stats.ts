@@ -22,8 +22,16 @@ export class StatsCollector {
   pacingDelays = 0;
   pacingDelayMs = 0;
   chaosInjected = 0;
+  hedges = 0;
+  hedgeWins = 0;
+  concurrencyRejections = 0;
 
-  snapshot(live: { queueDepth: number; inFlight: number }): StatsSnapshot {
+  snapshot(live: {
+    queueDepth: number;
+    inFlight: number;
+    concurrencyLimit?: number | undefined;
+    attemptTimeoutMs?: number | undefined;
+  }): StatsSnapshot {
     return {
       requests: this.requests,
       attempts: this.attempts,
@@ -45,6 +53,12 @@ export class StatsCollector {
       pacingDelays: this.pacingDelays,
       pacingDelayMs: this.pacingDelayMs,
       chaosInjected: this.chaosInjected,
+      hedges: this.hedges,
+      hedgeWins: this.hedgeWins,
+      hedgeRatio: this.requests === 0 ? 0 : this.hedges / this.requests,
+      concurrencyRejections: this.concurrencyRejections,
+      concurrencyLimit: live.concurrencyLimit,
+      attemptTimeoutMs: live.attemptTimeoutMs,
     };
   }
 }
@@ -79,4 +93,16 @@ export interface StatsSnapshot {
   pacingDelayMs: number;
   /** Faults injected by kindly-calls/chaos (0 unless chaos is enabled). */
   chaosInjected: number;
+  /** Hedges sent (extra attempts while an earlier one was still running). */
+  hedges: number;
+  /** Calls whose answer came from a hedge. */
+  hedgeWins: number;
+  /** hedges / requests: the extra load hedging put on the callee. */
+  hedgeRatio: number;
+  /** Attempts refused by the adaptive concurrency limit. */
+  concurrencyRejections: number;
+  /** The learned concurrency limits, summed over keys (`undefined` without `concurrency`). */
+  concurrencyLimit: number | undefined;
+  /** The longest derived attempt timeout in force, ms (`undefined` without a derived timeout). */
+  attemptTimeoutMs: number | undefined;
 }

@@ -13,7 +13,8 @@ describe('kindly CLI (SPEC S11.2)', () => {
     expect(main.stdout).toContain('kindly-calls sim <scenario> [options]');
     const sim = await runCli(['sim', '--help']);
     expect(sim.code).toBe(0);
-    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']) expect(sim.stdout).toContain(name);
+    for (const name of ['herd', 'uniform', 'amplification', 'dead-dependency', 'budget', 'queueing', 'hedging', 'latency-spike'])
+      expect(sim.stdout).toContain(name);
     const herd = await runCli(['sim', 'herd', '--help']);
     expect(herd.code).toBe(0);
     expect(herd.stdout).toContain('--strategy NAME');
@@ -79,6 +80,9 @@ describe('kindly CLI (SPEC S11.2)', () => {
       ['amplification', '--requests', '3'],
       ['dead-dependency', '--duration', '20', '--down-from', '5', '--down-for', '5'],
       ['budget', '--duration', '2'],
+      ['queueing', '--duration', '3'],
+      ['hedging', '--duration', '2'],
+      ['latency-spike', '--duration', '5', '--spike-at', '2'],
     ]) {
       const r = await runCli(['sim', ...argv, '--json']);
       expect(r.code, argv.join(' ')).toBe(0);
@@ -150,7 +154,8 @@ describe('kindly CLI (SPEC S11.2)', () => {
     expect(r.stderr).toBe('kindly: report written to out.html\n');
     const html = readFileSync(join(dir, 'out.html'), 'utf8');
     expect(html).toContain('<svg');
-    expect(html.match(/<path class="series" data-series="/g)?.length).toBe(2 * 7);
+    // A panel per strategy, then callers served: every strategy plus the lower bound.
+    expect(html.match(/<path class="series" data-series="/g)?.length).toBe(7 + 8);
   });
 
   it('a report that cannot be written: exit 1 with one line', async () => {

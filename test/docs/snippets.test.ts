@@ -5,7 +5,7 @@ import { type Snippet, snippetsOf, sourceProblems, typeProblems } from './snippe
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // The docs a newcomer reads first. docs/observability.md has its own check (test/examples.test.ts).
-const docs = ['README.md', 'docs/guide.md', 'docs/http.md', 'docs/simulator.md'];
+const docs = ['README.md', 'docs/guide.md', 'docs/http.md', 'docs/simulator.md', 'docs/latency.md'];
 const all: Snippet[] = docs.flatMap((doc) => snippetsOf(doc, readFileSync(`${root}${doc}`, 'utf8')));
 const where = (s: Snippet) => `${s.doc}:${s.line}${s.source === undefined ? '' : ` (${s.source})`}`;
 

@@ -29,7 +29,7 @@ describe('per-call options are strict', () => {
     const error = await call.catch((e: unknown) => e);
     expect(isInvalidOptionsError(error)).toBe(true);
     expect((error as InvalidOptionsError).problems).toEqual([
-      'Unknown option `retries` (known: signal, deadline, timeout, idempotent, key, budgetKey, verify, fallback, onAttemptError, classify, beforeAttempt)',
+      'Unknown option `retries` (known: signal, deadline, timeout, idempotent, key, budgetKey, partition, onDiscard, verify, fallback, onAttemptError, classify, beforeAttempt)',
     ]);
     expect((error as Error).message).toContain("Invalid call on 'payments' options");
     expect(ran).toBe(false);

@@ -3,8 +3,18 @@ import { withDefaults } from '../../src/sim/scenario.js';
 import { findScenario, SCENARIOS } from '../../src/sim/scenarios.js';
 
 describe('scenario registry', () => {
-  it('lists the built-in scenarios of SPEC S11', () => {
-    expect(SCENARIOS.map((s) => s.name)).toEqual(['herd', 'uniform', 'amplification', 'dead-dependency', 'budget']);
+  it('lists the built-in scenarios', () => {
+    expect(SCENARIOS.map((s) => s.name)).toEqual([
+      'herd',
+      'uniform',
+      'amplification',
+      'dead-dependency',
+      'budget',
+      'queueing',
+      'hedging',
+      'latency-spike',
+      'fleet',
+    ]);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();
   });
@@ -30,6 +40,9 @@ describe('scenario registry', () => {
       amplification: { requests: 5 },
       'dead-dependency': { duration: 30, 'down-from': 5, 'down-for': 10 },
       budget: { duration: 5 },
+      queueing: { duration: 3 },
+      hedging: { duration: 2 },
+      'latency-spike': { duration: 5, 'spike-at': 2, ramp: 1 },
     };
     for (const s of SCENARIOS) {
       const params = withDefaults(s, small[s.name]);

@@ -58,4 +58,32 @@ describe('OpenTelemetry bridge (SPEC S9)', () => {
     expect(after.get('kindly.requests{payments}')).toBe(1);
     await provider.shutdown();
   });
+
+  it('reports the latency policies: hedges, the learned concurrency limit and the derived timeout', async () => {
+    const reader = new CollectingReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const clock = new VirtualClock();
+    const api = downstream('search', {
+      clock,
+      retry: false,
+      concurrency: { probeConcurrency: 2 },
+      attemptTimeout: { minSamples: 1, floorMs: 1 },
+      hedging: { delayMs: 5, maxExtraLoad: 1 },
+    });
+    const plain = downstream('plain', { clock });
+    const stop = instrumentDownstreams([api, plain], { meter: provider.getMeter('test') });
+    let n = 0;
+    const call = api.call(({ signal }) => clock.sleep(n++ === 0 ? 100 : 10, signal).then(() => 'ok'));
+    await clock.runAll();
+    await call;
+    const seen = await points(reader);
+    expect(seen.get('kindly.hedges{search}')).toBe(1);
+    expect(seen.get('kindly.hedge.wins{search}')).toBe(1);
+    expect(seen.get('kindly.hedge.ratio{search}')).toBe(1);
+    expect(seen.get('kindly.concurrency.limit{search}')).toBe(2);
+    expect(seen.get('kindly.attempt.timeout{search}')).toBeGreaterThan(0);
+    expect(seen.has('kindly.concurrency.limit{plain}')).toBe(false);
+    stop();
+    await provider.shutdown();
+  });
 });

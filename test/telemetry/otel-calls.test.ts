@@ -181,6 +181,31 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
     expect(calls.map((s) => s.events.filter((e) => e.name === 'kindly.retry.wait').length).sort()).toEqual([1, 2]);
   });
 
+  it('a hedged attempt: both members get a span; the winner is ok, the slow one lost the race', async () => {
+    const clock = new VirtualClock();
+    const d = downstream('hedged', {
+      clock,
+      random: new SeededRandom(14),
+      retry: false,
+      hedging: { delayMs: 50, maxExtraLoad: 1 },
+    });
+    instrumentDownstreams(d, { tracer: tracer() });
+    let n = 0;
+    const result = d.call(async ({ signal }) => {
+      await clock.sleep(n++ === 0 ? 1_000 : 10, signal);
+      return 'done';
+    });
+    await clock.runAll();
+    expect(await result).toBe('done');
+    const attempts = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT);
+    expect(
+      attempts.map((s) => [s.attributes['kindly.hedge'] ?? 0, s.attributes['kindly.outcome'], s.attributes['error.type']]),
+    ).toEqual([
+      [0, 'unknown', 'hedge-lost'],
+      [1, 'ok', undefined],
+    ]);
+  });
+
   it('after stop(), calls make no spans', async () => {
     const d = downstream('quiet', { retry: false });
     const stop = instrumentDownstreams(d, { tracer: tracer() });
