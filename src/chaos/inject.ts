@@ -87,9 +87,11 @@ async function inject<T>(fault: DrawnFault, ctx: CallContext, operation: Operati
       if (fault.outcome === 'failed')
         throw new ChaosFaultError('connect ECONNREFUSED (injected by kindly chaos)', 'ECONNREFUSED');
       try {
-        await operation(ctx);
+        // The answer is lost: a response body nobody will read is cancelled, freeing its connection.
+        const lost = (await operation(ctx)) as { body?: { cancel?: () => Promise<void> } | null } | null | undefined;
+        lost?.body?.cancel?.()?.catch(() => undefined);
       } catch {
-        // The answer is lost either way.
+        // Lost either way.
       }
       throw new ChaosFaultError('the answer was lost (injected by kindly chaos)', 'ERR_CHAOS_ANSWER_LOST');
     case 'reset':
