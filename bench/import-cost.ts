@@ -27,10 +27,10 @@ function definitions(...names: string[]): RegExp {
   return new RegExp(`\\b(?:function|class)\\s+(?:${alt})\\b|\\b(?:var|let|const)\\s+(?:${alt})\\s*=`);
 }
 
-const child = `
+const childFor = (target: string) => `
 const t0 = performance.now();
 const before = new Set(process.moduleLoadList);
-await import(${JSON.stringify(root)});
+await import(${JSON.stringify(target)});
 const ms = performance.now() - t0;
 const builtins = process.moduleLoadList.filter((m) => !before.has(m)).length;
 process.stdout.write(JSON.stringify({ ms, builtins }));
@@ -41,8 +41,12 @@ interface Sample {
   builtins: number;
 }
 
-function sample(): Sample {
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', child], { encoding: 'utf8' });
+const child = childFor(root);
+/** The same import of a one-line module: what any import costs a cold process here. */
+const emptyChild = childFor('data:text/javascript,export default 1');
+
+function sample(script = child): Sample {
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   return JSON.parse(out) as Sample;
 }
 
@@ -68,11 +72,13 @@ export const IMPORT_TARGET_MS = 15;
 
 export function runImportCost(options: { samples: number }): { rows: Row[]; loaded: string[]; offending: string[] } {
   const ms: number[] = [];
+  const empty: number[] = [];
   let builtins = 0;
   for (let i = 0; i < options.samples; i++) {
     const s = sample();
     ms.push(s.ms);
     builtins = s.builtins;
+    empty.push(sample(emptyChild).ms);
   }
   // A separate process with a loader hook lists the files (the hook would skew the timing).
   const loaded = loadedFiles().filter((f) => f.includes('/dist/'));
@@ -83,6 +89,13 @@ export function runImportCost(options: { samples: number }): { rows: Row[]; load
   }
   const rows: Row[] = [
     { suite: 'import', name: 'root entry, cold', value: round(median(ms), 2), unit: 'ms', runs: ms.map((x) => round(x, 2)) },
+    {
+      suite: 'import',
+      name: 'a one-line module, cold (reference)',
+      value: round(median(empty), 2),
+      unit: 'ms',
+      runs: empty.map((x) => round(x, 2)),
+    },
     { suite: 'import', name: 'package modules loaded', value: loaded.length, unit: 'modules', runs: [loaded.length] },
     { suite: 'import', name: 'node built-ins loaded', value: builtins, unit: 'modules', runs: [builtins] },
   ];

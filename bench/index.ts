@@ -9,12 +9,9 @@
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
  */
-
 import { execFileSync } from 'node:child_process';
-import { bench, do_not_optimize, run } from 'mitata';
-import { cases } from './cases.js';
 import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
-import { fleetBench } from './fleet.js';
+import { runFleet } from './fleet.js';
 import type { HttpGroup } from './http.js';
 import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
 import { formatRatio, type Ratio, type Row } from './stats.js';
@@ -98,34 +95,15 @@ if (only.has('import')) {
   );
 }
 
-// The fleet store's cost (needs a real redis-server): ns added over the same pipeline without a
-// store, and Redis round trips per call. Its own suite: it starts two redis-server processes.
+// The fleet store against a real redis-server: what it adds to kindly:full (interleaved runs),
+// and Redis round trips per call at a steady rate.
 if (only.has('fleet')) {
-  const fleet = await fleetBench();
-  const full = cases.find((c) => c.name === 'kindly:full');
-  for (const c of [...(full === undefined ? [] : [full]), ...fleet.cases]) {
-    const fn = await c.setup();
-    if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
-    bench(c.name, async () => do_not_optimize(await fn()));
-  }
-  const result = await run({ format: 'quiet', throw: true });
-  const fleetRows = result.benchmarks.map((b) => ({
-    suite: 'fleet',
-    name: b.alias,
-    nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
-    runs: [],
-  }));
-  const lines = fleet.report();
-  await fleet.close();
-  const baseline = fleetRows.find((r) => r.name === 'kindly:full');
-  log('\nfleet: ns per call (mitata mean)');
-  for (const r of fleetRows) {
-    const added =
-      baseline !== undefined && r !== baseline ? `   +${(r.nsPerCall - baseline.nsPerCall).toFixed(1)} ns over kindly:full` : '';
-    log(`  ${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}${added}`);
-  }
-  for (const line of lines) log(`  ${line}`);
-  rows.push(...fleetRows);
+  const fleet = await runFleet({ runs: runs ?? 3 });
+  rows.push(...fleet.rows);
+  log('\nfleet: ns per call (median of runs)                runs');
+  for (const r of fleet.rows)
+    if (r.nsPerCall !== undefined) log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}`);
+  for (const line of fleet.lines) log(`  ${line}`);
 }
 
 if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);

@@ -6,10 +6,12 @@
  *
  * Run: npx tsx examples/chaos.ts
  */
+
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { downstream, isGiveUpError } from 'kindly-calls';
 import { enableChaos } from 'kindly-calls/chaos';
+import { fetchThrough } from 'kindly-calls/http';
 
 const inventoryServer = createServer((_req, res) => res.writeHead(200).end('7 in stock'));
 await new Promise<void>((resolve) => inventoryServer.listen(0, '127.0.0.1', resolve));
@@ -37,7 +39,7 @@ let ok = 0;
 const gaveUp = new Map<string, number>();
 for (let i = 0; i < 100; i++) {
   try {
-    const response = await inventory.fetch(url, { key: 'inventory' }); // a fixed lane key: the same draws every run
+    const response = await fetchThrough(inventory, url, { key: 'inventory' }); // a fixed lane key: the same draws every run
     if (response.ok) ok++;
     else gaveUp.set(`status ${response.status}`, (gaveUp.get(`status ${response.status}`) ?? 0) + 1);
   } catch (error) {

@@ -16,6 +16,7 @@ process.env.PAYMENTS_URL = `http://127.0.0.1:${(server.address() as AddressInfo)
 
 // #region readme
 import { downstream } from 'kindly-calls';
+import { fetchThrough } from 'kindly-calls/http';
 
 const API = process.env.PAYMENTS_URL ?? 'http://localhost:8080';
 const api = downstream('payments', { retry: { maxAttempts: 3 } }); // options: see the table below
@@ -26,7 +27,7 @@ const fee = await api.call(async ({ signal }) => {
   if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
   return (await response.json()) as { fee: number };
 });
-const health = await api.fetch(`${API}/health`); // HTTP: the same pipeline, fetch's contract (http.md)
+const health = await fetchThrough(api, `${API}/health`); // HTTP: the same pipeline, fetch's contract (http.md)
 console.log(fee, health.status); // { fee: 0.3 } 204
 // #endregion
 

@@ -6,11 +6,13 @@
  *
  * Run: npx tsx examples/otel-prometheus.ts
  */
+
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { downstream } from 'kindly-calls';
+import { fetchThrough } from 'kindly-calls/http';
 import { instrumentDownstreams } from 'kindly-calls/otel';
 
 // A service that answers 503 to every third request.
@@ -24,7 +26,7 @@ const meterProvider = new MeterProvider({ readers: [exporter] });
 const orders = downstream('orders', { retry: { backoff: { base: 5 } } });
 const stop = instrumentDownstreams(orders, { meter: meterProvider.getMeter('shop') });
 
-for (let i = 0; i < 12; i++) await orders.fetch(serviceUrl);
+for (let i = 0; i < 12; i++) await fetchThrough(orders, serviceUrl);
 
 // The scrape endpoint (a real deployment lets the exporter serve :9464/metrics itself).
 const metricsServer = createServer((req, res) => exporter.getMetricsRequestHandler(req, res));

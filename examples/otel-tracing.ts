@@ -6,6 +6,7 @@
  *
  * Run: npx tsx examples/otel-tracing.ts
  */
+
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, propagation, trace } from '@opentelemetry/api';
@@ -13,6 +14,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { downstream } from 'kindly-calls';
+import { fetchThrough } from 'kindly-calls/http';
 import { instrumentDownstreams } from 'kindly-calls/otel';
 
 // The usual Node setup: a context manager, a propagator, a tracer provider.
@@ -36,7 +38,7 @@ const stock = downstream('stock', { retry: { backoff: { base: 10 } } });
 const stop = instrumentDownstreams(stock, { tracer });
 
 await tracer.startActiveSpan('GET /checkout', async (request) => {
-  await stock.fetch(url);
+  await fetchThrough(stock, url);
   request.end();
 });
 

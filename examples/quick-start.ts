@@ -17,6 +17,7 @@ process.env.PAYMENTS_URL = `http://127.0.0.1:${(server.address() as AddressInfo)
 
 // #region readme
 import { downstream } from 'kindly-calls';
+import { fetchThrough } from 'kindly-calls/http';
 
 const API = process.env.PAYMENTS_URL ?? 'http://localhost:8080';
 const payments = downstream('payments', {
@@ -27,7 +28,7 @@ const payments = downstream('payments', {
   totalTimeout: 10_000, // the whole call: tries, sleeps, reading the body
 });
 
-const response = await payments.fetch(`${API}/charges/ch_1`);
+const response = await fetchThrough(payments, `${API}/charges/ch_1`);
 console.log(response.status, await response.json());
 // → 200 { id: 'ch_1', status: 'paid' } — after honouring the 429's Retry-After: 1
 // #endregion

@@ -23,6 +23,7 @@ export {
 } from './errors/errors.js';
 export * from './hints/index.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.js';
+export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './policies/bulkhead.js';
 export * from './policies/index.js';
 export { type Random, SeededRandom, systemRandom } from './random/random.js';
 export type { CallContext, Operation } from './runtime/attempt.js';

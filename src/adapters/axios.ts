@@ -1,14 +1,12 @@
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
-import { isIdempotentMethod } from '../classify/methods.js';
 import type { Classification } from '../classify/outcome.js';
 import { readProperty, readString } from '../classify/safe-read.js';
 import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
-import { ATTEMPT_HEADER } from '../http/attempt-header.js';
-import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../http/deadline-header.js';
-import { HttpRequestError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from '../http/errors.js';
-import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from '../http/idempotency-key.js';
+import { HttpRequestError, isRequestBodyNotReplayableError } from '../http/errors.js';
+import { IDEMPOTENCY_KEY_HEADER, requestIdempotency } from '../http/idempotency-key.js';
 import { laneKeyOf } from '../http/lane-key.js';
-import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from '../http/propagation.js';
+import { notReplayable, type OneShotRequest, stopRetryOfOneShot } from '../http/one-shot.js';
+import { checkPropagateHeaders, type PropagateHeaders, propagatesTo, setAttemptHeaders } from '../http/propagation.js';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaderRecord, redactUrl, redactUrlIn } from '../http/redact.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
@@ -97,10 +95,7 @@ export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream
   const v = new OptionsValidator('kindlyAxios');
   v.knownKeys(options, KEYS).func('adapter', options?.adapter);
   v.check(typeof instance?.defaults === 'object' && instance.defaults !== null, 'Expected an axios instance (with `defaults`)');
-  v.check(
-    options?.idempotencyKey === undefined || typeof options.idempotencyKey === 'boolean',
-    `Expected \`idempotencyKey\` to be a boolean, got ${String(options?.idempotencyKey)}`,
-  );
+  v.boolean('idempotencyKey', options?.idempotencyKey);
   checkPropagateHeaders(v, options?.propagateHeaders);
   v.done();
   const original = options?.adapter ?? instance.defaults.adapter;
@@ -128,123 +123,158 @@ interface Settings {
   secrets: readonly string[];
 }
 
-async function send(
+function send(
   adapter: AxiosAdapterLike,
   config: AxiosConfigLike,
   downstream: Downstream,
   settings: Settings,
 ): Promise<AxiosResponseLike> {
-  const method = (config.method ?? 'get').toUpperCase();
-  const existing = config.headers.get(IDEMPOTENCY_KEY_HEADER);
-  const key = chooseIdempotencyKey(method, typeof existing === 'string' ? existing : undefined, settings.idempotencyKey);
-  if (key !== undefined && existing !== key) config.headers.set(IDEMPOTENCY_KEY_HEADER, key);
-  const hasKey = key !== undefined;
-  const replayable = !isStream(config.data);
-  const url = fullUrl(config);
-  const propagate = propagatesTo(url, settings.propagate);
+  return new AxiosCall(adapter, config, downstream, settings).run();
+}
 
-  // What kindly's pipeline sees instead of axios' errors, and the axios error each stands for.
-  const axiosErrors = new WeakMap<object, unknown>();
-  const classifications = new WeakMap<object, Classification>();
-  const statuses = new WeakMap<object, number>();
+/**
+ * One axios request through a downstream: each attempt (`attempt`), the copies kindly's
+ * pipeline sees instead of axios' errors (`statusError`, `requestError`), and what the caller
+ * gets on give-up (`run`). One small method per stage.
+ */
+class AxiosCall {
+  private readonly method: string;
+  private readonly url: string;
+  private readonly hasKey: boolean;
+  private readonly idempotent: boolean;
+  private readonly replayable: boolean;
+  private readonly propagate: boolean;
+  private readonly oneShotRequest: OneShotRequest;
+  /** The axios error each of kindly's copies stands for. */
+  private readonly axiosErrors = new WeakMap<object, unknown>();
+  /** Classifications of the network-error copies, read from axios' own errors. */
+  private readonly classifications = new WeakMap<object, Classification>();
+  private readonly statuses = new WeakMap<object, number>();
 
-  /** This request's reading of the errors it made (see fetch's HttpCallHooks); undefined: the downstream's. */
-  const classifyHere = (error: unknown): Classification | undefined => {
-    if (typeof error !== 'object' || error === null) return undefined;
-    const copied = classifications.get(error);
-    if (copied !== undefined) return copied;
-    const status = statuses.get(error);
-    if (status !== undefined && isInFlightConflict(status, hasKey)) return { ...downstream.classify(error), retryable: true };
-    return undefined;
-  };
-
-  const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
-    new RequestBodyNotReplayableError(`${method} ${redactUrl(url, settings.secrets)}`, undefined, {
-      outcome,
-      attempts: attempt,
+  constructor(
+    private readonly adapter: AxiosAdapterLike,
+    private readonly config: AxiosConfigLike,
+    private readonly downstream: Downstream,
+    private readonly settings: Settings,
+  ) {
+    this.method = (config.method ?? 'get').toUpperCase();
+    const existing = config.headers.get(IDEMPOTENCY_KEY_HEADER);
+    const { key, idempotent } = requestIdempotency(
+      this.method,
+      typeof existing === 'string' ? existing : undefined,
+      settings.idempotencyKey,
+    );
+    if (key !== undefined && existing !== key) config.headers.set(IDEMPOTENCY_KEY_HEADER, key);
+    this.hasKey = key !== undefined;
+    this.idempotent = idempotent;
+    this.replayable = !isStream(config.data);
+    this.url = fullUrl(config);
+    this.propagate = propagatesTo(this.url, settings.propagate);
+    this.oneShotRequest = {
+      request: `${this.method} ${redactUrl(this.url, settings.secrets)}`,
+      maxBufferedBody: undefined,
       downstream: downstream.name,
-      cause,
-    });
+    };
+  }
 
-  /** A stream body cannot be sent again: when the pipeline would retry, stop with a clear error. */
-  const oneShot = (error: KindlyErrorLike, original: unknown, attempt: number): unknown => {
-    if (replayable) return error;
-    const c = classifyHere(error) ?? downstream.classify(error);
-    if (!c.retryable || c.dontRetry) return error;
-    const wrapped = notReplayable(attempt, c.outcome, error);
-    axiosErrors.set(wrapped, original);
-    return wrapped;
-  };
-
-  const operation = async (ctx: CallContext): Promise<AxiosResponseLike> => {
-    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
-    if (!replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    const headers = copyHeaders(config.headers);
-    if (propagate) {
-      headers.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-      if (ctx.deadline !== undefined) headers.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
-    }
+  async run(): Promise<AxiosResponseLike> {
+    const options: CallOptions<AxiosResponseLike> = {
+      idempotent: this.idempotent,
+      key: laneKeyOf(this.url),
+      classify: (error) => this.classify(error),
+      onAttemptError: (error, { willRetry }) => {
+        if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
+      },
+    };
+    const signal = this.config.signal;
+    if (isAbortSignal(signal)) options.signal = signal;
     try {
-      return await adapter({ ...config, headers, signal: ctx.signal });
+      return await this.downstream.call((ctx) => this.attempt(ctx), options);
+    } catch (error) {
+      if (!isGiveUpError(error)) throw error;
+      const last = axiosErrorOf(error.cause, this.axiosErrors);
+      // Gave up on a status: axios' own error, as without kindly (interceptors read `error.response`).
+      if (last !== undefined && readResponse(last) !== undefined) throw last;
+      throw error;
+    }
+  }
+
+  /** This request's reading of the errors it made; `undefined`: the downstream's. */
+  private classify(error: unknown): Classification | undefined {
+    if (typeof error !== 'object' || error === null) return undefined;
+    const copied = this.classifications.get(error);
+    if (copied !== undefined) return copied;
+    const status = this.statuses.get(error);
+    if (status !== undefined && isInFlightConflict(status, this.hasKey)) {
+      return { ...this.downstream.classify(error), retryable: true };
+    }
+    return undefined;
+  }
+
+  private async attempt(ctx: CallContext): Promise<AxiosResponseLike> {
+    // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
+    if (!this.replayable && ctx.attempt > 1) throw notReplayable(this.oneShotRequest, ctx.attempt, 'failed', undefined);
+    const headers = copyHeaders(this.config.headers);
+    if (this.propagate) setAttemptHeaders((name, value) => headers.set(name, value), ctx);
+    try {
+      return await this.adapter({ ...this.config, headers, signal: ctx.signal });
     } catch (error) {
       if (isCancellation(error)) throw error;
       const response = readResponse(error);
       // A response whose status is no failure (a 200 whose body was cut off) failed on the
       // network: classified by its error code, like a failure without a response.
       const reading = response === undefined ? undefined : classifyStatus(response.status);
-      if (response !== undefined && reading !== undefined) {
-        const statusError = new HttpStatusError(response.status, {
-          outcome: reading.outcome,
-          attempts: ctx.attempt,
-          downstream: downstream.name,
-          // A copy without `config` and `request` (they carry the request's headers), and
-          // without `Set-Cookie` among the response headers.
-          response: {
-            status: response.status,
-            statusText: response.statusText,
-            headers: redactHeaderRecord(response.headers, settings.secrets),
-            data: response.data,
-          },
-        });
-        axiosErrors.set(statusError, error);
-        statuses.set(statusError, response.status);
-        throw oneShot(statusError, error, ctx.attempt);
-      }
-      const classification = downstream.classify(error);
-      const code = readString(error, 'code');
-      const message = redactUrlIn(readString(error, 'message') ?? 'request failed', url, settings.secrets);
-      const copy = new HttpRequestError(method, redactUrl(url, settings.secrets), code, message, {
-        outcome: classification.outcome,
-        attempts: ctx.attempt,
-        downstream: downstream.name,
-      });
-      classifications.set(copy, classification);
-      throw oneShot(copy, error, ctx.attempt);
+      if (response === undefined || reading === undefined)
+        throw this.oneShot(this.requestError(error, ctx.attempt), error, ctx.attempt);
+      const copy = this.statusError(response, reading.outcome, ctx.attempt);
+      // On give-up the caller gets axios' own error for the last status.
+      this.axiosErrors.set(copy, error);
+      throw this.oneShot(copy, error, ctx.attempt);
     }
-  };
+  }
 
-  const callOptions: CallOptions<AxiosResponseLike> & {
-    classify?: (error: unknown, nowMs: number) => Classification | undefined;
-  } = {
-    idempotent: isIdempotentMethod(method) || hasKey,
-    key: laneKeyOf(url),
-    classify: classifyHere,
-    onAttemptError: (error, { willRetry }) => {
-      if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
-    },
-  };
-  const signal = config.signal;
-  if (isAbortSignal(signal)) callOptions.signal = signal;
+  /**
+   * What the pipeline sees for a failed status: a copy without `config` and `request` (they
+   * carry the request's headers), and without `Set-Cookie` among the response headers.
+   */
+  private statusError(response: AxiosResponseLike, outcome: 'failed' | 'unknown', attempt: number): HttpStatusError {
+    const error = new HttpStatusError(response.status, {
+      outcome,
+      attempts: attempt,
+      downstream: this.downstream.name,
+      response: {
+        status: response.status,
+        statusText: response.statusText,
+        headers: redactHeaderRecord(response.headers, this.settings.secrets),
+        data: response.data,
+      },
+    });
+    this.statuses.set(error, response.status);
+    return error;
+  }
 
-  try {
-    return await downstream.call(operation, callOptions);
-  } catch (error) {
-    if (!isGiveUpError(error)) throw error;
-    const cause = error.cause;
-    const last = axiosErrorOf(cause, axiosErrors);
-    // Gave up on a status: axios' own error, as without kindly (interceptors read `error.response`).
-    if (last !== undefined && readResponse(last) !== undefined) throw last;
-    throw error;
+  /** What the pipeline sees for a network failure: axios' error without its config. */
+  private requestError(error: unknown, attempt: number): HttpRequestError {
+    const classification = this.downstream.classify(error);
+    const { secrets } = this.settings;
+    const code = readString(error, 'code');
+    const message = redactUrlIn(readString(error, 'message') ?? 'request failed', this.url, secrets);
+    const copy = new HttpRequestError(this.method, redactUrl(this.url, secrets), code, message, {
+      outcome: classification.outcome,
+      attempts: attempt,
+      downstream: this.downstream.name,
+    });
+    this.classifications.set(copy, classification);
+    return copy;
+  }
+
+  /** A stream body cannot be sent again: when the pipeline would retry, stop with a clear error. */
+  private oneShot(error: KindlyErrorLike, original: unknown, attempt: number): unknown {
+    if (this.replayable) return error;
+    const c = this.classify(error) ?? this.downstream.classify(error);
+    const stopped = stopRetryOfOneShot(this.oneShotRequest, error, attempt, c);
+    if (stopped !== error) this.axiosErrors.set(stopped as object, original);
+    return stopped;
   }
 }
 

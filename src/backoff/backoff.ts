@@ -146,8 +146,6 @@ export class Backoff {
 
   /** t = min(cap, max(c, 2 × floor)): the top of the jitter window after `failures` failures. */
   private windowTop(failures: number): number {
-    const c = this.ceiling(failures);
-    const top = c > 2 * this.floor ? c : 2 * this.floor;
-    return top < this.cap ? top : this.cap;
+    return Math.min(this.cap, Math.max(this.ceiling(failures), 2 * this.floor));
   }
 }

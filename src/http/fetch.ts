@@ -1,44 +1,17 @@
-import { classifyError } from '../classify/classify-error.js';
-import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
-import { isIdempotentMethod } from '../classify/methods.js';
-import type { Classification } from '../classify/outcome.js';
-import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
-import {
-  type BodyHintExtractor,
-  DEFAULT_BODY_HINT_EXTRACTORS,
-  extractBodyHint,
-  MAX_BODY_HINT_CHARS,
-} from '../hints/body-hints.js';
-import { readWaitHint } from '../hints/wait-hint.js';
+import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
-import type { CallContext } from '../runtime/attempt.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
-import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
+import { type CallOptions, type Downstream, type Fallback, FETCH_THROUGH } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
-import { describeHttpAttempt } from '../telemetry/http-attempt.js';
 import type { Clock } from '../time/clock.js';
-import { ATTEMPT_HEADER } from './attempt-header.js';
-import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
-import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
-import { BodyTimeoutError, isRequestBodyNotReplayableError, RequestBodyNotReplayableError } from './errors.js';
-import { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER } from './idempotency-key.js';
+import { FetchCall, type FetchPlan } from './fetch-call.js';
+import { IDEMPOTENCY_KEY_HEADER, requestIdempotency } from './idempotency-key.js';
 import { laneKeyOf } from './lane-key.js';
-import { pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
+import { pageEnvironment } from './online.js';
 import { checkPropagateHeaders, type PropagateHeaders, propagatesTo } from './propagation.js';
-import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl, secretValues } from './redact.js';
+import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
-import { requestErrorFrom } from './request-error.js';
-import {
-  BODY_HINT_WAIT_MS,
-  DRAIN_LIMIT,
-  DRAIN_WAIT_MS,
-  type Drain,
-  drainBody,
-  peekBody,
-  rebuildResponse,
-  withoutSecrets,
-} from './response-body.js';
 
 /** kindly's options for HTTP calls, set once with `createFetch` or per call in the init. */
 export interface KindlyFetchOptions {
@@ -158,35 +131,6 @@ const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'k
 const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CALL_KEYS]);
 
 /**
- * Hooks the fetch layer hands to `Downstream.call` (see the report to the lead: they belong
- * in `CallOptions`). `classify` reads what only the request knows; `beforeAttempt` holds an
- * attempt back while the browser is offline, before it is counted.
- */
-interface HttpCallHooks {
-  classify?: (error: unknown, nowMs: number) => Classification | undefined;
-  beforeAttempt?: (info: {
-    attempt: number;
-    signal: AbortSignal | undefined;
-    deadline: number | undefined;
-  }) => void | PromiseLike<void>;
-}
-
-/** What kindly remembers about one failed response. */
-interface FailedResponse {
-  /** The response as the caller would get it (URL and every header). */
-  response: Response;
-  /** What the `HttpStatusError` exposes: same status and body, no URL, no secret header. */
-  copy: Response;
-  status: number;
-  /** A wait hint found in the body, when the headers had none. */
-  bodyHintMs: number | undefined;
-  /** Set when the attempt is retried: the body read (and the connection freed) or dropped. */
-  drained: Drain | undefined;
-  /** The attempt's link to the caller's signal, released once the body is done with. */
-  link: AttemptSignal | undefined;
-}
-
-/**
  * `fetch` through a downstream's pipeline: retries with backoff and wait hints,
  * attempt timeouts, the deadline, and every protection policy of `downstream`.
  *
@@ -212,6 +156,10 @@ export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, i
   return send(downstream, input, init ?? undefined, undefined);
 }
 
+// The deprecated `Downstream.fetch` finds `fetchThrough` here once this module is loaded (the
+// runtime never imports the HTTP layer).
+(globalThis as Record<symbol, unknown>)[FETCH_THROUGH] ??= fetchThrough;
+
 /**
  * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
  * with `options` as defaults for each call (a call's init overrides them). The options are
@@ -234,309 +182,100 @@ async function send(
   defaults: KindlyFetchOptions | undefined,
 ): Promise<Response> {
   if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
-  const request = normalize(input, init);
+  const plan = await planCall(downstream, normalize(input, init), init, defaults);
+  return new FetchCall(plan).run();
+}
+
+/** Everything decided once per call, before the first attempt: options, key, body, deadline. */
+async function planCall(
+  downstream: Downstream,
+  request: NormalizedRequest,
+  init: KindlyRequestInit | undefined,
+  defaults: KindlyFetchOptions | undefined,
+): Promise<FetchPlan> {
   const method = request.method.toUpperCase();
   const secretParams = init?.secretQueryParams ?? defaults?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
-  const throwHttpErrors = init?.throwHttpErrors ?? defaults?.throwHttpErrors ?? FETCH_DEFAULTS.throwHttpErrors;
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
-  const retryableStatuses = init?.retryableStatuses ?? defaults?.retryableStatuses;
-  const extractors = init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS;
-  const propagateSetting = init?.propagateHeaders ?? defaults?.propagateHeaders;
-  const propagate = propagatesTo(request.url, propagateSetting);
-  // Trace context (only sent when the user's OpenTelemetry setup has a propagator) goes
-  // wherever that setup sends it, except that `propagateHeaders` still rules when set, and a
-  // page sends it same-origin only (a cross-origin custom header costs a CORS preflight).
-  const propagateTrace = propagateSetting === undefined && pageEnvironment().window === undefined ? true : propagate;
-  const clock = downstream.clock;
   const name = downstream.name;
 
-  // One Headers per call when the request has headers (or gets a key): the first attempt
-  // sends it as is, a retry sends a copy. Without any, each attempt sends a plain record,
-  // which fetch reads once instead of copying a Headers of ours (measured: docs/benchmarks.md).
+  // One Headers per call when the request has headers (or gets a key). Without any, each
+  // attempt sends a plain record, which fetch reads once instead of copying a Headers of ours
+  // (measured: docs/benchmarks.md).
   let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
-  const key = chooseIdempotencyKey(
+  const { key, idempotent } = requestIdempotency(
     method,
     headers?.get(IDEMPOTENCY_KEY_HEADER),
     init?.idempotencyKey ?? defaults?.idempotencyKey,
+    init?.idempotent,
   );
   if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
-  const hasKey = key !== undefined;
-  const idempotent = init?.idempotent ?? (isIdempotentMethod(method) || hasKey);
 
   const scope = currentDeadlineScope();
-  // After the attempt, the body is read under the caller's signal only (as with `fetch`).
-  const callerSignal = request.signal ?? scope?.signal;
-  /** The call's deadline (`Infinity`: none), fixed now: it also bounds buffering and reading the body. */
   const deadline = callDeadline(downstream, init, scope);
-  const bodyTimeout = init?.bodyTimeout ?? defaults?.bodyTimeout;
-  const bodyLimited = deadline !== Number.POSITIVE_INFINITY || bodyTimeout !== undefined;
-  let prepared: PreparedBody | undefined = preparedAsIs(request.init.body);
-  /** Set when a stream was buffered: the whole-call timeout counts the buffering. */
-  let bufferedDeadline: number | undefined;
-  if (prepared === undefined) {
-    bufferedDeadline = deadline;
-    prepared = await buffer(request.init.body, limit, request.signal, scope?.signal, bufferedDeadline, clock, name);
+  let body = preparedAsIs(request.init.body);
+  // A stream is buffered (so it can be sent again) within the call's deadline.
+  if (body === undefined) {
+    body = await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name);
   }
-  const body = prepared;
-  const fetchOption = init?.fetch ?? defaults?.fetch;
+  const page = pageEnvironment().window !== undefined;
   const connectTimeout = init?.connectTimeout ?? defaults?.connectTimeout;
-  const underlying: FetchFunction =
-    fetchOption ??
-    (connectTimeout !== undefined && pageEnvironment().window === undefined
-      ? await connectTimeoutFetch(connectTimeout)
-      : platformFetch);
-
-  /** Failed responses, by the `HttpStatusError` that stands for them. */
-  let failures: WeakMap<object, FailedResponse> | undefined;
-  /** Classifications of the `HttpRequestError` copies, read from the original errors. */
-  let copied: WeakMap<object, Classification> | undefined;
-  /** The latest failed response the call still holds: drained before a retry, handed back, or cancelled. */
-  let lastFailure: FailedResponse | undefined;
-  let secrets: string[] | undefined;
-
-  /** This call's reading of what only it knows (see HttpCallHooks); undefined: the downstream's. */
-  const classifyHere = (error: unknown, nowMs: number): Classification | undefined => {
-    if (typeof error !== 'object' || error === null) return undefined;
-    const copy = copied?.get(error);
-    if (copy !== undefined) return copy;
-    const failure = failures?.get(error);
-    if (failure === undefined) return undefined;
-    const keyed409 = isInFlightConflict(failure.status, hasKey);
-    if (!keyed409 && failure.bodyHintMs === undefined && retryableStatuses === undefined) return undefined;
-    const base =
-      retryableStatuses === undefined ? downstream.classify(error) : classifyError(error, nowMs, { retryableStatuses });
-    const c: Classification = { ...base };
-    if (keyed409) c.retryable = true;
-    if (c.hintMs === undefined && failure.bodyHintMs !== undefined) {
-      c.hintMs = failure.bodyHintMs;
-      c.hintSource = 'body';
-    }
-    return c;
-  };
-
-  /** By when the body of a response arriving now must have been read, and with which error. */
-  const bodyDeadline = (): BodyDeadline | undefined => {
-    if (!bodyLimited) return undefined;
-    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
-    if (byTimeout < deadline) {
-      return {
-        at: byTimeout,
-        clock,
-        reason: () => new BodyTimeoutError(bodyTimeout as number, { outcome: 'unknown', downstream: name }),
-      };
-    }
-    return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: name }) };
-  };
-
-  const notReplayable = (attempt: number, outcome: 'failed' | 'unknown', cause: unknown) =>
-    new RequestBodyNotReplayableError(`${method} ${redactUrl(request.url, secretParams)}`, limit, {
-      outcome,
-      attempts: attempt,
-      downstream: name,
-      cause,
-    });
-
-  /**
-   * A one-shot body cannot be sent again: when the pipeline would retry this failure (same
-   * classification as it will use), stop it with a clear error instead.
-   */
-  const oneShot = (error: unknown, attempt: number): unknown => {
-    if (body.replayable) return error;
-    const c = classifyHere(error, clock.now()) ?? downstream.classify(error);
-    if (!c.retryable || c.dontRetry) return error;
-    return notReplayable(attempt, c.outcome, error);
-  };
-
-  /** The fetch implementation's error, as errors and events may carry it. */
-  const safeCopy = (error: unknown, attempt: number): unknown => {
-    const classification = downstream.classify(error);
-    secrets ??= secretValues(request.url, secretParams, headers);
-    const copy = requestErrorFrom(error, {
-      method,
-      url: request.url,
-      secretParams,
-      secrets,
-      outcome: classification.outcome,
-      attempts: attempt,
-      downstream: name,
-    });
-    (copied ??= new WeakMap()).set(copy, classification);
-    return copy;
-  };
-
-  const operation = async (ctx: CallContext): Promise<Response> => {
-    const previous = lastFailure;
-    lastFailure = undefined;
-    if (previous !== undefined) {
-      // Let the previous attempt's connection go back to the pool before asking for one, or
-      // the pool opens a second connection while the first is still busy with the old body;
-      // a body still arriving after the backoff and DRAIN_WAIT_MS more is cancelled instead.
-      if (previous.drained === undefined) discard(previous);
-      else if (!previous.drained.settled) await settle(previous.drained, ctx.signal, clock);
-      previous.link?.release();
-    }
-    // Never reached through oneShot; a guard in case a classifier upstream of it changes its mind.
-    if (!body.replayable && ctx.attempt > 1) throw notReplayable(ctx.attempt, 'failed', undefined);
-    let attemptHeaders: Headers | Record<string, string>;
-    if (headers === undefined) {
-      attemptHeaders = {};
-      if (propagate) {
-        attemptHeaders[ATTEMPT_HEADER] = String(ctx.attempt - 1);
-        if (ctx.deadline !== undefined) attemptHeaders[REQUEST_TIMEOUT_HEADER] = formatRequestTimeout(ctx.timeLeft());
-      }
-    } else {
-      attemptHeaders = ctx.attempt === 1 ? headers : new Headers(headers);
-      if (propagate) {
-        attemptHeaders.set(ATTEMPT_HEADER, String(ctx.attempt - 1));
-        if (ctx.deadline !== undefined) attemptHeaders.set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
-      }
-    }
-    // Only while kindly-calls/otel instruments the downstream: span attributes and `traceparent`.
-    if (ctx.telemetry !== undefined) {
-      const target = attemptHeaders;
-      const set = (name: string, value: string) => {
-        if (target instanceof Headers) target.set(name, value);
-        else target[name] = value;
-      };
-      describeHttpAttempt(ctx.telemetry, method, redactUrl(request.url, secretParams), propagateTrace ? set : undefined);
-    }
-    const link = callerSignal === undefined && !bodyLimited ? undefined : new AttemptSignal(ctx.signal, callerSignal);
-    const attemptInit: RequestInit & { duplex?: 'half' } = {
-      ...request.init,
-      headers: attemptHeaders,
-      signal: link === undefined ? ctx.signal : link.signal,
-    };
-    if (body.body === undefined || body.body === null) delete attemptInit.body;
-    else attemptInit.body = body.body as BodyInit;
-    if (!body.replayable) attemptInit.duplex = 'half';
-
-    let response: Response;
-    try {
-      response = await underlying(request.url, attemptInit);
-    } catch (error) {
-      link?.release();
-      // The attempt already ended (its timeout, the deadline, the caller): this value goes nowhere.
-      if (ctx.signal.aborted) throw error;
-      throw oneShot(safeCopy(error, ctx.attempt), ctx.attempt);
-    }
-    const status = response.status;
-    ctx.telemetry?.setAttribute('http.response.status_code', status);
-    const reading = classifyStatus(status, retryableStatuses === undefined ? undefined : { retryableStatuses });
-    if (reading === undefined) {
-      link?.handOver(response, bodyDeadline());
-      return response;
-    }
-
-    const keyed409 = isInFlightConflict(status, hasKey);
-    let bodyHintMs: number | undefined;
-    if ((reading.retryable || keyed409) && extractors.length > 0) {
-      const found = await bodyHint(response, clock, extractors, reading.throttled, ctx);
-      bodyHintMs = found.hintMs;
-      response = found.response;
-    }
-    if (ctx.signal.aborted) {
-      // Ended while the hint was read; nobody will get this response.
-      link?.release();
-      response.body?.cancel().catch(() => undefined);
-      throw ctx.signal.reason;
-    }
-    link?.handOver(response, bodyDeadline());
-    const copy = withoutSecrets(response, secretParams);
-    const error = new HttpStatusError(status, {
-      outcome: reading.outcome,
-      attempts: ctx.attempt,
-      downstream: name,
-      response: copy,
-    });
-    const failure: FailedResponse = { response, copy, status, bodyHintMs, drained: undefined, link };
-    (failures ??= new WeakMap()).set(error, failure);
-    lastFailure = failure;
-    throw oneShot(error, ctx.attempt);
-  };
-
-  const failureOf = (error: unknown): FailedResponse | undefined => {
-    if (typeof error !== 'object' || error === null) return undefined;
-    return failures?.get(error) ?? (isRequestBodyNotReplayableError(error) ? failureOf(error.cause) : undefined);
-  };
-
-  const callOptions: CallOptions<Response> & HttpCallHooks = {
-    idempotent,
-    key: init?.key ?? laneKeyOf(request.url),
-    classify: classifyHere,
-    onAttemptError: (error, { willRetry }) => {
-      if (!willRetry) return;
-      const failure = failures?.get(error as object);
-      if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
-    },
-    // Hedging: an answer that lost the race is never read; let its connection go.
-    onDiscard: (answer) => {
-      if ('value' in answer) {
-        answer.value.body?.cancel().catch(() => undefined);
-        return;
-      }
-      const failure = failures?.get(answer.error as object);
-      if (failure !== undefined) {
-        if (lastFailure === failure) lastFailure = undefined;
-        discard(failure);
-      }
-    },
-  };
-  if (request.signal !== undefined) callOptions.signal = request.signal;
-  if (init !== undefined) {
-    if (init.deadline !== undefined) callOptions.deadline = init.deadline;
-    if (init.timeout !== undefined) callOptions.timeout = init.timeout;
-    if (init.verify !== undefined) callOptions.verify = init.verify;
-    if (init.fallback !== undefined) callOptions.fallback = init.fallback;
-    if (init.budgetKey !== undefined) callOptions.budgetKey = init.budgetKey;
-  }
-  // The whole-call timeout counts the time spent buffering the body.
-  if (bufferedDeadline !== undefined && bufferedDeadline < (callOptions.deadline ?? Number.POSITIVE_INFINITY)) {
-    callOptions.deadline = bufferedDeadline;
-  }
+  const fetch =
+    init?.fetch ??
+    defaults?.fetch ??
+    (connectTimeout !== undefined && !page ? await connectTimeoutFetch(connectTimeout) : platformFetch);
   const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
-  if ((waitOnline || waitVisible) && pageEnvironment().window !== undefined) {
-    callOptions.beforeAttempt = ({ signal, deadline }) => waitUntilReady(waitOnline, waitVisible, signal, deadline, clock);
-  }
-
-  let value: Response;
-  try {
-    value = await downstream.call(operation, callOptions);
-  } catch (error) {
-    const last = lastFailure;
-    lastFailure = undefined;
-    const failure = isGiveUpError(error) ? failureOf(error.cause) : undefined;
-    // A status injected by kindly-calls/chaos ends the call as a real one would: with its response.
-    if (failure === undefined && !throwHttpErrors && isGiveUpError(error) && isInjectedStatus(error.cause)) {
-      if (last !== undefined) discard(last);
-      return error.cause.response as Response;
-    }
-    if (failure === undefined) {
-      // An abort, a network failure, a fallback that threw: nobody gets the last response.
-      if (last !== undefined) discard(last);
-      throw error;
-    }
-    if (throwHttpErrors) {
-      // The error's response shares the body with the caller's; a drain still running holds it.
-      failure.drained?.cancel();
-      throw error;
-    }
-    // The call stopped after a retry was planned (verify, deadline, breaker): the body was
-    // being drained meanwhile. Hand it back at once — read, or what was read plus the rest —
-    // never waiting on a body that may not end.
-    if (failure.drained !== undefined) return rebuildResponse(failure.response, failure.drained.take());
-    return failure.response;
-  }
-  // A failed response still held here was answered by the fallback: let its connection go.
-  const last = lastFailure;
-  lastFailure = undefined;
-  if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
-  return value;
+  const requestInit: RequestInit = { ...request.init };
+  delete requestInit.headers;
+  delete requestInit.body;
+  return {
+    downstream,
+    url: request.url,
+    method,
+    init: requestInit,
+    headers,
+    body,
+    fetch,
+    callerSignal: request.signal ?? scope?.signal,
+    deadline,
+    bodyTimeout: init?.bodyTimeout ?? defaults?.bodyTimeout,
+    hasIdempotencyKey: key !== undefined,
+    propagate: propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
+    // Trace context goes wherever the user's propagator sends it, except that an explicit
+    // `propagateHeaders` rules, and a page sends it same-origin only (CORS preflight).
+    propagateTrace:
+      (init?.propagateHeaders ?? defaults?.propagateHeaders) === undefined && !page
+        ? true
+        : propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
+    throwHttpErrors: init?.throwHttpErrors ?? defaults?.throwHttpErrors ?? FETCH_DEFAULTS.throwHttpErrors,
+    retryableStatuses: init?.retryableStatuses ?? defaults?.retryableStatuses,
+    extractors: init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS,
+    secretParams,
+    oneShot: { request: `${method} ${redactUrl(request.url, secretParams)}`, maxBufferedBody: limit, downstream: name },
+    callOptions: callOptionsOf(request, init, idempotent, deadline),
+    waitFor: (waitOnline || waitVisible) && page ? { online: waitOnline, visible: waitVisible } : undefined,
+  };
 }
 
-/** An `HttpStatusError` that kindly-calls/chaos made up (it carries `chaos: true` and a `Response`). */
-function isInjectedStatus(error: unknown): error is HttpStatusError {
-  return isHttpStatusError(error) && (error as { chaos?: unknown }).chaos === true && error.response instanceof Response;
+/** The call's options for `Downstream.call`, from the init (the hooks are `FetchCall`'s). */
+function callOptionsOf(
+  request: NormalizedRequest,
+  init: KindlyRequestInit | undefined,
+  idempotent: boolean,
+  deadline: number,
+): CallOptions<Response> {
+  const options: CallOptions<Response> = { idempotent, key: init?.key ?? laneKeyOf(request.url) };
+  if (request.signal !== undefined) options.signal = request.signal;
+  if (init !== undefined) {
+    if (init.deadline !== undefined) options.deadline = init.deadline;
+    if (init.timeout !== undefined) options.timeout = init.timeout;
+    if (init.verify !== undefined) options.verify = init.verify;
+    if (init.fallback !== undefined) options.fallback = init.fallback;
+    if (init.budgetKey !== undefined) options.budgetKey = init.budgetKey;
+  }
+  // Fixed before any buffering: the whole-call timeout counts the time spent buffering the body.
+  if (deadline < (options.deadline ?? Number.POSITIVE_INFINITY)) options.deadline = deadline;
+  return options;
 }
 
 /** True when `init` carries one of kindly's own keys (only then is it checked). */
@@ -678,84 +417,4 @@ async function buffer(
   } finally {
     link?.dispose();
   }
-}
-
-/**
- * Waits for `drain` to finish, for at most DRAIN_WAIT_MS or until `signal` aborts; then
- * cancels it.
- */
-function settle(drain: Drain, signal: AbortSignal, clock: Clock): Promise<void> {
-  if (signal.aborted) {
-    drain.cancel();
-    return Promise.resolve();
-  }
-  return new Promise<void>((resolve) => {
-    const stop = () => {
-      drain.cancel(); // settles `bytes`, which resolves this promise
-    };
-    const cancelTimer = clock.schedule(DRAIN_WAIT_MS, stop);
-    signal.addEventListener('abort', stop);
-    void drain.bytes.then(() => {
-      cancelTimer();
-      signal.removeEventListener('abort', stop);
-      resolve();
-    });
-  });
-}
-
-/** Lets go of a failed response nobody will read: its drain stopped, or its body cancelled. */
-function discard(failure: FailedResponse): void {
-  failure.link?.release();
-  if (failure.drained !== undefined) {
-    failure.drained.cancel();
-    return;
-  }
-  const body = failure.response.body;
-  if (body !== null && !body.locked) body.cancel().catch(() => undefined);
-}
-
-/** On Node (no page) always; in a page only for requests to the page's own origin. */
-async function waitUntilReady(
-  online: boolean,
-  visible: boolean,
-  signal: AbortSignal | undefined,
-  deadline: number | undefined,
-  clock: Clock,
-): Promise<void> {
-  for (;;) {
-    if (deadline !== undefined && clock.monotonic() >= deadline) return;
-    const wait =
-      (online ? waitUntilOnline(signal, deadline, clock) : undefined) ??
-      (visible ? waitUntilVisible(signal, deadline, clock) : undefined);
-    if (wait === undefined) return;
-    await wait;
-  }
-}
-
-/**
- * A wait hint in the body of a failed response, when its headers have none. Read only from
- * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
- * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
- * slow body gives no hint rather than a timed-out attempt. Returns the response to use from
- * now on (the body peeked at, followed by the rest; see `peekBody`).
- */
-async function bodyHint(
-  response: Response,
-  clock: Clock,
-  extractors: readonly BodyHintExtractor[],
-  throttled: boolean | undefined,
-  ctx: CallContext,
-): Promise<{ hintMs: number | undefined; response: Response }> {
-  const now = clock.now();
-  const none = { hintMs: undefined, response };
-  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return none;
-  const type = response.headers.get('content-type') ?? '';
-  if (!/json|text/i.test(type)) return none;
-  const length = response.headers.get('content-length');
-  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return none;
-  const waitMs = Math.min(BODY_HINT_WAIT_MS, ctx.timeLeft() / 2);
-  const peeked = await peekBody(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
-  const text = peeked.text;
-  const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
-  return { hintMs, response: peeked.response };
 }

@@ -34,3 +34,26 @@ export function chooseIdempotencyKey(
   if (option === true && !isIdempotentMethod(method)) return newIdempotencyKey();
   return undefined;
 }
+
+/** What one call decides once about repeating its request. */
+export interface RequestIdempotency {
+  /** The `Idempotency-Key` to send on every attempt, if any. */
+  key: string | undefined;
+  /** Whether repeating the request after an `unknown` outcome is safe. */
+  idempotent: boolean;
+}
+
+/**
+ * The key (see {@link chooseIdempotencyKey}) and whether the request may be repeated after an
+ * `unknown` outcome: by method (GET, HEAD, OPTIONS, PUT, DELETE, TRACE), or because it carries
+ * a key — unless `override` says otherwise. Shared by every HTTP entry point.
+ */
+export function requestIdempotency(
+  method: string,
+  existing: string | null | undefined,
+  option: boolean | string | undefined,
+  override?: boolean,
+): RequestIdempotency {
+  const key = chooseIdempotencyKey(method, existing, option);
+  return { key, idempotent: override ?? (isIdempotentMethod(method) || key !== undefined) };
+}

@@ -27,7 +27,7 @@ declare module 'node:http' {
  *
  * ```ts
  * http.createServer(withKindly(async (req, res) => {
- *   const upstream = await payments.fetch('http://payments/charge'); // inherits the deadline
+ *   const upstream = await fetchThrough(payments, 'http://payments/charge'); // inherits the deadline
  *   res.writeHead(upstream.status).end();
  * }));
  * ```

@@ -1,5 +1,8 @@
 import type { OptionsValidator } from '../options/validate.js';
+import type { CallContext } from '../runtime/attempt.js';
 import { currentDeadlineScope } from '../runtime/deadline-context.js';
+import { ATTEMPT_HEADER } from './attempt-header.js';
+import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.js';
 
 /**
  * Who receives kindly's internal headers — `x-retry-attempt` and `x-request-timeout-ms` —
@@ -88,4 +91,14 @@ function describe(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/**
+ * Writes one attempt's internal headers through `set`: `x-retry-attempt` (attempts before
+ * this one) and, when the attempt has a deadline, `x-request-timeout-ms` (ms left). Shared
+ * by every HTTP entry point, whatever its headers type.
+ */
+export function setAttemptHeaders(set: (name: string, value: string) => void, ctx: CallContext): void {
+  set(ATTEMPT_HEADER, String(ctx.attempt - 1));
+  if (ctx.deadline !== undefined) set(REQUEST_TIMEOUT_HEADER, formatRequestTimeout(ctx.timeLeft()));
 }

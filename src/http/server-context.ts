@@ -88,14 +88,7 @@ export function resolveServerOptions(options: KindlyServerOptions | undefined, s
   v.knownKeys(options, KEYS);
   const o = options ?? {};
   v.duration('maxTimeoutMs', o.maxTimeoutMs, { min: 0 }).func('onError', o.onError);
-  v.check(
-    o.markExhausted === undefined || typeof o.markExhausted === 'boolean',
-    `Expected \`markExhausted\` to be a boolean, got ${String(o.markExhausted)}`,
-  );
-  v.check(
-    o.exhaustedReasons === undefined || Array.isArray(o.exhaustedReasons),
-    `Expected \`exhaustedReasons\` to be an array, got ${String(o.exhaustedReasons)}`,
-  );
+  v.boolean('markExhausted', o.markExhausted).array('exhaustedReasons', o.exhaustedReasons);
   v.done();
   return {
     maxTimeoutMs: o.maxTimeoutMs ?? SERVER_DEFAULTS.maxTimeoutMs,

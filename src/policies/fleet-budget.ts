@@ -23,9 +23,10 @@ export interface BudgetLeaseOptions {
  *
  * - First attempts are counted locally and deposited in batches (`pending`).
  * - Retries spend leased tokens, withdrawn from the fleet budget when leased. A lease is
- *   sized to the retries spent since the last sync (× 1.5, at least 1) or a quarter of the
- *   fleet's spare tokens, whichever is more, at most `maxLease`; it expires after `leaseMs`
- *   and what is left of it is given back to its bucket.
+ *   sized to the retries spent since the last sync (× 1.5, at least 1) or this process's fair
+ *   share of the fleet's spare tokens (spare ÷ processes seen in the window), whichever is
+ *   more, at most `maxLease`; it expires after `leaseMs` and what is left of it is given back
+ *   to its bucket.
  * - With no token left, up to `borrow` retries go ahead on credit and are withdrawn
  *   unconditionally at the next sync. Credit is restored only by a reply that shows room
  *   left in the fleet budget, so it never piles up while the budget is exhausted.
@@ -54,8 +55,9 @@ export class BudgetLease {
   private debt = 0;
   /** Credit left: restored only when the store shows room again, so credit never piles up. */
   private creditLeft: number;
-  /** Tokens the fleet had left at the last sync. */
-  private fleetAvailable = 0;
+  /** This process's fair share of the fleet's spare tokens at the last sync (spare ÷ processes). */
+  private fairShare = 0;
+  private replies = 0;
   /** Tokens spent since the last sync: sizes the next lease. */
   private spentSinceSync = 0;
   private readonly leases: Lease[] = [];
@@ -119,18 +121,16 @@ export class BudgetLease {
   /** The store request for a sync now; its counts are handed over (restored by `syncFailed`). */
   syncRequest(
     nowMs: number,
-    budget: Pick<BudgetSyncRequest, 'bucketMs' | 'windowBuckets' | 'ratio' | 'reserve'>,
+    budget: Pick<BudgetSyncRequest, 'owner' | 'bucketMs' | 'windowBuckets' | 'ratio' | 'reserve'>,
   ): BudgetSyncRequest {
     this.expire(nowMs);
     const returned = this.toReturn.shift();
     const held = this.tokens(nowMs);
-    // Enough for the retries of the last interval and more, or a quarter of what the fleet
-    // has spare: a burst of failures (a herd) finds tokens at hand instead of being refused
-    // while the next sync is on its way. Unused tokens go back when the lease expires.
-    const target = Math.min(
-      this.options.maxLease,
-      Math.max(1, Math.ceil(1.5 * this.spentSinceSync), Math.floor(this.fleetAvailable / 4)),
-    );
+    // Enough for the retries of the last interval and more, or this process's fair share of
+    // what the fleet has spare: a burst of failures (a herd) finds tokens at hand instead of
+    // being refused while the next sync is on its way. Unused tokens go back when the lease
+    // expires.
+    const target = Math.min(this.options.maxLease, Math.max(1, Math.ceil(1.5 * this.spentSinceSync), this.fairShare));
     const want = Math.max(0, target - held);
     const request: BudgetSyncRequest = {
       ...budget,
@@ -152,9 +152,18 @@ export class BudgetLease {
     this.inFlight = undefined;
     // Room left after this grant: the fleet is within its allowance, credit may be used again.
     if (reply.available > 0) this.creditLeft = this.options.borrow;
-    this.fleetAvailable = reply.available;
+    this.fairShare = Math.floor((reply.available + reply.granted) / Math.max(1, reply.owners));
+    this.replies++;
     if (reply.granted > 0)
       this.leases.push({ bucket: reply.bucket, tokens: reply.granted, expiresAt: nowMs + this.options.leaseMs });
+  }
+
+  /**
+   * After the first reply (whose request could not know the fleet's state yet): whether the
+   * lease is below this process's fair share, so one more sync should top it up at once.
+   */
+  wantsTopUp(nowMs: number): boolean {
+    return this.replies === 1 && this.tokens(nowMs) < Math.min(this.options.maxLease, this.fairShare);
   }
 
   /**

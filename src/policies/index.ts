@@ -5,7 +5,6 @@ export {
   LIMIT_REJECTED,
   type LimitSample,
 } from './adaptive-concurrency.js';
-export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './bulkhead.js';
 export {
   BREAKER_ALLOWED,
   BREAKER_REJECTED,

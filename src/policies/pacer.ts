@@ -185,10 +185,7 @@ export class Pacer {
       .integer('buckets', options?.buckets, 1)
       .duration('maxSpacingMs', options?.maxSpacingMs, { min: 1 })
       .number('probeGain', options?.probeGain, 1, 100)
-      .check(
-        options?.paceFirstAttempts === undefined || typeof options.paceFirstAttempts === 'boolean',
-        `Expected \`paceFirstAttempts\` to be a boolean, got ${JSON.stringify(options?.paceFirstAttempts)}`,
-      );
+      .boolean('paceFirstAttempts', options?.paceFirstAttempts);
     v.done();
     const d = PACER_DEFAULTS;
     this.decrease = options.decrease ?? d.decrease;

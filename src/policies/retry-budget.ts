@@ -1,5 +1,6 @@
 import { OptionsValidator } from '../options/validate.js';
 import { BucketWindow } from './bucket-window.js';
+import { KeyedCache } from './keyed-cache.js';
 
 /** Shrinks the budget's ratio while the downstream's error rate is high. */
 export interface ShrinkOnErrorsOptions {
@@ -238,11 +239,7 @@ const KEYED_KEYS = ['budget', 'maxKeys'] as const;
 export class KeyedRetryBudgets {
   readonly maxKeys: number;
   readonly budgetOptions: Readonly<RetryBudgetOptions>;
-  private readonly budgets = new Map<string, RetryBudget>();
-  // The last key used is the most recent already; skipping its refresh keeps the common
-  // case (one hot key) free of Map deletes and inserts.
-  private lastKey: string | undefined;
-  private evictedCount = 0;
+  private readonly budgets: KeyedCache<RetryBudget>;
 
   constructor(options: KeyedRetryBudgetsOptions = {}) {
     const v = new OptionsValidator('keyed retry budgets');
@@ -253,26 +250,12 @@ export class KeyedRetryBudgets {
     resolveRetryBudgetOptions(budget, 'keyed retry budgets: budget');
     this.budgetOptions = { ...budget };
     this.maxKeys = options?.maxKeys ?? KEYED_RETRY_BUDGETS_DEFAULTS.maxKeys;
+    this.budgets = new KeyedCache({ maxKeys: this.maxKeys, create: () => new RetryBudget(this.budgetOptions) });
   }
 
   /** The budget for `key`, created if needed. */
   get(key: string): RetryBudget {
-    const budgets = this.budgets;
-    let budget = budgets.get(key);
-    if (budget === undefined) {
-      if (budgets.size >= this.maxKeys) {
-        const oldest = budgets.keys().next().value as string;
-        budgets.delete(oldest);
-        this.evictedCount++;
-      }
-      budget = new RetryBudget(this.budgetOptions);
-      budgets.set(key, budget);
-    } else if (key !== this.lastKey) {
-      budgets.delete(key);
-      budgets.set(key, budget);
-    }
-    this.lastKey = key;
-    return budget;
+    return this.budgets.get(key);
   }
 
   recordRequest(key: string, nowMs: number): void {
@@ -298,7 +281,6 @@ export class KeyedRetryBudgets {
 
   /** Drops `key`'s budget. */
   delete(key: string): boolean {
-    if (key === this.lastKey) this.lastKey = undefined;
     return this.budgets.delete(key);
   }
 
@@ -313,6 +295,6 @@ export class KeyedRetryBudgets {
 
   /** Budgets evicted because `maxKeys` was reached. */
   get evicted(): number {
-    return this.evictedCount;
+    return this.budgets.evicted;
   }
 }

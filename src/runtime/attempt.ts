@@ -30,21 +30,91 @@ export interface CallContext {
   telemetry?: AttemptTelemetry | undefined;
 }
 
-export class AttemptContext implements CallContext {
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
-  /** The timeout/deadline error this attempt's own timer produced, if it fired. */
-  expiredWith: unknown;
-  telemetry: AttemptTelemetry | undefined = undefined;
+/** What an attempt's timer needs from its downstream. */
+export interface AttemptOwner {
+  readonly clock: Clock;
+  /** The downstream's name, for errors. */
+  readonly name: string;
+}
 
-  constructor(
-    readonly attempt: number,
-    readonly retriesLeft: number,
-    readonly deadline: number | undefined,
-    private readonly clock: Clock,
-    private readonly callerSignal: AbortSignal | undefined,
-  ) {}
+/** Where an attempt stands when it starts (the call's state machine is one). */
+export interface AttemptTiming {
+  readonly attempt: number;
+  readonly retriesLeft: number;
+  /** When the attempt starts (the clock's monotonic ms, just read): its timeout counts from it. */
+  readonly attemptStart: number;
+  /** ms until the attempt's timer fires, already clamped to the deadline (`Infinity` for none). */
+  readonly timeoutMs: number;
+  /** True when `timeoutMs` is the call's deadline rather than the attempt timeout. */
+  readonly deadlineBound: boolean;
+  /** The attempt timeout in force (fixed or derived), before clamping to the deadline. */
+  readonly attemptTimeoutMs: number;
+}
+
+export class AttemptContext implements CallContext {
+  // Fields are declared, then all assigned in the constructor (no class-field initialisers):
+  // this object is built once per attempt, on the hot path.
+  declare private controller: AbortController | undefined;
+  declare private abortReason: unknown;
+  declare private aborted: boolean;
+  /** The timeout/deadline error this attempt's own timer produced, if it fired. */
+  declare expiredWith: unknown;
+  declare readonly attempt: number;
+  declare readonly retriesLeft: number;
+  declare readonly deadline: number | undefined;
+  declare readonly attemptStart: number;
+  declare readonly timeoutMs: number;
+  declare readonly deadlineBound: boolean;
+  declare readonly attemptTimeoutMs: number;
+  /** The async context nested calls inherit, when deadlines are in play (set by the runtime). */
+  declare scope: DeadlineScope | undefined;
+  declare readonly owner: AttemptOwner;
+  declare readonly callerSignal: AbortSignal | undefined;
+  /** Whether the operation is still running (its promise not settled). */
+  declare running: boolean;
+  /** Told once the operation settles, when the attempt ended before it (see `whenSettled`). */
+  declare private onSettled: (() => void)[] | undefined;
+  declare telemetry: AttemptTelemetry | undefined;
+
+  constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
+    this.controller = undefined;
+    this.abortReason = undefined;
+    this.aborted = false;
+    this.expiredWith = undefined;
+    this.attempt = timing.attempt;
+    this.retriesLeft = timing.retriesLeft;
+    const deadline = timing.attemptStart + timing.timeoutMs;
+    this.deadline = deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
+    this.attemptStart = timing.attemptStart;
+    this.timeoutMs = timing.timeoutMs;
+    this.deadlineBound = timing.deadlineBound;
+    this.attemptTimeoutMs = timing.attemptTimeoutMs;
+    this.scope = undefined;
+    this.owner = owner;
+    this.callerSignal = callerSignal;
+    this.running = false;
+    this.onSettled = undefined;
+    this.telemetry = undefined;
+  }
+
+  /**
+   * Runs `release` once the operation has settled: now if it has, else when its promise
+   * settles (the attempt timed out or the caller aborted while it kept running). An operation
+   * that never settles never runs it.
+   */
+  whenSettled(release: () => void): void {
+    if (!this.running) release();
+    else (this.onSettled ??= []).push(release);
+  }
+
+  /** The operation's promise settled. */
+  settled(): void {
+    this.running = false;
+    const waiting = this.onSettled;
+    if (waiting === undefined) return;
+    this.onSettled = undefined;
+    for (const release of waiting) release();
+  }
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {
@@ -56,7 +126,7 @@ export class AttemptContext implements CallContext {
   }
 
   timeLeft(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.clock.monotonic();
+    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.owner.clock.monotonic();
   }
 
   /** Aborts the attempt's signal (if anyone asked for it) with `reason`. */
@@ -92,21 +162,8 @@ export type Operation<T> = (context: CallContext) => T | PromiseLike<T>;
  * (`signal.reason`). Listeners and timers are removed as soon as it settles, so nothing
  * accumulates over a million calls.
  */
-export function runAttempt<T>(
-  operation: Operation<T>,
-  context: AttemptContext,
-  clock: Clock,
-  /** ms until the attempt timeout fires, already clamped to the deadline. */
-  timeoutMs: number,
-  /** True when `timeoutMs` is the deadline rather than the attempt timeout. */
-  deadlineBound: boolean,
-  attemptTimeoutMs: number,
-  callerSignal: AbortSignal | undefined,
-  scope: DeadlineScope | undefined,
-  downstream: string,
-  /** When the attempt started (the clock's monotonic ms, just read): the timeout counts from it. */
-  startedAt?: number,
-): Promise<T> {
+export function runAttempt<T>(operation: Operation<T>, context: AttemptContext): Promise<T> {
+  const { callerSignal, timeoutMs, scope, owner } = context;
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     let cancelTimer: Cancel | undefined;
@@ -129,18 +186,18 @@ export function runAttempt<T>(
       });
     }
     if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = clock.schedule(
+      cancelTimer = owner.clock.schedule(
         timeoutMs,
         () => {
           if (!finish()) return;
-          const error = deadlineBound
-            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream })
-            : new AttemptTimeoutError(attemptTimeoutMs, { attempts: context.attempt, downstream });
+          const error = context.deadlineBound
+            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
+            : new AttemptTimeoutError(context.attemptTimeoutMs, { attempts: context.attempt, downstream: owner.name });
           context.expiredWith = error;
           context.abort(error);
           reject(error);
         },
-        startedAt,
+        context.attemptStart,
       );
     }
 
@@ -152,11 +209,14 @@ export function runAttempt<T>(
       return;
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
+      context.running = true;
       (result as PromiseLike<T>).then(
         (value) => {
+          context.settled();
           if (finish()) resolve(value);
         },
         (error: unknown) => {
+          context.settled();
           if (finish()) reject(error);
         },
       );

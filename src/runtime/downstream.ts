@@ -1,18 +1,24 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
-import {
-  CircuitOpenError,
-  ConcurrencyLimitError,
-  DeadlineExceededError,
-  GiveUpError,
-  type GiveUpReason,
-} from '../errors/errors.js';
-import { fetchThrough, type KindlyRequestInit } from '../http/fetch.js';
+import { GiveUpError, type GiveUpReason } from '../errors/errors.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
+import {
+  CallMachine,
+  type CallPlan,
+  STEP_ATTEMPT,
+  STEP_GIVE_UP,
+  STEP_SLEEP,
+  STEP_VERIFY,
+  STEP_WAIT,
+  type Step,
+} from '../orchestration/call-machine.js';
+import { callDeadline } from '../orchestration/deadline.js';
+import { Pipeline } from '../orchestration/pipeline.js';
+import type { Queue } from '../orchestration/stage.js';
+import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import {
-  BREAKER_REJECTED,
   type BreakerState,
   CircuitBreaker,
   type CircuitBreakerOptions,
@@ -20,7 +26,7 @@ import {
 } from '../policies/circuit-breaker.js';
 import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
-import { Pacer, type PacerOptions, type PacerSignal } from '../policies/pacer.js';
+import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
@@ -35,7 +41,7 @@ import { AttemptContext, AttemptScope, type Operation, runAttempt } from './atte
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
-import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED, NO_LIMIT } from './latency-lane.js';
+import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED } from './latency-lane.js';
 import { linkSignals } from './link-signals.js';
 
 export interface DownstreamOptions {
@@ -225,10 +231,16 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
 const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
 
 /**
+ * Where `kindly-calls/http` leaves `fetchThrough` for the deprecated `Downstream.fetch`
+ * (on globalThis, so the ESM and CJS builds and two copies of the package find it).
+ */
+export const FETCH_THROUGH = Symbol.for('kindly-calls.fetchThrough.v1');
+
+/**
  * One callee and everything that protects it and us from it: retry policy, timeouts, and
  * the shared state of those policies. Create one per callee and reuse it.
  */
-export class Downstream {
+export class Downstream implements CallPlan {
   readonly name: string;
   readonly clock: Clock;
   readonly random: Random;
@@ -240,14 +252,15 @@ export class Downstream {
   private readonly fallback: Fallback<unknown> | undefined;
   private readonly events = new EventHub();
   private readonly stats_ = new StatsCollector();
-  private readonly budgets: Pick<KeyedRetryBudgets, 'recordRequest' | 'tryRetry' | 'recordOutcome'> | undefined;
   /** The link to the fleet store, when `store` is given. */
   private readonly fleet: FleetLink | undefined;
   private readonly lanes: Lanes;
   /** Whether any per-key policy is configured (the success path skips lanes otherwise). */
   private readonly laned: boolean;
-  private readonly paceFirstAttempts: boolean;
-  private readonly budgetShrinks: boolean;
+  /** The pipeline when no per-key policy is configured (the budget alone, or nothing). */
+  private readonly pipeline: Pipeline;
+  /** The retry budgets (the fleet's when a store is given), for hedges. */
+  private readonly budgetLedger: BudgetLedger | undefined;
   private inFlight = 0;
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
   private wrappers: readonly CallWrapper[] | undefined;
@@ -324,10 +337,37 @@ export class Downstream {
             },
           });
     this.fleet = fleet;
-    this.budgets = fleet?.budgets ?? budgets;
-    this.paceFirstAttempts = pacingOptions?.paceFirstAttempts ?? false;
-    this.budgetShrinks = budgets !== undefined && options.budget !== false && Boolean(options.budget?.shrinkOnErrors);
+    const ledger = fleet?.budgets ?? budgets;
+    this.budgetLedger = ledger;
+    const budgetStage =
+      ledger === undefined
+        ? undefined
+        : new BudgetStage(ledger, {
+            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
+            onRefused: (key, atMs) => {
+              this.stats_.budgetRejections++;
+              if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
+            },
+          });
+    this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
+      budgetStage,
+      paceFirstAttempts: pacingOptions?.paceFirstAttempts ?? false,
+      onPacingDelay: (pacer, atMs, delayMs) => {
+        this.stats_.pacingDelays++;
+        this.stats_.pacingDelayMs += delayMs;
+        if (this.events.active) {
+          this.events.emit({ type: 'pacing-delay', downstream: this.name, atMs, delayMs, rate: pacer.rate(atMs) });
+        }
+      },
+      paceBooker:
+        fleet === undefined
+          ? undefined
+          : (key, pacer) => ({
+              reserve: (nowMs) => fleet.reserve(key, pacer, nowMs),
+              throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
+              hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
+            }),
       breaker: breakerOptions,
       bulkhead: bulkheadOptions,
       pacing: pacingOptions,
@@ -335,6 +375,12 @@ export class Downstream {
         concurrencyOptions === undefined && derivedTimeout === undefined && hedgingOptions === undefined
           ? undefined
           : { concurrency: concurrencyOptions, attemptTimeout: derivedTimeout, hedging: hedgingOptions },
+      onConcurrencyLimited: (key, limit, atMs, partition) => {
+        this.stats_.concurrencyRejections++;
+        if (this.events.active) {
+          this.events.emit({ type: 'concurrency-limited', downstream: this.name, atMs, key, limit, partition });
+        }
+      },
       clock,
       random,
       maxKeys,
@@ -401,12 +447,21 @@ export class Downstream {
   }
 
   /**
-   * `fetch` through this downstream's pipeline: same signature and result as the
-   * platform's `fetch`, plus kindly's per-call options in `init` (idempotency key, …).
-   * Breakers, bulkheads and pacers are keyed by host.
+   * @deprecated Use `fetchThrough(api, input, init)` from `kindly-calls/http` (see the
+   * migration note in docs/http.md). Kept for code written against earlier versions: the
+   * root entry does not load HTTP code, so this works once `kindly-calls/http` has been
+   * imported somewhere in the process, and rejects with a `TypeError` saying so otherwise.
    */
-  fetch(input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
-    return fetchThrough(this, input, init);
+  fetch(input: RequestInfo | URL, init?: RequestInit | Record<string, unknown>): Promise<Response> {
+    const through = (globalThis as Record<symbol, unknown>)[FETCH_THROUGH] as
+      | ((downstream: Downstream, input: RequestInfo | URL, init?: object) => Promise<Response>)
+      | undefined;
+    if (through === undefined) {
+      return Promise.reject(
+        new TypeError("Downstream.fetch needs the HTTP layer: use fetchThrough(api, input, init) from 'kindly-calls/http'"),
+      );
+    }
+    return through(this, input, init);
   }
 
   // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
@@ -521,6 +576,11 @@ export class Downstream {
     return this.run(operation, options, options?.signal ?? inherited?.signal, inherited);
   }
 
+  /**
+   * Drives the call's state machine (src/orchestration/call-machine.ts) with real time: it
+   * decides, this method waits, runs the operation and reports back. Only I/O lives here —
+   * the hooks, sleeps, the bulkhead's line, the attempt itself — plus stats and events.
+   */
   private async run<T>(
     operation: Operation<T>,
     options: CallOptions<T> | undefined,
@@ -532,216 +592,74 @@ export class Downstream {
     const startedAt = clock.monotonic();
     const stats = this.stats_;
     stats.requests++;
-
-    let deadline = Number.POSITIVE_INFINITY;
-    if (inherited !== undefined) deadline = inherited.deadline;
-    if (options?.deadline !== undefined && options.deadline < deadline) deadline = options.deadline;
-    const totalTimeout = options?.timeout ?? this.totalTimeout;
-    if (totalTimeout !== undefined && startedAt + totalTimeout < deadline) deadline = startedAt + totalTimeout;
+    const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeout ?? this.totalTimeout);
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    const onGiveUp = inherited?.onGiveUp;
-
-    // Pipeline order: deadline → retry loop: budget → breaker → pacing → bulkhead →
-    // adaptive concurrency limit → attempt timeout (fixed or derived) → operation, hedged
-    // (each hedge: hedging policy and retry budget → bulkhead → limit → its own timeout).
-    const budgets = this.budgets;
-    const budgetKey = options?.budgetKey ?? this.name;
-    budgets?.recordRequest(budgetKey, startedAt);
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
-    const breaker = lane?.breaker;
-    const pacer = lane?.pacer;
     const fleet = this.fleet;
     if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
-    const bulkhead = lane?.bulkhead;
-    // Each call deposits its share of a hedge (`maxExtraLoad`).
-    lane?.latency?.hedging?.recordRequest(startedAt);
-
-    const retry = this.retry;
-    const idempotent = options?.idempotent ?? this.idempotent;
-    const emitting = this.events;
-    let attempt = 0;
-    let previousDelay: number | undefined;
-    let lastError: unknown;
-    let lastOutcome: 'failed' | 'unknown' = 'failed';
-    let needsVerify = false;
-    // Step (4) of the retry decision: the system-wide limits, consulted only when the
-    // per-call rules allow a retry. Built lazily: the success path never needs it.
-    let admit: (() => GiveUpReason | undefined) | undefined;
-
+    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+    const call = new CallMachine(this, pipeline, startedAt, deadline, options);
+    call.start(startedAt);
     const beforeAttempt = options?.beforeAttempt;
+    const unhooked = beforeAttempt === undefined && options?.verify === undefined;
+
     for (;;) {
-      attempt++;
       if (beforeAttempt !== undefined) {
         try {
-          await beforeAttempt({ attempt, signal, deadline: hasDeadline ? deadline : undefined });
+          await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
         } catch (error) {
-          if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+          if (signal?.aborted) return this.aborted(signal, call, startedAt);
           throw error;
         }
-        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+        if (signal?.aborted) return this.aborted(signal, call, startedAt);
       }
-      if (needsVerify) {
-        // Before the deadline check below, so that a slow answer cannot start an attempt late.
-        needsVerify = false;
-        const applied = await options?.verify?.({ attempt: attempt - 1, signal });
-        if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
-        if (applied) return this.giveUp('verified-applied', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
-      }
-      let attemptStart =
-        attempt === 1 && beforeAttempt === undefined && options?.verify === undefined ? startedAt : clock.monotonic();
-      if (deadline - attemptStart < retry.minAttemptTime || (hasDeadline && deadline <= attemptStart)) {
-        const cause = lastError ?? new DeadlineExceededError({ outcome: 'failed', attempts: attempt - 1, downstream: this.name });
-        return this.giveUp(
-          'deadline',
-          attempt - 1,
-          startedAt,
-          lastError === undefined ? 'failed' : lastOutcome,
-          cause,
-          undefined,
-          options,
-        );
-      }
-
-      // Breaker: an open circuit fails fast; the call never reaches the callee.
-      let permit = 0;
-      if (breaker !== undefined) {
-        permit = breaker.tryAcquire(attemptStart);
-        if (permit === BREAKER_REJECTED) {
-          const retryAfterMs = breaker.retryAfterMs(attemptStart);
-          // A first attempt refused here never reached the callee; a retry refused here
-          // ends the call with what the last real attempt said.
-          if (attempt > 1)
-            return this.giveUp('circuit-open', attempt - 1, startedAt, lastOutcome, lastError, retryAfterMs, options);
-          const cause = new CircuitOpenError({ attempts: 0, downstream: this.name, retryAfterMs });
-          return this.giveUp('circuit-open', 0, startedAt, 'failed', cause, retryAfterMs, options);
-        }
-      }
-      // Pacing: while the callee is throttling us, attempts leave at the learned rate.
-      if (pacer !== undefined && (attempt > 1 || this.paceFirstAttempts)) {
-        const booked = fleet === undefined ? pacer.reserve(attemptStart) : fleet.reserve(lane!.key, pacer, attemptStart);
-        const wait = typeof booked === 'number' ? booked : await booked;
-        if (wait > 0) {
-          if (attemptStart + wait > deadline - retry.minAttemptTime) {
-            // A slot in the fleet's queue cannot be taken back; a local one can.
-            if (typeof booked === 'number') pacer.cancelLastReservation();
-            breaker?.onNeutral(attemptStart, permit);
-            return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
-          }
-          stats.pacingDelays++;
-          stats.pacingDelayMs += wait;
-          if (emitting.active) {
-            emitting.emit({
-              type: 'pacing-delay',
-              downstream: this.name,
-              atMs: attemptStart,
-              delayMs: wait,
-              rate: pacer.rate(attemptStart),
-            });
-          }
+      let step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+      // Admission: verify, then the stages (budget → breaker → pacing → bulkhead).
+      while (step !== STEP_ATTEMPT) {
+        if (step === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
+        if (step === STEP_VERIFY) {
+          // Before the deadline check, so that a slow answer cannot start an attempt late.
+          const applied = await options?.verify?.({ attempt: call.attemptsMade, signal });
+          if (signal?.aborted) return this.aborted(signal, call, startedAt);
+          step = call.verified(clock.monotonic(), applied === true);
+        } else if (step === STEP_WAIT) {
           try {
-            await clock.sleep(wait, signal);
+            await clock.sleep(call.waitMs, signal);
           } catch {
-            breaker?.onNeutral(clock.monotonic(), permit);
-            return this.aborted(signal as AbortSignal, attempt - 1, startedAt, lastOutcome);
+            call.abandon(clock.monotonic());
+            return this.aborted(signal as AbortSignal, call, startedAt);
           }
-          attemptStart = clock.monotonic();
-        }
-      }
-      // Bulkhead: a slot at once, or a bounded wait in line (within the deadline).
-      if (bulkhead !== undefined && !bulkhead.tryAcquire()) {
-        try {
-          await bulkhead.acquire(signal, deadline - attemptStart);
-        } catch (error) {
-          breaker?.onNeutral(clock.monotonic(), permit);
-          if (signal?.aborted) return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
-          stats.bulkheadRejections++;
-          const why = (error as { why?: 'queue-full' | 'queue-timeout' }).why ?? 'queue-full';
-          if (emitting.active) {
-            emitting.emit({ type: 'bulkhead-rejected', downstream: this.name, atMs: clock.monotonic(), why });
-          }
-          if (attempt > 1) return this.giveUp('rejected', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
-          return this.giveUp('rejected', 0, startedAt, 'failed', error, undefined, options);
-        }
-        attemptStart = clock.monotonic();
-        if (deadline - attemptStart < retry.minAttemptTime) {
-          bulkhead.release();
-          breaker?.onNeutral(attemptStart, permit);
-          return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+          step = call.resume(clock.monotonic());
+        } else {
+          step = await this.waitForSlot(call, signal, startedAt);
         }
       }
 
-      // Adaptive concurrency limit: after the bulkhead (a hard cap the user chose), before the
-      // attempt is timed; a refusal never reached the callee.
-      const latency: LatencyLane | undefined = lane?.latency;
-      let slot = NO_LIMIT;
-      if (latency !== undefined) {
-        slot = latency.admit(attemptStart, options?.partition);
-        if (slot === LIMIT_REJECTED) {
-          bulkhead?.release();
-          breaker?.onNeutral(attemptStart, permit);
-          stats.concurrencyRejections++;
-          const limit = latency.limit?.limit ?? 0;
-          if (emitting.active) {
-            emitting.emit({
-              type: 'concurrency-limited',
-              downstream: this.name,
-              atMs: attemptStart,
-              key: lane!.key,
-              limit,
-              partition: options?.partition,
-            });
-          }
-          if (attempt > 1) return this.giveUp('rejected', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
-          const cause = new ConcurrencyLimitError(limit, { downstream: this.name });
-          return this.giveUp('rejected', 0, startedAt, 'failed', cause, undefined, options);
-        }
-      }
-
-      const remaining = deadline - attemptStart;
-      const attemptTimeoutMs =
-        latency === undefined ? this.attemptTimeout : latency.attemptTimeoutMs(attemptStart, this.attemptTimeout);
-      let timeoutMs = attemptTimeoutMs;
-      let deadlineBound = false;
-      if (remaining < timeoutMs) {
-        timeoutMs = remaining;
-        deadlineBound = true;
-      }
+      const attempt = call.attempt;
+      const attemptStart = call.attemptStart;
       // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
       // what the operation, nested kindly calls and outbound deadline headers see.
-      const attemptDeadline = attemptStart + timeoutMs;
-      const context = new AttemptContext(
-        attempt,
-        retry.maxAttempts - attempt,
-        attemptDeadline === Number.POSITIVE_INFINITY ? undefined : attemptDeadline,
-        clock,
-        signal,
-      );
+      const context = new AttemptContext(this, call, signal);
       // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
       // process, so it is done only where deadlines are in play: the call has one, or runs
       // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
       // no attempt deadline; pass `context.signal` to them explicitly.
-      const scope: DeadlineScope | undefined =
-        hasDeadline || inherited !== undefined ? new AttemptScope(attemptDeadline, context, onGiveUp) : undefined;
+      if (hasDeadline || inherited !== undefined) {
+        context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
+      }
       stats.attempts++;
       if (attempt > 1) stats.retries++;
       this.inFlight++;
+      const emitting = this.events;
       if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: attemptStart, attempt });
       try {
-        const first = runAttempt(
-          operation,
-          context,
-          clock,
-          timeoutMs,
-          deadlineBound,
-          attemptTimeoutMs,
-          signal,
-          scope,
-          this.name,
-          attemptStart,
-        );
-        const hedgeDelay = idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
+        const first = runAttempt(operation, context);
+        // Hedging (idempotent calls): a second attempt after a delay, without cancelling the
+        // first; the first good answer wins. Hedges are admitted by `hedged` (hedging policy
+        // and retry budget, then a bulkhead slot and a slot of the limit without waiting).
+        const latency = lane?.latency;
+        const hedgeDelay = call.idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
         let value: T;
-        let winner = 0;
         if (hedgeDelay === undefined) value = await first;
         else {
           const won = await this.hedged({ promise: first, abort: (reason) => context.abort(reason) }, hedgeDelay, {
@@ -751,159 +669,143 @@ export class Downstream {
             hasDeadline,
             inherited,
             signal,
-            lane: lane!,
-            budgetKey,
+            lane: lane as Lane,
+            budgetKey: call.budgetKey,
             partition: options?.partition,
             discard: options?.onDiscard,
           });
           value = won.value;
-          winner = won.winner;
-          if (winner > 0) stats.hedgeWins++;
+          if (won.winner > 0) {
+            stats.hedgeWins++;
+            call.answerUnused = true;
+          }
         }
         this.inFlight--;
-        bulkhead?.release();
-        latency?.settle(slot, attemptStart, clock.monotonic(), winner === 0 ? 'ok' : 'abandoned', timeoutMs);
-        if (lane !== undefined || this.budgetShrinks) {
-          const now = clock.monotonic();
-          breaker?.onSuccess(now, permit);
-          pacer?.onResult(now, 'ok', undefined, attemptStart);
-          budgets?.recordOutcome(budgetKey, now, true);
-        }
-        stats.successes++;
-        if (attempt > 1) {
-          stats.retrySuccesses++;
-          stats.retriedRequests++;
-          stats.retryAddedLatencyMs += attemptStart - startedAt;
-        }
-        if (emitting.active) {
-          const now = clock.monotonic();
-          emitting.emit({
-            type: 'attempt-end',
-            downstream: this.name,
-            atMs: now,
-            attempt,
-            outcome: 'ok',
-            durationMs: now - attemptStart,
-          });
-        }
+        call.succeeded(pipeline.successNeedsClock ? clock.monotonic() : attemptStart);
+        this.succeeded(call, startedAt);
         return value;
       } catch (error) {
         this.inFlight--;
-        bulkhead?.release();
         const now = clock.monotonic();
-        if (latency !== undefined) latency.settle(slot, attemptStart, now, this.attemptEnd(error, signal, options), timeoutMs);
+        // The attempt ended while the operation runs on: what holds a slot for it (the
+        // bulkhead) keeps it until the operation settles.
+        if (context.running) call.operationSettles = (release) => context.whenSettled(release);
         if (signal?.aborted) {
-          breaker?.onNeutral(now, permit);
-          return this.aborted(signal, attempt, startedAt, 'unknown');
+          call.abandon(now);
+          return this.aborted(signal, call, startedAt);
         }
-        if (deadlineBound && error === context.expiredWith) {
+        if (call.deadlineBound && error === context.expiredWith) {
           // Our own deadline cut the attempt short: the caller's limit, not the callee's
           // failure, so the breaker does not count it and the reason is `deadline`.
-          breaker?.onNeutral(now, permit);
+          call.cutByDeadline(now, error);
           options?.onAttemptError?.(error, { attempt, willRetry: false });
-          return this.giveUp('deadline', attempt, startedAt, 'unknown', error, undefined, options);
+          return this.giveUp(call, startedAt, options);
         }
         const classification = this.classifyFor(error, options?.classify);
         if (classification.timeout) stats.timeouts++;
-        breaker?.onError(now, permit, classification);
-        if (pacer !== undefined) {
-          const pacing: PacerSignal | undefined = classification.throttled
-            ? 'rejected'
-            : classification.timeout
-              ? 'timeout'
-              : undefined;
-          if (pacing !== undefined || classification.hintMs !== undefined) {
-            pacer.onResult(now, pacing ?? 'rejected', classification.hintMs, attemptStart);
-            if (fleet !== undefined && classification.hintMs !== undefined) fleet.hint(lane!.key, now, classification.hintMs);
-          }
-        }
-        budgets?.recordOutcome(budgetKey, now, false);
-        lastError = error;
-        lastOutcome = classification.outcome;
-        if (emitting.active) {
-          emitting.emit({
-            type: 'attempt-end',
-            downstream: this.name,
-            atMs: now,
-            attempt,
-            outcome: classification.outcome,
-            durationMs: now - attemptStart,
-            classification,
-            error,
-          });
-        }
-        if (admit === undefined && (budgets !== undefined || breaker !== undefined)) {
-          admit = () => {
-            const at = clock.monotonic();
-            if (breaker !== undefined && breaker.state(at) === 'open') return 'circuit-open';
-            if (budgets !== undefined && !budgets.tryRetry(budgetKey, at)) {
-              stats.budgetRejections++;
-              if (emitting.active) emitting.emit({ type: 'budget-exhausted', downstream: this.name, atMs: at, key: budgetKey });
-              return 'budget';
-            }
-            return undefined;
-          };
-        }
-        const decision = retry.decide(
-          {
-            attempt,
-            classification,
-            idempotent,
-            verifiable: options?.verify !== undefined,
-            elapsedMs: now - startedAt,
-            deadlineRemainingMs: deadline - now,
-            previousDelayMs: previousDelay,
-            admit,
-          },
-          this.random,
-        );
-        if (classification.hintMs !== undefined && emitting.active) {
-          emitting.emit({
-            type: 'hint',
-            downstream: this.name,
-            atMs: now,
-            honoured: decision.retry && decision.hintMs !== undefined,
-            hintMs: classification.hintMs,
-            source: classification.hintSource ?? 'unknown',
-          });
-        }
-        options?.onAttemptError?.(error, { attempt, willRetry: decision.retry });
-        if (!decision.retry) {
-          const retryAfterMs =
-            decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? breaker?.retryAfterMs(clock.monotonic()) : undefined);
-          return this.giveUp(decision.reason, attempt, startedAt, lastOutcome, error, retryAfterMs, options);
-        }
-        previousDelay = decision.delayMs;
-        needsVerify = decision.verify;
-        if (emitting.active) {
-          emitting.emit({
-            type: 'retry-scheduled',
-            downstream: this.name,
-            atMs: now,
-            nextAttempt: attempt + 1,
-            delayMs: decision.delayMs,
-            backoffMs: decision.backoffMs,
-            hintMs: decision.hintMs,
-            hintSource: decision.hintMs === undefined ? undefined : classification.hintSource,
-            cause: describeCause(classification, error),
-          });
-        }
-        // While pacing, the pacer (not each caller's own backoff) decides when retries leave:
-        // its queue releases them at the learned rate, wait hints included. The
-        // zero sleep still yields, so that every answer that arrived together is reported to
-        // the pacer before any of those callers books its slot.
-        const paced =
-          pacer !== undefined && (fleet === undefined ? pacer.throttling(now) : fleet.throttling(lane!.key, pacer, now));
-        const sleepMs = paced ? 0 : decision.delayMs;
-        if (sleepMs > 0 || paced) {
+        const next = call.failed(now, error, classification);
+        this.attemptFailed(call, now, error, classification);
+        options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
+        if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
+        if (call.waitMs > 0 || call.yieldBeforeRetry) {
           try {
-            await clock.sleep(sleepMs, signal);
+            await clock.sleep(call.waitMs, signal);
           } catch {
             // Only an abort interrupts a sleep.
-            return this.aborted(signal as AbortSignal, attempt, startedAt, lastOutcome);
+            return this.aborted(signal as AbortSignal, call, startedAt);
           }
         }
       }
+    }
+  }
+
+  /**
+   * `STEP_QUEUE`: waits in a stage's line (the bulkhead's, within the deadline) or for a
+   * booking under way (a fleet store's pacing slot).
+   */
+  private async waitForSlot(call: CallMachine, signal: AbortSignal | undefined, startedAt: number): Promise<Step> {
+    const queue = call.queue as Queue;
+    let value: unknown;
+    try {
+      value = 'acquire' in queue ? await queue.acquire(signal, call.queueWaitMs) : await queue;
+    } catch (error) {
+      const now = this.clock.monotonic();
+      if (signal?.aborted) {
+        call.abandon(now);
+        return this.aborted(signal, call, startedAt);
+      }
+      this.stats_.bulkheadRejections++;
+      const why = (error as { why?: 'queue-full' | 'queue-timeout' }).why ?? 'queue-full';
+      if (this.events.active) this.events.emit({ type: 'bulkhead-rejected', downstream: this.name, atMs: now, why });
+      return call.slotRefused(now, error);
+    }
+    if (signal?.aborted) {
+      call.abandon(this.clock.monotonic());
+      return this.aborted(signal, call, startedAt);
+    }
+    return call.slotGranted(this.clock.monotonic(), value);
+  }
+
+  private succeeded(call: CallMachine, startedAt: number): void {
+    const stats = this.stats_;
+    stats.successes++;
+    if (call.attempt > 1) {
+      stats.retrySuccesses++;
+      stats.retriedRequests++;
+      stats.retryAddedLatencyMs += call.attemptStart - startedAt;
+    }
+    if (this.events.active) {
+      const now = this.clock.monotonic();
+      this.events.emit({
+        type: 'attempt-end',
+        downstream: this.name,
+        atMs: now,
+        attempt: call.attempt,
+        outcome: 'ok',
+        durationMs: now - call.attemptStart,
+      });
+    }
+  }
+
+  /** Events for a failed attempt and the decision that followed it. */
+  private attemptFailed(call: CallMachine, now: number, error: unknown, classification: Classification): void {
+    const emitting = this.events;
+    if (!emitting.active) return;
+    const attempt = call.attempt;
+    emitting.emit({
+      type: 'attempt-end',
+      downstream: this.name,
+      atMs: now,
+      attempt,
+      outcome: classification.outcome,
+      durationMs: now - call.attemptStart,
+      classification,
+      error,
+    });
+    const decision = call.decision;
+    if (decision === undefined) return;
+    if (classification.hintMs !== undefined) {
+      emitting.emit({
+        type: 'hint',
+        downstream: this.name,
+        atMs: now,
+        honoured: decision.retry && decision.hintMs !== undefined,
+        hintMs: classification.hintMs,
+        source: classification.hintSource ?? 'unknown',
+      });
+    }
+    if (decision.retry) {
+      emitting.emit({
+        type: 'retry-scheduled',
+        downstream: this.name,
+        atMs: now,
+        nextAttempt: attempt + 1,
+        delayMs: decision.delayMs,
+        backoffMs: decision.backoffMs,
+        hintMs: decision.hintMs,
+        hintSource: decision.hintMs === undefined ? undefined : classification.hintSource,
+        cause: describeCause(classification, error),
+      });
     }
   }
 
@@ -947,7 +849,7 @@ export class Downstream {
     const latency = lane.latency as LatencyLane;
     const hedging = latency.hedging as HedgingPolicy;
     const stats = this.stats_;
-    const budgets = this.budgets;
+    const budgets = this.budgetLedger;
     return runHedged(first, {
       clock,
       delayMs,
@@ -983,16 +885,20 @@ export class Downstream {
         const timeoutMs = deadlineBound ? g.deadline - now : fixed;
         const attemptDeadline = now + timeoutMs;
         const context = new AttemptContext(
-          g.attempt,
-          this.retry.maxAttempts - g.attempt,
-          attemptDeadline === Number.POSITIVE_INFINITY ? undefined : attemptDeadline,
-          clock,
+          this,
+          {
+            attempt: g.attempt,
+            retriesLeft: this.retry.maxAttempts - g.attempt,
+            attemptStart: now,
+            timeoutMs,
+            deadlineBound,
+            attemptTimeoutMs: fixed,
+          },
           g.signal,
         );
-        const scope: DeadlineScope | undefined =
-          g.hasDeadline || g.inherited !== undefined
-            ? new AttemptScope(attemptDeadline, context, g.inherited?.onGiveUp)
-            : undefined;
+        if (g.hasDeadline || g.inherited !== undefined) {
+          context.scope = new AttemptScope(attemptDeadline, context, g.inherited?.onGiveUp);
+        }
         stats.attempts++;
         stats.hedges++;
         this.inFlight++;
@@ -1004,18 +910,7 @@ export class Downstream {
           bulkhead?.release();
           latency.settle(slot, now, clock.monotonic(), end, timeoutMs);
         };
-        const promise = runAttempt(
-          g.operation,
-          context,
-          clock,
-          timeoutMs,
-          deadlineBound,
-          fixed,
-          g.signal,
-          scope,
-          this.name,
-          now,
-        ).then(
+        const promise = runAttempt(g.operation, context).then(
           (value) => {
             done('ok');
             return value;
@@ -1030,7 +925,7 @@ export class Downstream {
     });
   }
 
-  private aborted(signal: AbortSignal, attempts: number, startedAt: number, outcome: 'failed' | 'unknown'): never {
+  private aborted(signal: AbortSignal, call: CallMachine, startedAt: number): never {
     if (this.events.active) {
       const now = this.clock.monotonic();
       this.events.emit({
@@ -1038,24 +933,17 @@ export class Downstream {
         downstream: this.name,
         atMs: now,
         reason: 'aborted',
-        attempts,
+        attempts: call.attemptsMade,
         elapsedMs: now - startedAt,
-        outcome,
+        outcome: call.abandonedOutcome,
       });
     }
     this.stats_.failures++;
     throw signal.reason;
   }
 
-  private async giveUp<T>(
-    reason: GiveUpReason,
-    attempts: number,
-    startedAt: number,
-    outcome: 'failed' | 'unknown',
-    cause: unknown,
-    retryAfterMs: number | undefined,
-    options: CallOptions<T> | undefined,
-  ): Promise<T> {
+  private async giveUp<T>(call: CallMachine, startedAt: number, options: CallOptions<T> | undefined): Promise<T> {
+    const { reason, attemptsMade: attempts, outcome, cause, giveUpRetryAfterMs: retryAfterMs } = call;
     const now = this.clock.monotonic();
     const elapsedMs = now - startedAt;
     const error = new GiveUpError(reason, {

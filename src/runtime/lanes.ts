@@ -1,13 +1,20 @@
+import { Pipeline } from '../orchestration/pipeline.js';
+import type { Stage } from '../orchestration/stage.js';
+import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
+import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
+import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
+import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
+import { LatencyStage } from './latency-stage.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
- * for each key (by default one key, the downstream's name; `.fetch()` keys by host). Each
+ * for each key (by default one key, the downstream's name; `fetchThrough` keys by host). Each
  * is optional. Lanes are created on first use and bounded in number.
  */
 export interface Lane {
@@ -17,6 +24,8 @@ export interface Lane {
   readonly pacer: Pacer | undefined;
   /** Adaptive concurrency limit, derived attempt timeout, hedging (any of them). */
   readonly latency: LatencyLane | undefined;
+  /** The call pipeline for this key, in order: budget → breaker → pacing → bulkhead → concurrency limit. */
+  readonly pipeline: Pipeline;
 }
 
 export interface LaneOptions {
@@ -24,21 +33,46 @@ export interface LaneOptions {
   bulkhead: BulkheadOptions | undefined;
   pacing: PacerOptions | undefined;
   latency?: LatencyLaneOptions | undefined;
+  /** Told of an attempt the adaptive concurrency limit refused. */
+  onConcurrencyLimited?: (key: string, limit: number, nowMs: number, partition: string | undefined) => void;
   clock: Clock;
   random: Random;
+  /** The downstream's budget stage, shared by every lane (first in each lane's stages). */
+  budgetStage: Stage | undefined;
+  /** Pace first attempts too. */
+  paceFirstAttempts: boolean;
+  /** Told of every wait a pacer imposes. */
+  onPacingDelay: (pacer: Pacer, nowMs: number, delayMs: number) => void;
+  /** Where a lane's pacer books its slots (a fleet store's shared queue). @default the pacer */
+  paceBooker?: (key: string, pacer: Pacer) => PaceBooker;
   /** Told of every breaker state change. */
   onBreakerChange: (key: string, from: BreakerState, to: BreakerState, nowMs: number) => void;
-  /** Most keys held at once; the least recently created idle lane is dropped beyond it. */
+  /** Most keys held at once; beyond it the least recently used droppable lane is evicted. */
   maxKeys: number;
   /** Told of each lane created (a fleet store links its breaker and pacer). */
   onCreate?: (lane: Lane) => void;
 }
 
 export class Lanes {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes: KeyedCache<Lane>;
   private last: Lane | undefined;
 
-  constructor(private readonly options: LaneOptions) {}
+  constructor(private readonly options: LaneOptions) {
+    this.lanes = new KeyedCache({
+      maxKeys: options.maxKeys,
+      create: (key) => {
+        const lane = this.create(key);
+        options.onCreate?.(lane);
+        return lane;
+      },
+      // A lane is kept while work runs or waits in it, and while its breaker is open or
+      // half-open: dropping it would forget that the callee is down and let calls through.
+      keep: (lane) =>
+        (lane.bulkhead !== undefined && (lane.bulkhead.active > 0 || lane.bulkhead.queued > 0)) ||
+        (lane.latency !== undefined && lane.latency.inFlight > 0) ||
+        (lane.breaker !== undefined && lane.breaker.state(options.clock.monotonic()) !== 'closed'),
+    });
+  }
 
   /** Whether any per-key policy is configured at all (when not, lanes are skipped entirely). */
   get enabled(): boolean {
@@ -51,23 +85,27 @@ export class Lanes {
     return this.options.breaker !== undefined;
   }
 
+  /**
+   * The lane of `key`, created on first use. Lanes are held least recently used first; beyond
+   * `maxKeys` the oldest droppable one is evicted in O(1) — never one with work in flight or
+   * a breaker that is not closed (see `KeyedCache`).
+   */
   get(key: string): Lane {
     const last = this.last;
     if (last !== undefined && last.key === key) return last;
-    let lane = this.lanes.get(key);
-    if (lane === undefined) {
-      lane = this.create(key);
-      this.options.onCreate?.(lane);
-      if (this.lanes.size >= this.options.maxKeys) this.evictOne();
-      this.lanes.set(key, lane);
-    }
+    const lane = this.lanes.get(key);
     this.last = lane;
     return lane;
   }
 
   /** The lane of `key` if it exists, without creating it. */
   find(key: string): Lane | undefined {
-    return this.lanes.get(key);
+    return this.lanes.find(key);
+  }
+
+  /** How many lanes are held. */
+  get size(): number {
+    return this.lanes.size;
   }
 
   /** Calls waiting for a bulkhead slot, over all keys. */
@@ -100,7 +138,7 @@ export class Lanes {
 
   private create(key: string): Lane {
     const o = this.options;
-    return {
+    const lane = {
       key,
       breaker:
         o.breaker === undefined
@@ -119,16 +157,28 @@ export class Lanes {
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
       latency: o.latency === undefined ? undefined : new LatencyLane(o.latency),
     };
-  }
-
-  /** Drops the oldest lane with nothing running or queued (its state is forgotten). */
-  private evictOne(): void {
-    for (const [key, lane] of this.lanes) {
-      if ((lane.bulkhead?.active ?? 0) === 0 && (lane.bulkhead?.queued ?? 0) === 0 && (lane.latency?.inFlight ?? 0) === 0) {
-        this.lanes.delete(key);
-        if (this.last === lane) this.last = undefined;
-        return;
-      }
+    const stages: Stage[] = [];
+    if (o.budgetStage !== undefined) stages.push(o.budgetStage);
+    if (lane.breaker !== undefined) stages.push(new BreakerStage(lane.breaker));
+    const pacer = lane.pacer;
+    if (pacer !== undefined) {
+      stages.push(
+        new PacingStage(pacer, {
+          paceFirstAttempts: o.paceFirstAttempts,
+          onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
+          booker: o.paceBooker?.(key, pacer),
+        }),
+      );
     }
+    if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
+    const latency = lane.latency;
+    if (latency !== undefined) {
+      stages.push(
+        new LatencyStage(latency, {
+          onLimited: (limit, nowMs, partition) => o.onConcurrencyLimited?.(key, limit, nowMs, partition),
+        }),
+      );
+    }
+    return { ...lane, pipeline: new Pipeline(stages) };
   }
 }

@@ -156,7 +156,9 @@ export function runFleetBudget(setup: {
   let attempts = 0;
   const syncLease = (p: number, now: number) => {
     const lease = leases[p]!;
-    lease.applyReply(now, syncBudget(ledger, now, lease.syncRequest(now, shape)));
+    lease.applyReply(now, syncBudget(ledger, now, lease.syncRequest(now, { owner: String(p), ...shape })));
+    if (lease.wantsTopUp(now))
+      lease.applyReply(now, syncBudget(ledger, now, lease.syncRequest(now, { owner: String(p), ...shape })));
   };
 
   const answered = sim.on((call, now) => {

@@ -24,6 +24,8 @@ const EPSILON = 1e-9;
 /** A fleet retry budget: per store bucket, first attempts and retries granted. */
 export interface BudgetLedger {
   buckets: Map<number, { requests: number; retries: number }>;
+  /** owner → store ms of its last sync. */
+  owners?: Map<string, number>;
 }
 
 /**
@@ -42,6 +44,10 @@ export function syncBudget(ledger: BudgetLedger, nowMs: number, r: BudgetSyncReq
   const bucket = Math.floor(nowMs / r.bucketMs);
   const oldest = bucket - r.windowBuckets + 1;
   for (const b of ledger.buckets.keys()) if (b < oldest) ledger.buckets.delete(b);
+  let owners = ledger.owners;
+  if (owners === undefined) ledger.owners = owners = new Map();
+  for (const [o, seen] of owners) if (seen < nowMs - r.bucketMs * r.windowBuckets) owners.delete(o);
+  owners.set(r.owner, nowMs);
   const cell = (b: number) => {
     let c = ledger.buckets.get(b);
     if (c === undefined) {
@@ -66,7 +72,15 @@ export function syncBudget(ledger: BudgetLedger, nowMs: number, r: BudgetSyncReq
   const available = Math.max(left, 0);
   const granted = Math.min(r.want, available);
   if (granted > 0) cell(bucket).retries += granted;
-  return { now: nowMs, bucket, granted, available: available - granted, requests, retries: retries + granted };
+  return {
+    now: nowMs,
+    bucket,
+    granted,
+    available: available - granted,
+    requests,
+    retries: retries + granted,
+    owners: owners.size,
+  };
 }
 
 /** A fleet breaker record before any sync. */

@@ -439,7 +439,7 @@ export class FleetBudgets {
   private syncKey(key: string, lease: BudgetLease, nowMs: number): void {
     if (this.syncing.has(key) || !this.link.store.available) return;
     this.syncing.add(key);
-    const request = lease.syncRequest(nowMs, this.shape);
+    const request = lease.syncRequest(nowMs, { owner: this.link.owner, ...this.shape });
     void this.link.store.budget({ downstream: this.link.scopeName, key }, request).then((reply) => {
       this.syncing.delete(key);
       if (reply === undefined) {
@@ -447,7 +447,9 @@ export class FleetBudgets {
         return;
       }
       this.link.measured(nowMs, reply.now);
-      lease.applyReply(this.link.clock.monotonic(), reply);
+      const now = this.link.clock.monotonic();
+      lease.applyReply(now, reply);
+      if (lease.wantsTopUp(now)) this.syncKey(key, lease, now);
     });
   }
 }

@@ -40,6 +40,8 @@ export interface FleetScope {
 
 /** One budget sync: deposit first attempts, give back unused tokens, lease new ones. */
 export interface BudgetSyncRequest {
+  /** This process's id: the store counts the processes sharing the budget. */
+  owner: string;
   bucketMs: number;
   windowBuckets: number;
   ratio: number;
@@ -69,6 +71,8 @@ export interface BudgetSyncReply {
   /** Fleet-wide first attempts and retries in the window, after the sync. */
   requests: number;
   retries: number;
+  /** Processes that synced this budget within the window, the caller included. */
+  owners: number;
 }
 
 export const BREAKER_CLOSED = 0;

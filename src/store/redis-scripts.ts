@@ -14,7 +14,7 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local function num(x) return string.format('%.17g', x) end
 `;
 
-/** KEYS[1] budget hash (fields q:<bucket>, t:<bucket>). */
+/** KEYS[1] budget hash (fields q:<bucket>, t:<bucket>, o:<owner> → last sync). */
 export const BUDGET_SCRIPT = `${PRELUDE}
 local bucketMs = tonumber(ARGV[1])
 local windowBuckets = tonumber(ARGV[2])
@@ -26,21 +26,33 @@ local returnBucket = tonumber(ARGV[7])
 local spent = tonumber(ARGV[8])
 local want = tonumber(ARGV[9])
 local ttl = tonumber(ARGV[10])
+local owner = ARGV[11]
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - windowBuckets + 1
 local fields = redis.call('HGETALL', KEYS[1])
-local R, T = 0, 0
+local R, T, others = 0, 0, 0
+local ownerField = 'o:' .. owner
 for i = 1, #fields, 2 do
   local f = fields[i]
-  local b = tonumber(string.sub(f, 3))
-  if b < oldest then
-    redis.call('HDEL', KEYS[1], f)
-  elseif string.sub(f, 1, 1) == 'q' then
-    R = R + tonumber(fields[i + 1])
+  local kind = string.sub(f, 1, 1)
+  if kind == 'o' then
+    if tonumber(fields[i + 1]) < now - bucketMs * windowBuckets then
+      redis.call('HDEL', KEYS[1], f)
+    elseif f ~= ownerField then
+      others = others + 1
+    end
   else
-    T = T + tonumber(fields[i + 1])
+    local b = tonumber(string.sub(f, 3))
+    if b < oldest then
+      redis.call('HDEL', KEYS[1], f)
+    elseif kind == 'q' then
+      R = R + tonumber(fields[i + 1])
+    else
+      T = T + tonumber(fields[i + 1])
+    end
   end
 end
+redis.call('HSET', KEYS[1], ownerField, num(now))
 if requests > 0 then
   redis.call('HINCRBYFLOAT', KEYS[1], 'q:' .. bucket, requests)
   R = R + requests
@@ -65,7 +77,7 @@ if granted > 0 then
   redis.call('HINCRBYFLOAT', KEYS[1], 't:' .. bucket, granted)
 end
 redis.call('PEXPIRE', KEYS[1], ttl)
-return { num(now), num(bucket), num(granted), num(available - granted), num(R), num(T + granted) }
+return { num(now), num(bucket), num(granted), num(available - granted), num(R), num(T + granted), num(others + 1) }
 `;
 
 /** KEYS[1] breaker hash. */

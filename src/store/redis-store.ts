@@ -166,11 +166,12 @@ export class RedisStore implements FleetStore {
         r.spent,
         r.want,
         ttl(r.bucketMs * r.windowBuckets),
+        r.owner,
       ],
     );
     if (reply === undefined) return undefined;
-    const [now, bucket, granted, available, requests, retries] = reply;
-    return { now, bucket, granted, available, requests, retries } as BudgetSyncReply;
+    const [now, bucket, granted, available, requests, retries, owners] = reply;
+    return { now, bucket, granted, available, requests, retries, owners } as BudgetSyncReply;
   }
 
   async breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChaosDependency, ChaosFaultError, enableChaos } from '../../src/chaos/index.js';
 import { isGiveUpError } from '../../src/errors/errors.js';
+import { fetchThrough } from '../../src/http/index.js';
 import { SeededRandom } from '../../src/random/random.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { Dependency } from '../../src/sim/dependency.js';
@@ -170,7 +171,7 @@ describe('enableChaos: faults inside the pipeline', () => {
       enableChaos(d, { ...on, seed: 11, faults: [{ kind: 'status', rate: 0.5, status: 503 }] });
       const statuses: number[] = [];
       d.on('chaos', (e) => statuses.push(e.status ?? 0));
-      const response = await d.fetch(server.url, { key: 'inventory' });
+      const response = await fetchThrough(d, server.url, { key: 'inventory' });
       expect(response.status).toBe(200);
       expect(served).toBe(1);
       expect(statuses).toEqual([503, 503]);
@@ -193,10 +194,10 @@ describe('enableChaos with .fetch(): an injected status ends the call like a rea
     try {
       const d = downstream('api', { retry: { maxAttempts: 2, backoff: constant(1) }, budget: false });
       enableChaos(d, { ...on, faults: [{ kind: 'status', rate: 1, status: 503, headers: { 'retry-after': '0' } }] });
-      const response = await d.fetch(server.url);
+      const response = await fetchThrough(d, server.url);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('0');
-      const error = await d.fetch(server.url, { throwHttpErrors: true }).catch((e: unknown) => e);
+      const error = await fetchThrough(d, server.url, { throwHttpErrors: true }).catch((e: unknown) => e);
       expect(isGiveUpError(error)).toBe(true);
       expect(served).toBe(0);
     } finally {

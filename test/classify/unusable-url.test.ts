@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { classifyError } from '../../src/classify/classify-error.js';
 import { classifyUnusableUrl } from '../../src/classify/unusable-url.js';
+import { fetchThrough } from '../../src/http/index.js';
 import { downstream, type GiveUpError } from '../../src/index.js';
 
 /** Regression: URLs that can never be fetched were retried three times. */
@@ -16,7 +17,7 @@ describe('a URL that can never be fetched is not retried', () => {
     ['a file URL', 'file:///etc/hostname'],
   ])('%s (%s): one attempt, reason not-retryable', async (_what, url) => {
     const api = downstream('urls', { retry: { maxAttempts: 3, backoff: { base: 1 } } });
-    const error = (await api.fetch(url).catch((e: unknown) => e)) as GiveUpError;
+    const error = (await fetchThrough(api, url).catch((e: unknown) => e)) as GiveUpError;
     expect(error.name).toBe('GiveUpError');
     expect(error.reason).toBe('not-retryable');
     expect(error.attempts).toBe(1);
@@ -28,7 +29,7 @@ describe('a URL that can never be fetched is not retried', () => {
     const port = (server.address() as AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const api = downstream('gone', { retry: { maxAttempts: 2, backoff: { base: 1 } } });
-    const error = (await api.fetch(`http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as GiveUpError;
+    const error = (await fetchThrough(api, `http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as GiveUpError;
     expect(error.reason).toBe('max-attempts');
     expect(error.attempts).toBe(2);
   });

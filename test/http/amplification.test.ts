@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withKindly } from '../../src/http/index.js';
+import { fetchThrough, withKindly } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -25,7 +25,7 @@ afterEach(async () => {
 async function service(name: string, next: string, marked: boolean): Promise<Loopback> {
   const callee = layer(name);
   const handler = async (_req: IncomingMessage, res: ServerResponse) => {
-    const upstream = await callee.fetch(next);
+    const upstream = await fetchThrough(callee, next);
     res.writeHead(upstream.status, { 'content-type': 'text/plain' }).end(await upstream.text());
   };
   const server = await listen(marked ? withKindly(handler) : handler);
@@ -45,7 +45,7 @@ async function chain(marked: boolean) {
   const client = layer('client');
   const attempts: number[] = [];
   client.on('attempt-start', (e) => attempts.push(e.attempt));
-  const response = await client.fetch(a.url);
+  const response = await fetchThrough(client, a.url);
   return {
     innermost,
     status: response.status,

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectTimeoutFetch, isHttpRequestError } from '../../src/http/index.js';
+import { connectTimeoutFetch, fetchThrough, isHttpRequestError } from '../../src/http/index.js';
 import { downstream, isGiveUpError } from '../../src/index.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -41,7 +41,7 @@ describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
       budget: false,
       retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
     });
-    const error = await api.fetch(server.url, { connectTimeout: 100 }).catch((e: unknown) => e);
+    const error = await fetchThrough(api, server.url, { connectTimeout: 100 }).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
     const cause = isGiveUpError(error) ? error.cause : undefined;
@@ -52,7 +52,7 @@ describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
   it('requests that connect in time go through the same fetch; one agent per timeout value', async () => {
     const server: Loopback = await listen((_req, res) => res.writeHead(200).end('ok'));
     closers.push(() => server.close());
-    const response = await downstream('api').fetch(server.url, { connectTimeout: 500 });
+    const response = await fetchThrough(downstream('api'), server.url, { connectTimeout: 500 });
     expect(await response.text()).toBe('ok');
     expect(await connectTimeoutFetch(500)).toBe(await connectTimeoutFetch(500));
   });

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getRequestSignal, kindlyExpress } from '../../src/http/index.js';
+import { fetchThrough, getRequestSignal, kindlyExpress } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -43,7 +43,7 @@ describe('kindlyExpress (Express 5)', () => {
     app.use(express.json());
     app.post('/orders', async (req, res) => {
       const scope = currentDeadlineScope();
-      await calls.fetch(backend.url);
+      await fetchThrough(calls, backend.url);
       res.json({
         timeoutMs: req.kindly?.timeoutMs,
         sameSignal: getRequestSignal(req) === req.kindly?.signal && scope?.signal === req.kindly?.signal,
@@ -69,7 +69,7 @@ describe('kindlyExpress (Express 5)', () => {
     const app = express();
     app.use(kindlyExpress());
     app.get('/', async (_req, res) => {
-      const upstream = await calls.fetch(dead.url);
+      const upstream = await fetchThrough(calls, dead.url);
       res.status(upstream.status).send('dependency unavailable');
     });
     const url = await start(app);

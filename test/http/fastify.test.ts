@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { getRequestSignal, kindlyFastify, type RequestContext } from '../../src/http/index.js';
+import { fetchThrough, getRequestSignal, kindlyFastify, type RequestContext } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -37,7 +37,7 @@ describe('kindlyFastify (Fastify 5)', () => {
     app.post('/orders', async (request) => {
       const kindly = contextOf(request);
       const scope = currentDeadlineScope();
-      await calls.fetch(backend.url);
+      await fetchThrough(calls, backend.url);
       return {
         timeoutMs: kindly?.timeoutMs,
         requested: kindly?.requestedTimeoutMs,
@@ -62,11 +62,11 @@ describe('kindlyFastify (Fastify 5)', () => {
     const app = Fastify();
     await app.register(kindlyFastify);
     app.get('/', async (_request, reply) => {
-      const upstream = await calls.fetch(dead.url);
+      const upstream = await fetchThrough(calls, dead.url);
       return reply.code(upstream.status).send({ error: 'dependency unavailable' });
     });
     app.get('/fine', async (_request, reply) => {
-      await calls.fetch(dead.url);
+      await fetchThrough(calls, dead.url);
       return reply.code(200).send({ fallback: true });
     });
     const url = await start(app);

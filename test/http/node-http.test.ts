@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXHAUSTED_REASONS, getRequestSignal, type RequestContext, SERVER_DEFAULTS, withKindly } from '../../src/http/index.js';
+import {
+  EXHAUSTED_REASONS,
+  fetchThrough,
+  getRequestSignal,
+  type RequestContext,
+  SERVER_DEFAULTS,
+  withKindly,
+} from '../../src/http/index.js';
 import { downstream, VirtualClock } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen, until } from './support/loopback.js';
@@ -167,7 +174,7 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
     const server = await listen(
       withKindly(async (req: IncomingMessage, res: ServerResponse) => {
-        const upstream = await calls.fetch(dead);
+        const upstream = await fetchThrough(calls, dead);
         const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('answer') ?? upstream.status);
         res.statusCode = status;
         res.end(); // implicit headers: the mark must be added there too
@@ -188,7 +195,7 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     const calls = downstream('dep');
     const server = await listen(
       withKindly(async (_req: IncomingMessage, res: ServerResponse) => {
-        await calls.fetch(missing.url);
+        await fetchThrough(calls, missing.url);
         res.writeHead(502).end();
       }),
     );
@@ -205,8 +212,8 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     const server = await listen(
       withKindly(async (req: IncomingMessage, res: ServerResponse) => {
         context = req.kindly;
-        await calls.fetch(missing.url); // not-retryable: no mark on its own
-        await calls.fetch(dead); // max-attempts
+        await fetchThrough(calls, missing.url); // not-retryable: no mark on its own
+        await fetchThrough(calls, dead); // max-attempts
         res.writeHead(503).end();
       }),
     );
@@ -222,7 +229,7 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     const server = await listen(
       withKindly(
         async (_req: IncomingMessage, res: ServerResponse) => {
-          res.writeHead((await calls.fetch(dead)).status).end();
+          res.writeHead((await fetchThrough(calls, dead)).status).end();
         },
         { markExhausted: false },
       ),

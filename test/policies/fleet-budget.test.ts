@@ -29,7 +29,7 @@ describe('BudgetLease against the fleet ledger (property)', () => {
         (processes, ratio, reserve, ops: Op[]) => {
           // One window that never rolls over: the bound is then exact, not per window.
           const ledger: BudgetLedger = { buckets: new Map() };
-          const shape = { bucketMs: 1e12, windowBuckets: 1, ratio, reserve };
+          const shape = { owner: 'x', bucketMs: 1e12, windowBuckets: 1, ratio, reserve };
           const leases = Array.from(
             { length: processes },
             () => new BudgetLease({ leaseMs: 50, maxLease: MAX_LEASE, borrow: BORROW }),
@@ -45,10 +45,10 @@ describe('BudgetLease against the fleet ledger (property)', () => {
             } else if (op.kind === 'take') {
               if (lease.take(now)) retries++;
             } else if (op.kind === 'sync') {
-              const reply = syncBudget(ledger, now, lease.syncRequest(now, shape));
+              const reply = syncBudget(ledger, now, lease.syncRequest(now, { ...shape, owner: String(op.p % processes) }));
               lease.applyReply(now, reply);
             } else if (op.kind === 'fail-sync') {
-              lease.syncRequest(now, shape);
+              lease.syncRequest(now, { ...shape, owner: String(op.p % processes) });
               lease.syncFailed();
             } else now += 20;
             const held = lease.tokens(now);
@@ -64,7 +64,7 @@ describe('BudgetLease against the fleet ledger (property)', () => {
 
   it('a lease given back returns its tokens to the fleet (seed-free example)', () => {
     const ledger: BudgetLedger = { buckets: new Map() };
-    const shape = { bucketMs: 1_000, windowBuckets: 10, ratio: 0, reserve: 10 };
+    const shape = { owner: 'a', bucketMs: 1_000, windowBuckets: 10, ratio: 0, reserve: 10 };
     const a = new BudgetLease({ leaseMs: 100, maxLease: 5, borrow: 0 });
     a.take(0);
     expect(a.take(0)).toBe(false);

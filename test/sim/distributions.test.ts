@@ -21,7 +21,13 @@ describe('distributions', () => {
     const r = new SeededRandom(3);
     for (let i = 0; i < 5_000; i++)
       expect(sampleLatency({ ms: 1, distribution: 'normal', sigma: 3 }, r)).toBeGreaterThanOrEqual(0);
-    const counting = { calls: 0, next: () => (counting.calls++, 0.5) };
+    const counting = {
+      calls: 0,
+      next() {
+        counting.calls++;
+        return 0.5;
+      },
+    };
     expect(sampleLatency({ ms: 7 }, counting)).toBe(7);
     expect(counting.calls).toBe(0);
   });

@@ -44,6 +44,7 @@ describe('RedisStore', () => {
       if (pick < 0.4) {
         // One bucket size for the whole run: the ledger's buckets assume it.
         const request = {
+          owner,
           bucketMs: 10,
           windowBuckets: 3,
           ratio: 0.2,
@@ -112,6 +113,7 @@ describe('RedisStore', () => {
     const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 1_000 });
     const scope = { downstream: 'pay{ments}', key: 'pay{ments}' };
     await store.budget(scope, {
+      owner: 'a',
       bucketMs: 1000,
       windowBuckets: 10,
       ratio: 0.2,

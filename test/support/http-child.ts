@@ -20,7 +20,10 @@ export interface ClientSpec {
   fetchOptions?: Record<string, unknown>;
   /** Abort the caller's signal this many ms after the call starts. */
   abortAfterMs?: number;
-  /** `none`: leave the body unread; `after-abort`: read it only once the abort has happened. */
+  /**
+   * `none`: leave the body unread; `after-abort`: abort `abortAfterMs` after the response
+   * arrived, with the body unread, then read it.
+   */
   read?: 'text' | 'none' | 'after-abort';
   /** Middleware entries: the `x-request-timeout-ms` the inbound request carries. */
   inboundTimeoutMs?: number;

@@ -1,5 +1,7 @@
 // The herd against a real server: `clients` callers in this process, all at once, each one
 // `downstream().fetch` until it succeeds. Requests are counted by the server (its log).
+
+import { fetchThrough } from '../../src/http/index.js';
 import type { DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { systemClock } from '../../src/time/system-clock.js';
@@ -18,7 +20,7 @@ export async function realHerd(url: string, clients: number, options: Downstream
   await Promise.all(
     Array.from({ length: clients }, async () => {
       try {
-        const res = await api.fetch(url);
+        const res = await fetchThrough(api, url);
         await res.arrayBuffer();
         if (res.ok) last = Math.max(last, systemClock.monotonic() - start);
         else failed++;

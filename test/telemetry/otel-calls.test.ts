@@ -10,6 +10,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fetchThrough } from '../../src/http/index.js';
 import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
 import { HTTP_DURATION_BUCKETS, WAIT_BUCKETS } from '../../src/telemetry/otel-calls.js';
@@ -237,7 +238,7 @@ describe('HTTP attempts follow the HTTP client conventions (real server on loopb
     const { url, seen, port } = await server();
     const d = downstream('api', fast);
     instrumentDownstreams(d, { tracer: tracer() });
-    const response = await d.fetch(`${url}/items?token=s3cret&page=2`);
+    const response = await fetchThrough(d, `${url}/items?token=s3cret&page=2`);
     expect(response.status).toBe(200);
     const attempts = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT);
     expect(attempts.map((s) => s.name)).toEqual(['GET', 'GET']);
@@ -259,7 +260,7 @@ describe('HTTP attempts follow the HTTP client conventions (real server on loopb
     const { url, seen } = await server();
     const d = downstream('api', fast);
     instrumentDownstreams(d, { tracer: tracer() });
-    await d.fetch(url);
+    await fetchThrough(d, url);
     expect(seen).toEqual([undefined, undefined]);
   });
 });
@@ -273,7 +274,7 @@ describe('histograms (real MeterProvider)', () => {
     servers.push(s);
     const d = downstream('api', { retry: { backoff: { shape: 'constant', base: 20, jitter: 'none' } } });
     instrumentDownstreams(d, { meter: meterProvider.getMeter('test') });
-    expect((await d.fetch(s.url)).status).toBe(200);
+    expect((await fetchThrough(d, s.url)).status).toBe(200);
 
     const seen = await histograms(reader);
     const http = seen.get('http.client.request.duration') as HistogramMetricData;

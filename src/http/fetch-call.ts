@@ -1,0 +1,441 @@
+import { classifyError } from '../classify/classify-error.js';
+import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
+import type { Classification } from '../classify/outcome.js';
+import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
+import { type BodyHintExtractor, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
+import { readWaitHint } from '../hints/wait-hint.js';
+import type { CallContext } from '../runtime/attempt.js';
+import type { CallOptions, Downstream } from '../runtime/downstream.js';
+import { describeHttpAttempt } from '../telemetry/http-attempt.js';
+import type { Clock } from '../time/clock.js';
+import { onAbort } from '../time/on-abort.js';
+import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
+import type { FetchFunction } from './connect-timeout.js';
+import { BodyTimeoutError, isRequestBodyNotReplayableError } from './errors.js';
+import { notReplayable, type OneShotRequest, stopRetryOfOneShot } from './one-shot.js';
+import { waitUntilOnline, waitUntilVisible } from './online.js';
+import { setAttemptHeaders } from './propagation.js';
+import { redactUrl, secretValues } from './redact.js';
+import type { PreparedBody } from './request-body.js';
+import { requestErrorFrom } from './request-error.js';
+import {
+  BODY_HINT_WAIT_MS,
+  DRAIN_LIMIT,
+  DRAIN_WAIT_MS,
+  type Drain,
+  drainBody,
+  peekBody,
+  rebuildResponse,
+  withoutSecrets,
+} from './response-body.js';
+
+/** Everything one fetch call decided before its first attempt (see `fetch.ts`). */
+export interface FetchPlan {
+  downstream: Downstream;
+  url: string;
+  method: string;
+  /** `fetch`'s init without kindly's keys, headers and body (set per attempt). */
+  init: RequestInit;
+  /** The request's headers, copied once; `undefined` when it has none (each attempt then sends a plain record). */
+  headers: Headers | undefined;
+  body: PreparedBody;
+  fetch: FetchFunction;
+  /** The caller's signal, else the inbound request's: after the attempt, it alone may stop the body. */
+  callerSignal: AbortSignal | undefined;
+  /** The call's deadline in monotonic ms (`Infinity`: none); it bounds reading the body too. */
+  deadline: number;
+  bodyTimeout: number | undefined;
+  hasIdempotencyKey: boolean;
+  propagate: boolean;
+  /** Whether the attempt's trace context (kindly-calls/otel, the user's propagator) may go out. */
+  propagateTrace: boolean;
+  throwHttpErrors: boolean;
+  retryableStatuses: readonly number[] | undefined;
+  extractors: readonly BodyHintExtractor[];
+  secretParams: readonly string[];
+  oneShot: OneShotRequest;
+  /** What `Downstream.call` receives; the hooks are added by `FetchCall`. */
+  callOptions: CallOptions<Response>;
+  /** In a page: wait while offline (`online`) or hidden (`visible`) before each attempt. */
+  waitFor: { online: boolean; visible: boolean } | undefined;
+}
+
+/** What kindly remembers about one failed response. */
+interface FailedResponse {
+  /** The response as the caller would get it (URL and every header). */
+  response: Response;
+  /** What the `HttpStatusError` exposes: same status and body, no URL, no secret header. */
+  copy: Response;
+  status: number;
+  /** A wait hint found in the body, when the headers had none. */
+  bodyHintMs: number | undefined;
+  /** Set when the attempt is retried: the body read (and the connection freed) or dropped. */
+  drained: Drain | undefined;
+  /** The attempt's link to the caller's signal and the body's deadline, released once the body is done with. */
+  link: AttemptSignal | undefined;
+}
+
+/**
+ * One `fetch` call through a downstream: each attempt (`attempt`), what only this request
+ * knows when classifying (`classify`), and what happens to a failed response — drained before
+ * a retry, handed back on give-up, or let go (`run`). One small method per stage.
+ */
+export class FetchCall {
+  /** Failed responses, by the `HttpStatusError` that stands for them. */
+  private failures: WeakMap<object, FailedResponse> | undefined;
+  /** Classifications of the `HttpRequestError` copies, read from the original errors. */
+  private copied: WeakMap<object, Classification> | undefined;
+  /** The latest failed response the call still holds: drained before a retry, handed back, or cancelled. */
+  private lastFailure: FailedResponse | undefined;
+  private secrets: string[] | undefined;
+  private readonly clock: Clock;
+  private readonly bodyLimited: boolean;
+
+  constructor(private readonly plan: FetchPlan) {
+    this.clock = plan.downstream.clock;
+    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeout !== undefined;
+  }
+
+  /** Runs the call: the last response on give-up (unless `throwHttpErrors`), rejects otherwise. */
+  async run(): Promise<Response> {
+    let value: Response;
+    try {
+      value = await this.plan.downstream.call((ctx) => this.attempt(ctx), this.callOptions());
+    } catch (error) {
+      return this.afterGiveUp(error);
+    }
+    // A failed response still held here was answered by the fallback: let its connection go.
+    const last = this.takeLastFailure();
+    if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
+    return value;
+  }
+
+  private callOptions(): CallOptions<Response> {
+    const options: CallOptions<Response> = {
+      ...this.plan.callOptions,
+      classify: (error, nowMs) => this.classify(error, nowMs),
+      onAttemptError: (error, { willRetry }) => {
+        if (!willRetry) return;
+        const failure = this.failures?.get(error as object);
+        if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+      },
+      // Hedging: an answer that lost the race is never read; let its connection go.
+      onDiscard: (answer) => {
+        if ('value' in answer) {
+          answer.value.body?.cancel().catch(() => undefined);
+          return;
+        }
+        const failure = this.failures?.get(answer.error as object);
+        if (failure !== undefined) {
+          if (this.lastFailure === failure) this.lastFailure = undefined;
+          discard(failure);
+        }
+      },
+    };
+    const waitFor = this.plan.waitFor;
+    if (waitFor !== undefined) {
+      options.beforeAttempt = ({ signal, deadline }) =>
+        waitUntilReady(waitFor.online, waitFor.visible, signal, deadline, this.clock);
+    }
+    return options;
+  }
+
+  /** This call's reading of what only it knows; `undefined`: the downstream's. */
+  private classify(error: unknown, nowMs: number): Classification | undefined {
+    if (typeof error !== 'object' || error === null) return undefined;
+    const copy = this.copied?.get(error);
+    if (copy !== undefined) return copy;
+    const failure = this.failures?.get(error);
+    if (failure === undefined) return undefined;
+    const { retryableStatuses, downstream } = this.plan;
+    const keyed409 = isInFlightConflict(failure.status, this.plan.hasIdempotencyKey);
+    if (!keyed409 && failure.bodyHintMs === undefined && retryableStatuses === undefined) return undefined;
+    const base =
+      retryableStatuses === undefined ? downstream.classify(error) : classifyError(error, nowMs, { retryableStatuses });
+    const c: Classification = { ...base };
+    if (keyed409) c.retryable = true;
+    if (c.hintMs === undefined && failure.bodyHintMs !== undefined) {
+      c.hintMs = failure.bodyHintMs;
+      c.hintSource = 'body';
+    }
+    return c;
+  }
+
+  /** One attempt: the previous failed body let go, the request sent, the response judged. */
+  private async attempt(ctx: CallContext): Promise<Response> {
+    await this.releasePrevious(ctx);
+    const { plan } = this;
+    // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
+    if (!plan.body.replayable && ctx.attempt > 1) throw notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined);
+    const link =
+      plan.callerSignal === undefined && !this.bodyLimited ? undefined : new AttemptSignal(ctx.signal, plan.callerSignal);
+    let response: Response;
+    try {
+      response = await plan.fetch(plan.url, this.attemptInit(ctx, link));
+    } catch (error) {
+      link?.release();
+      // The attempt already ended (its timeout, the deadline, the caller): this value goes nowhere.
+      if (ctx.signal.aborted) throw error;
+      throw this.oneShot(this.safeCopy(error, ctx.attempt), ctx.attempt);
+    }
+    ctx.telemetry?.setAttribute('http.response.status_code', response.status);
+    const retryableStatuses = plan.retryableStatuses;
+    const reading = classifyStatus(response.status, retryableStatuses === undefined ? undefined : { retryableStatuses });
+    if (reading === undefined) {
+      link?.handOver(response, this.bodyDeadline());
+      return response;
+    }
+    throw await this.failed(response, reading, ctx, link);
+  }
+
+  /**
+   * Lets the previous attempt's connection go back to the pool before asking for one, or the
+   * pool opens a second connection while the first is still busy with the old body; a body
+   * still arriving after the backoff and DRAIN_WAIT_MS more is cancelled instead.
+   */
+  private async releasePrevious(ctx: CallContext): Promise<void> {
+    const previous = this.takeLastFailure();
+    if (previous === undefined) return;
+    if (previous.drained === undefined) discard(previous);
+    else if (!previous.drained.settled) await settle(previous.drained, ctx.signal, this.clock);
+    previous.link?.release();
+  }
+
+  private attemptInit(ctx: CallContext, link: AttemptSignal | undefined): RequestInit & { duplex?: 'half' } {
+    const { plan } = this;
+    let headers: Headers | Record<string, string>;
+    if (plan.headers === undefined) {
+      const record: Record<string, string> = {};
+      if (plan.propagate) setAttemptHeaders((name, value) => (record[name] = value), ctx);
+      headers = record;
+    } else {
+      // The first attempt sends the call's Headers as is, a retry a copy.
+      const copy = ctx.attempt === 1 ? plan.headers : new Headers(plan.headers);
+      if (plan.propagate) setAttemptHeaders((name, value) => copy.set(name, value), ctx);
+      headers = copy;
+    }
+    // Only while kindly-calls/otel instruments the downstream: span attributes and `traceparent`.
+    if (ctx.telemetry !== undefined) {
+      const target = headers;
+      const set = (name: string, value: string) => {
+        if (target instanceof Headers) target.set(name, value);
+        else target[name] = value;
+      };
+      describeHttpAttempt(
+        ctx.telemetry,
+        plan.method,
+        redactUrl(plan.url, plan.secretParams),
+        plan.propagateTrace ? set : undefined,
+      );
+    }
+    const init: RequestInit & { duplex?: 'half' } = {
+      ...plan.init,
+      headers,
+      signal: link === undefined ? ctx.signal : link.signal,
+    };
+    const body = plan.body;
+    if (body.body === undefined || body.body === null) delete init.body;
+    else init.body = body.body as BodyInit;
+    if (!body.replayable) init.duplex = 'half';
+    return init;
+  }
+
+  /** A response whose status is a failure: a body hint looked for, then the error that stands for it. */
+  private async failed(
+    arrived: Response,
+    reading: NonNullable<ReturnType<typeof classifyStatus>>,
+    ctx: CallContext,
+    link: AttemptSignal | undefined,
+  ): Promise<unknown> {
+    const { plan } = this;
+    const status = arrived.status;
+    let response = arrived;
+    let bodyHintMs: number | undefined;
+    if ((reading.retryable || isInFlightConflict(status, plan.hasIdempotencyKey)) && plan.extractors.length > 0) {
+      const found = await bodyHint(response, this.clock, plan.extractors, reading.throttled, ctx);
+      bodyHintMs = found.hintMs;
+      response = found.response;
+    }
+    if (ctx.signal.aborted) {
+      // Ended while the hint was read; nobody will get this response.
+      link?.release();
+      response.body?.cancel().catch(() => undefined);
+      return ctx.signal.reason;
+    }
+    link?.handOver(response, this.bodyDeadline());
+    const copy = withoutSecrets(response, plan.secretParams);
+    const error = new HttpStatusError(status, {
+      outcome: reading.outcome,
+      attempts: ctx.attempt,
+      downstream: plan.downstream.name,
+      response: copy,
+    });
+    const failure: FailedResponse = { response, copy, status, bodyHintMs, drained: undefined, link };
+    (this.failures ??= new WeakMap()).set(error, failure);
+    this.lastFailure = failure;
+    return this.oneShot(error, ctx.attempt);
+  }
+
+  /** What the caller gets when the pipeline rejected: the last response (give-up on a status), or the error. */
+  private afterGiveUp(error: unknown): Response {
+    const last = this.takeLastFailure();
+    const failure = isGiveUpError(error) ? this.failureOf(error.cause) : undefined;
+    // A status injected by kindly-calls/chaos ends the call as a real one would: with its response.
+    if (failure === undefined && !this.plan.throwHttpErrors && isGiveUpError(error) && isInjectedStatus(error.cause)) {
+      if (last !== undefined) discard(last);
+      return error.cause.response as Response;
+    }
+    if (failure === undefined) {
+      // An abort, a network failure, a fallback that threw: nobody gets the last response.
+      if (last !== undefined) discard(last);
+      throw error;
+    }
+    if (this.plan.throwHttpErrors) {
+      // The error's response shares the body with the caller's; a drain still running holds it.
+      failure.drained?.cancel();
+      throw error;
+    }
+    // The call stopped after a retry was planned (verify, deadline, breaker): the body was
+    // being drained meanwhile. Hand it back at once — read, or what was read plus the rest —
+    // never waiting on a body that may not end.
+    if (failure.drained !== undefined) return rebuildResponse(failure.response, failure.drained.take());
+    return failure.response;
+  }
+
+  private takeLastFailure(): FailedResponse | undefined {
+    const last = this.lastFailure;
+    this.lastFailure = undefined;
+    return last;
+  }
+
+  private failureOf(error: unknown): FailedResponse | undefined {
+    if (typeof error !== 'object' || error === null) return undefined;
+    return this.failures?.get(error) ?? (isRequestBodyNotReplayableError(error) ? this.failureOf(error.cause) : undefined);
+  }
+
+  /** A one-shot body cannot be sent again: a failure the pipeline would retry stops here instead. */
+  private oneShot(error: unknown, attempt: number): unknown {
+    if (this.plan.body.replayable) return error;
+    const c = this.classify(error, this.clock.now()) ?? this.plan.downstream.classify(error);
+    return stopRetryOfOneShot(this.plan.oneShot, error, attempt, c);
+  }
+
+  /** The fetch implementation's error, as errors and events may carry it. */
+  private safeCopy(error: unknown, attempt: number): unknown {
+    const { plan } = this;
+    const classification = plan.downstream.classify(error);
+    this.secrets ??= secretValues(plan.url, plan.secretParams, plan.headers);
+    const copy = requestErrorFrom(error, {
+      method: plan.method,
+      url: plan.url,
+      secretParams: plan.secretParams,
+      secrets: this.secrets,
+      outcome: classification.outcome,
+      attempts: attempt,
+      downstream: plan.downstream.name,
+    });
+    (this.copied ??= new WeakMap()).set(copy, classification);
+    return copy;
+  }
+
+  /** By when the body of a response arriving now must have been read, and with which error. */
+  private bodyDeadline(): BodyDeadline | undefined {
+    if (!this.bodyLimited) return undefined;
+    const { clock } = this;
+    const { bodyTimeout, deadline, downstream } = this.plan;
+    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    if (byTimeout < deadline) {
+      const ms = bodyTimeout as number;
+      return {
+        at: byTimeout,
+        clock,
+        reason: () => new BodyTimeoutError(ms, { outcome: 'unknown', downstream: downstream.name }),
+      };
+    }
+    return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: downstream.name }) };
+  }
+}
+
+/**
+ * Waits for `drain` to finish, for at most DRAIN_WAIT_MS or until `signal` aborts; then
+ * cancels it.
+ */
+function settle(drain: Drain, signal: AbortSignal, clock: Clock): Promise<void> {
+  if (signal.aborted) {
+    drain.cancel();
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      drain.cancel(); // settles `bytes`, which resolves this promise
+    };
+    const cancelTimer = clock.schedule(DRAIN_WAIT_MS, stop);
+    const unsubscribe = onAbort(signal, stop);
+    void drain.bytes.then(() => {
+      cancelTimer();
+      unsubscribe();
+      resolve();
+    });
+  });
+}
+
+/** Lets go of a failed response nobody will read: its drain stopped, or its body cancelled. */
+function discard(failure: FailedResponse): void {
+  failure.link?.release();
+  if (failure.drained !== undefined) {
+    failure.drained.cancel();
+    return;
+  }
+  const body = failure.response.body;
+  if (body !== null && !body.locked) body.cancel().catch(() => undefined);
+}
+
+async function waitUntilReady(
+  online: boolean,
+  visible: boolean,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+  clock: Clock,
+): Promise<void> {
+  for (;;) {
+    if (deadline !== undefined && clock.monotonic() >= deadline) return;
+    const wait =
+      (online ? waitUntilOnline(signal, deadline, clock) : undefined) ??
+      (visible ? waitUntilVisible(signal, deadline, clock) : undefined);
+    if (wait === undefined) return;
+    await wait;
+  }
+}
+
+/**
+ * A wait hint in the body of a failed response, when its headers have none. Read only from
+ * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
+ * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
+ * slow body gives no hint rather than a timed-out attempt. Returns the response to use from
+ * now on (the body peeked at, followed by the rest; see `peekBody`).
+ */
+async function bodyHint(
+  response: Response,
+  clock: Clock,
+  extractors: readonly BodyHintExtractor[],
+  throttled: boolean | undefined,
+  ctx: CallContext,
+): Promise<{ hintMs: number | undefined; response: Response }> {
+  const now = clock.now();
+  const none = { hintMs: undefined, response };
+  if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return none;
+  const type = response.headers.get('content-type') ?? '';
+  if (!/json|text/i.test(type)) return none;
+  const length = response.headers.get('content-length');
+  if (length !== null && !(Number(length) <= MAX_BODY_HINT_CHARS)) return none;
+  const waitMs = Math.min(BODY_HINT_WAIT_MS, ctx.timeLeft() / 2);
+  const peeked = await peekBody(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
+  const text = peeked.text;
+  const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
+  return { hintMs, response: peeked.response };
+}
+
+/** An `HttpStatusError` that kindly-calls/chaos made up (it carries `chaos: true` and a `Response`). */
+function isInjectedStatus(error: unknown): error is HttpStatusError {
+  return isHttpStatusError(error) && (error as { chaos?: unknown }).chaos === true && error.response instanceof Response;
+}

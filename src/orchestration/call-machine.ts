@@ -1,0 +1,490 @@
+/**
+ * The orchestration of one call, as a synchronous state machine: no promises, no timers, no
+ * clock reads. Its driver tells it what happened and when (`now` is always an input), and it
+ * answers with the next step. Two drivers run it: `Downstream` (src/runtime) with real time
+ * and real operations, and the simulator's scenarios (src/sim) with virtual time and modelled
+ * callees — so the pipeline the simulator measures is the one users run.
+ *
+ * The pipeline, in its one fixed order:
+ *
+ *   deadline → retry loop: [stages: budget → breaker → pacing → bulkhead] → attempt timeout → operation
+ *
+ * - deadline: fixed when the call starts (`callDeadline`); every step is checked against it;
+ * - stages: a list of `Stage`s (src/orchestration/stage.ts), entered in order before each
+ *   attempt and exited innermost first after it; the retry decision's step 4 asks them
+ *   (`admitRetry`) innermost first;
+ * - attempt timeout: the attempt's own deadline, the earlier of the call's and
+ *   `attemptStart + attemptTimeout`;
+ * - operation: run by the driver (`STEP_ATTEMPT`); it reports `succeeded`, `failed`
+ *   (classified), `cutByDeadline` or `abandon` (the caller aborted).
+ *
+ * Extension point: a new protection is a new `Stage` placed in the list where it belongs
+ * (an adaptive concurrency limit next to the bulkhead, chaos injection just before the
+ * operation, a fleet-wide budget or breaker as a stage over a shared store); tracing wraps
+ * the driver's steps. Nothing here changes for them. A stage that must wait asynchronously
+ * returns `QUEUE` and the driver does the waiting (the bulkhead's line).
+ *
+ * Driver protocol (each method returns the next step):
+ *
+ *   start(now)                         once; then begin(now)
+ *   begin(now)           → STEP_VERIFY | STEP_WAIT | STEP_QUEUE | STEP_ATTEMPT | STEP_GIVE_UP
+ *   verified(now, applied) → as begin, after the verify hook answered
+ *   resume(now)          → after a STEP_WAIT: the same as begin's admission, from the next stage
+ *   slotGranted(now) / slotRefused(now, error) → after a STEP_QUEUE
+ *   succeeded(now)                     the operation's value is the call's
+ *   failed(now, error, classification) → STEP_SLEEP (then begin) | STEP_GIVE_UP
+ *   cutByDeadline(now, error) → STEP_GIVE_UP
+ *   abandon(now)                       the caller aborted: the driver rethrows its reason
+ */
+import type { Classification } from '../classify/outcome.js';
+import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
+import type { RetryDecision, RetryInput, RetryPolicy } from '../policies/retry-decision.js';
+import type { Random } from '../random/random.js';
+import { attemptFits } from './deadline.js';
+import { Pipeline } from './pipeline.js';
+import {
+  ADMIT,
+  type Admission,
+  type AttemptResult,
+  QUEUE,
+  type Queue,
+  REFUSE,
+  RESULT_FAILED,
+  RESULT_NEUTRAL,
+  RESULT_OK,
+  type Stage,
+  type StageCall,
+  WAIT,
+} from './stage.js';
+
+/** Run the operation: `attemptStart`, `attemptDeadline`, `timeoutMs`, `deadlineBound`. */
+export const STEP_ATTEMPT = 1;
+/** A stage asks to wait `waitMs` before the attempt (pacing); then `resume`. */
+export const STEP_WAIT = 2;
+/** A stage needs a slot: wait on `queue` for at most `queueWaitMs`; then `slotGranted`/`slotRefused`. */
+export const STEP_QUEUE = 3;
+/** Ask the call's verify hook whether the previous attempt took effect; then `verified`. */
+export const STEP_VERIFY = 4;
+/** Sleep `waitMs` before the next attempt (yield even at 0 when `yieldBeforeRetry`); then `begin`. */
+export const STEP_SLEEP = 5;
+/** The call ends: `reason`, `attemptsMade`, `outcome`, `cause`, `retryAfterMs`. */
+export const STEP_GIVE_UP = 6;
+export type Step =
+  | typeof STEP_ATTEMPT
+  | typeof STEP_WAIT
+  | typeof STEP_QUEUE
+  | typeof STEP_VERIFY
+  | typeof STEP_SLEEP
+  | typeof STEP_GIVE_UP;
+
+/** What every call of one downstream shares. */
+export interface CallPlan {
+  readonly name: string;
+  readonly retry: RetryPolicy;
+  readonly random: Random;
+  /** Per-attempt timeout in ms (`Infinity` for none). */
+  readonly attemptTimeout: number;
+  /** Whether calls are safe to repeat after an `unknown` outcome, unless a call says otherwise. */
+  readonly idempotent: boolean;
+}
+
+/**
+ * One call's own choices, each defaulting to the plan's (a runtime's per-call options object
+ * fits as it is, so nothing is allocated to pass them).
+ */
+export interface CallChoices {
+  /** Safe to repeat after an `unknown` outcome. @default the plan's `idempotent` */
+  readonly idempotent?: boolean | undefined;
+  /** Which retry budget the call draws on. @default the plan's `name` */
+  readonly budgetKey?: string | undefined;
+  /** The call's class for partitioned limits. */
+  readonly partition?: string | undefined;
+  /** Present when a verify hook can settle an `unknown` outcome of a non-idempotent call. */
+  readonly verify?: unknown;
+}
+
+export class CallMachine implements StageCall {
+  declare readonly startedAt: number;
+  declare readonly deadline: number;
+  declare readonly budgetKey: string;
+  declare readonly partition: string | undefined;
+  /** `STEP_ATTEMPT`: the attempt timeout in force before clamping to the deadline (for the error message). */
+  declare attemptTimeoutMs: number;
+  declare cutByOwnDeadline: boolean;
+  /** Set by the driver before `succeeded` when another attempt's answer (a hedge) won. */
+  declare answerUnused: boolean;
+  declare private readonly plan: CallPlan;
+  declare private readonly pipeline: Pipeline;
+  /** The pipeline's gates (stages around each attempt). */
+  declare private readonly gates: readonly Stage[];
+  declare readonly idempotent: boolean;
+  declare private readonly verifiable: boolean;
+  /** Per stage, its token for the attempt being admitted or run (created on the first token). */
+  declare private tokens: unknown[] | undefined;
+  /** Stages that admitted the current attempt (they are exited, innermost first). */
+  declare private entered: number;
+  declare private needsVerify: boolean;
+  declare private previousDelay: number | undefined;
+
+  declare attempt: number;
+  declare attemptsMade: number;
+  declare attemptStart: number;
+  /** `STEP_ATTEMPT`: the attempt's deadline (`Infinity` for none), its timeout, and whether that is the call's deadline. */
+  declare attemptDeadline: number;
+  declare timeoutMs: number;
+  declare deadlineBound: boolean;
+  /** Whether an attempt is running (between `STEP_ATTEMPT` and its report). */
+  declare inAttempt: boolean;
+
+  declare token: unknown;
+  declare waitMs: number;
+  declare queue: Queue | undefined;
+  declare queueWaitMs: number;
+  declare retryAfterMs: number | undefined;
+  /** `STEP_SLEEP` at 0 ms must still yield (the pacer took over the retry's timing). */
+  declare yieldBeforeRetry: boolean;
+
+  declare classification: Classification | undefined;
+  /** The last retry decision (`failed`), for events. */
+  declare decision: RetryDecision | undefined;
+  declare lastError: unknown;
+  declare lastOutcome: 'failed' | 'unknown';
+
+  /** `STEP_GIVE_UP`: why, with what, and when to come back. */
+  declare reason: GiveUpReason;
+  declare outcome: 'failed' | 'unknown';
+  declare cause: unknown;
+  declare giveUpRetryAfterMs: number | undefined;
+
+  declare private refusal:
+    | { reason: GiveUpReason; cause: (() => unknown) | undefined; retryAfterMs: number | undefined }
+    | undefined;
+
+  /**
+   * @param startedAt when the call started (monotonic ms)
+   * @param deadline the call's deadline (`callDeadline`), `Infinity` for none
+   */
+  constructor(plan: CallPlan, pipeline: Pipeline | undefined, startedAt: number, deadline: number, choices?: CallChoices) {
+    // Every field assigned here, in one order (no class-field initialisers): one hidden
+    // class, and the cheapest construction V8 offers — this runs once per call.
+    this.startedAt = startedAt;
+    this.deadline = deadline;
+    this.budgetKey = choices?.budgetKey ?? plan.name;
+    this.partition = choices?.partition;
+    this.attemptTimeoutMs = plan.attemptTimeout;
+    this.cutByOwnDeadline = false;
+    this.answerUnused = false;
+    this.plan = plan;
+    this.pipeline = pipeline ?? Pipeline.EMPTY;
+    this.gates = this.pipeline.gates;
+    this.idempotent = choices?.idempotent ?? plan.idempotent;
+    this.verifiable = choices?.verify !== undefined;
+    this.tokens = undefined;
+    this.entered = 0;
+    this.needsVerify = false;
+    this.previousDelay = undefined;
+    this.attempt = 0;
+    this.attemptsMade = 0;
+    this.attemptStart = 0;
+    this.attemptDeadline = 0;
+    this.timeoutMs = 0;
+    this.deadlineBound = false;
+    this.inAttempt = false;
+    this.token = undefined;
+    this.waitMs = 0;
+    this.queue = undefined;
+    this.queueWaitMs = 0;
+    this.retryAfterMs = undefined;
+    this.yieldBeforeRetry = false;
+    this.classification = undefined;
+    this.decision = undefined;
+    this.lastError = undefined;
+    this.lastOutcome = 'failed';
+    this.reason = 'max-attempts';
+    this.outcome = 'failed';
+    this.cause = undefined;
+    this.giveUpRetryAfterMs = undefined;
+    this.refusal = undefined;
+    this.operationSettles = undefined;
+  }
+
+  get name(): string {
+    return this.plan.name;
+  }
+
+  get minAttemptTime(): number {
+    return this.plan.retry.minAttemptTime;
+  }
+
+  /** The call begins: stages that count calls (the budget) are told. */
+  start(nowMs: number): void {
+    const starters = this.pipeline.starters;
+    for (let i = 0; i < starters.length; i++) starters[i]!.start?.(this, nowMs);
+  }
+
+  /** The next attempt begins (after the driver's `beforeAttempt` hook, if any). */
+  begin(nowMs: number): Step {
+    this.attempt++;
+    if (this.needsVerify) {
+      this.needsVerify = false;
+      return STEP_VERIFY;
+    }
+    return this.admit(nowMs);
+  }
+
+  /** The verify hook answered: `applied` ends the call (`verified-applied`). */
+  verified(nowMs: number, applied: boolean): Step {
+    if (applied) return this.giveUp('verified-applied', undefined, undefined);
+    return this.admit(nowMs);
+  }
+
+  /** After `STEP_WAIT`: admission goes on from the stage after the one that asked to wait. */
+  resume(nowMs: number): Step {
+    this.attemptStart = nowMs;
+    return this.enterFrom(this.entered, nowMs);
+  }
+
+  /** After `STEP_QUEUE`: the wait ended at `nowMs`, resolving to `value` (the stage's `afterQueue` reads it). */
+  slotGranted(nowMs: number, value?: unknown): Step {
+    const i = this.entered;
+    const stage = this.gates[i]!;
+    this.attemptStart = nowMs;
+    this.token = undefined;
+    const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
+    if (admission === REFUSE) return this.refused(nowMs);
+    this.keep(i, this.token);
+    this.entered = i + 1;
+    if (admission === WAIT) return STEP_WAIT;
+    if (admission === QUEUE) {
+      this.entered = i;
+      return STEP_QUEUE;
+    }
+    if (!attemptFits(this.deadline, nowMs, this.minAttemptTime)) {
+      this.unwind(nowMs);
+      return this.giveUp('deadline', undefined, undefined);
+    }
+    return this.enterFrom(this.entered, nowMs);
+  }
+
+  /** After `STEP_QUEUE`: no slot (line full, wait too long); `error` says which. */
+  slotRefused(nowMs: number, error: unknown): Step {
+    this.unwind(nowMs);
+    return this.giveUp('rejected', () => error, undefined);
+  }
+
+  /** The attempt succeeded. */
+  succeeded(nowMs: number): void {
+    this.inAttempt = false;
+    this.exitAll(nowMs, RESULT_OK);
+    this.answerUnused = false;
+  }
+
+  /** The attempt failed as `classification`: retry (`STEP_SLEEP`) or give up. */
+  failed(nowMs: number, error: unknown, classification: Classification): Step {
+    this.inAttempt = false;
+    this.classification = classification;
+    this.exitAll(nowMs, RESULT_FAILED);
+    this.lastError = error;
+    this.lastOutcome = classification.outcome;
+    this.retryAfterMs = undefined;
+    const input: RetryInput = {
+      attempt: this.attempt,
+      classification,
+      idempotent: this.idempotent,
+      verifiable: this.verifiable,
+      elapsedMs: nowMs - this.startedAt,
+      deadlineRemainingMs: this.deadline - nowMs,
+      previousDelayMs: this.previousDelay,
+      admit: this.pipeline.retryAdmitters.length === 0 ? undefined : () => this.admitRetry(nowMs),
+    };
+    const decision = this.plan.retry.decide(input, this.plan.random);
+    this.decision = decision;
+    if (!decision.retry) {
+      this.reason = decision.reason;
+      this.outcome = this.lastOutcome;
+      this.cause = error;
+      this.giveUpRetryAfterMs = decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? this.retryAfterMs : undefined);
+      return STEP_GIVE_UP;
+    }
+    this.previousDelay = decision.delayMs;
+    this.needsVerify = decision.verify;
+    let waitMs = decision.delayMs;
+    let paced = false;
+    const timers = this.pipeline.retryTimers;
+    for (let i = 0; i < timers.length; i++) {
+      const replaced = timers[i]!.retryDelay?.(this, nowMs, waitMs);
+      if (replaced !== undefined && replaced >= 0) {
+        waitMs = replaced;
+        paced = true;
+        break;
+      }
+    }
+    this.waitMs = waitMs;
+    this.yieldBeforeRetry = paced;
+    return STEP_SLEEP;
+  }
+
+  /** Our own deadline cut the attempt short: neutral for the stages, reason `deadline`. */
+  cutByDeadline(nowMs: number, error: unknown): Step {
+    this.inAttempt = false;
+    this.cutByOwnDeadline = true;
+    this.exitAll(nowMs, RESULT_NEUTRAL);
+    this.cutByOwnDeadline = false;
+    this.reason = 'deadline';
+    this.outcome = 'unknown';
+    this.cause = error;
+    this.giveUpRetryAfterMs = undefined;
+    return STEP_GIVE_UP;
+  }
+
+  /**
+   * The caller aborted (during an attempt, an admission wait or a sleep): every stage holding
+   * something for the attempt gives it back. The outcome to report is `abandonedOutcome`.
+   */
+  abandon(nowMs: number): void {
+    this.exitAll(nowMs, RESULT_NEUTRAL);
+  }
+
+  /**
+   * Set by the driver before it reports an attempt whose operation is still running (it
+   * timed out or was abandoned): how to run something once the operation settles.
+   */
+  declare operationSettles: ((release: () => void) => void) | undefined;
+
+  whenSettled(release: () => void): void {
+    const later = this.operationSettles;
+    if (later === undefined) release();
+    else later(release);
+  }
+
+  /** Retries still allowed after the current attempt by `maxAttempts`. */
+  get retriesLeft(): number {
+    return this.plan.retry.maxAttempts - this.attempt;
+  }
+
+  /** The outcome of an abandoned call: `unknown` if an attempt was running. */
+  get abandonedOutcome(): 'failed' | 'unknown' {
+    return this.inAttempt ? 'unknown' : this.lastOutcome;
+  }
+
+  refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission {
+    this.refusal = { reason, cause, retryAfterMs };
+    return REFUSE;
+  }
+
+  private admit(nowMs: number): Step {
+    this.attemptStart = nowMs;
+    this.entered = 0;
+    if (!attemptFits(this.deadline, nowMs, this.minAttemptTime)) {
+      return this.giveUp(
+        'deadline',
+        () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
+        undefined,
+      );
+    }
+    return this.enterFrom(0, nowMs);
+  }
+
+  private enterFrom(from: number, nowMs: number): Step {
+    const stages = this.gates;
+    for (let i = from; i < stages.length; i++) {
+      this.token = undefined;
+      const enter = stages[i]!.enter;
+      const admission = enter === undefined ? ADMIT : enter.call(stages[i], this, nowMs);
+      if (admission === ADMIT) {
+        this.keep(i, this.token);
+        this.entered = i + 1;
+        continue;
+      }
+      if (admission === WAIT) {
+        this.keep(i, this.token);
+        this.entered = i + 1;
+        return STEP_WAIT;
+      }
+      if (admission === QUEUE) return STEP_QUEUE;
+      return this.refused(nowMs);
+    }
+    return this.startAttempt();
+  }
+
+  /** A stage refused the attempt: the stages before it give back what they took. */
+  private refused(nowMs: number): Step {
+    this.unwind(nowMs);
+    const r = this.refusal as NonNullable<CallMachine['refusal']>;
+    this.refusal = undefined;
+    return this.giveUp(r.reason, r.cause, r.retryAfterMs);
+  }
+
+  /** The attempt timeout, last before the operation: the earlier of the call's deadline and the attempt's own timeout. */
+  private startAttempt(): Step {
+    const remaining = this.deadline - this.attemptStart;
+    const timer = this.pipeline.timer;
+    const base = this.plan.attemptTimeout;
+    let timeoutMs = timer === undefined ? base : (timer.attemptTimeoutMs?.(this, this.attemptStart, base) ?? base);
+    this.attemptTimeoutMs = timeoutMs;
+    let deadlineBound = false;
+    if (remaining < timeoutMs) {
+      timeoutMs = remaining;
+      deadlineBound = true;
+    }
+    this.timeoutMs = timeoutMs;
+    this.deadlineBound = deadlineBound;
+    this.attemptDeadline = this.attemptStart + timeoutMs;
+    this.attemptsMade++;
+    this.inAttempt = true;
+    return STEP_ATTEMPT;
+  }
+
+  private admitRetry(nowMs: number): GiveUpReason | undefined {
+    const admitters = this.pipeline.retryAdmitters;
+    for (let i = 0; i < admitters.length; i++) {
+      const refused = admitters[i]!.admitRetry?.(this, nowMs);
+      if (refused !== undefined) return refused;
+    }
+    return undefined;
+  }
+
+  /** Stores stage `i`'s token for the attempt (no array until a stage keeps one). */
+  private keep(i: number, token: unknown): void {
+    if (this.tokens === undefined) {
+      if (token === undefined) return;
+      this.tokens = new Array(this.gates.length);
+    }
+    this.tokens[i] = token;
+  }
+
+  /** Every stage that admitted the attempt learns how it ended, innermost first. */
+  private exitAll(nowMs: number, result: AttemptResult): void {
+    const stages = this.gates;
+    const tokens = this.tokens;
+    for (let i = this.entered - 1; i >= 0; i--) {
+      this.token = tokens === undefined ? undefined : tokens[i];
+      stages[i]!.exit?.(this, nowMs, result);
+    }
+    this.entered = 0;
+    this.operationSettles = undefined;
+  }
+
+  /** A later stage refused, or the deadline passed, before the attempt started. */
+  private unwind(nowMs: number): void {
+    this.exitAll(nowMs, RESULT_NEUTRAL);
+  }
+
+  /**
+   * Ends the call before an attempt could start. A first attempt refused never reached the
+   * callee (`cause` says why, outcome `failed`); a retry refused ends the call with what the
+   * last real attempt said.
+   */
+  private giveUp(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Step {
+    this.reason = reason;
+    if (this.attemptsMade > 0) {
+      this.outcome = this.lastOutcome;
+      this.cause = this.lastError;
+    } else {
+      this.outcome = 'failed';
+      this.cause = cause?.();
+    }
+    this.giveUpRetryAfterMs = retryAfterMs;
+    return STEP_GIVE_UP;
+  }
+}

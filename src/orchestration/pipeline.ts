@@ -1,0 +1,36 @@
+import type { Stage } from './stage.js';
+
+/**
+ * A fixed, ordered list of stages, sorted once (when a downstream or a per-key lane is built)
+ * by what each stage takes part in, so that a call walks only the stages that have something
+ * to do at each step: a budget without `shrinkOnErrors` is asked when the call starts and
+ * before a retry, never around an attempt.
+ */
+export class Pipeline {
+  static readonly EMPTY = new Pipeline([]);
+
+  /** Every stage, in pipeline order. */
+  readonly stages: readonly Stage[];
+  /** Stages told when a call starts, in order. */
+  readonly starters: readonly Stage[];
+  /** Stages around each attempt (`enter` and/or `exit`), in order. */
+  readonly gates: readonly Stage[];
+  /** Stages asked before a retry, innermost first. */
+  readonly retryAdmitters: readonly Stage[];
+  /** Stages that may replace a retry's delay, innermost first. */
+  readonly retryTimers: readonly Stage[];
+  /** The stage that sets attempt timeouts, if any (the last one that offers to). */
+  readonly timer: Stage | undefined;
+  /** Whether a success must be reported with a real `now` (some gate observes it). */
+  readonly successNeedsClock: boolean;
+
+  constructor(stages: readonly Stage[]) {
+    this.stages = stages;
+    this.starters = stages.filter((s) => s.start !== undefined);
+    this.gates = stages.filter((s) => s.enter !== undefined || s.exit !== undefined);
+    this.retryAdmitters = stages.filter((s) => s.admitRetry !== undefined).reverse();
+    this.retryTimers = stages.filter((s) => s.retryDelay !== undefined).reverse();
+    this.successNeedsClock = this.gates.some((s) => s.observesSuccess);
+    this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
+  }
+}

@@ -1,0 +1,44 @@
+import { CircuitOpenError, type GiveUpReason } from '../../errors/errors.js';
+import { BREAKER_REJECTED, type CircuitBreaker } from '../../policies/circuit-breaker.js';
+import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
+
+/**
+ * The circuit breaker: an open circuit fails the attempt fast, before it reaches the callee.
+ * The permit taken in `enter` is given back in `exit` (a success, a counted failure, or
+ * neutral — which frees a half-open probe slot without counting anything).
+ */
+export class BreakerStage implements Stage {
+  readonly name = 'breaker';
+  readonly observesSuccess = true;
+
+  constructor(readonly breaker: CircuitBreaker) {}
+
+  enter(call: StageCall, nowMs: number): Admission {
+    const permit = this.breaker.tryAcquire(nowMs);
+    if (permit === BREAKER_REJECTED) {
+      const retryAfterMs = this.breaker.retryAfterMs(nowMs);
+      return call.refuse(
+        'circuit-open',
+        () => new CircuitOpenError({ attempts: 0, downstream: call.name, retryAfterMs }),
+        retryAfterMs,
+      );
+    }
+    call.token = permit;
+    return ADMIT;
+  }
+
+  exit(call: StageCall, nowMs: number, result: AttemptResult): void {
+    const permit = call.token as number;
+    if (result === RESULT_OK) this.breaker.onSuccess(nowMs, permit);
+    else if (result === RESULT_FAILED) this.breaker.onError(nowMs, permit, call.classification ?? NO_CLASSIFICATION);
+    else this.breaker.onNeutral(nowMs, permit);
+  }
+
+  admitRetry(call: StageCall, nowMs: number): GiveUpReason | undefined {
+    if (this.breaker.state(nowMs) !== 'open') return undefined;
+    call.retryAfterMs = this.breaker.retryAfterMs(nowMs);
+    return 'circuit-open';
+  }
+}
+
+const NO_CLASSIFICATION = Object.freeze({ outcome: 'failed', retryable: false } as const);

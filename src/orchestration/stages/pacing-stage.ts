@@ -1,0 +1,101 @@
+import type { Pacer, PacerSignal } from '../../policies/pacer.js';
+import {
+  ADMIT,
+  type Admission,
+  type AttemptResult,
+  QUEUE,
+  RESULT_FAILED,
+  RESULT_OK,
+  type Stage,
+  type StageCall,
+  WAIT,
+} from '../stage.js';
+
+/**
+ * Where send slots are booked: the pacer itself, or a fleet store's shared queue around it
+ * (whose booking may take a round trip, and cannot be taken back).
+ */
+export interface PaceBooker {
+  /** ms to wait before sending, or a promise of it (a shared booking). */
+  reserve(nowMs: number): number | PromiseLike<number>;
+  /** Whether attempts are being held back now. */
+  throttling(nowMs: number): boolean;
+  /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
+  hint?(nowMs: number, hintMs: number): void;
+}
+
+/**
+ * Adaptive pacing: while the callee is throttling us, attempts leave at the learned rate.
+ * A slot whose wait would not end in time for an attempt is given back and the call ends
+ * with reason `deadline`. Every answer is reported with its attempt's send time.
+ */
+export class PacingStage implements Stage {
+  readonly name = 'pacing';
+  readonly observesSuccess = true;
+
+  private readonly booker: PaceBooker;
+
+  constructor(
+    readonly pacer: Pacer,
+    private readonly options: {
+      /** Pace first attempts too (by default only retries wait for the pacer). */
+      paceFirstAttempts?: boolean;
+      /** Told of every wait the pacer imposes. */
+      onDelay?: (nowMs: number, delayMs: number) => void;
+      /** Where slots are booked. @default the pacer */
+      booker?: PaceBooker;
+    } = {},
+  ) {
+    this.booker = options.booker ?? pacer;
+  }
+
+  enter(call: StageCall, nowMs: number): Admission {
+    if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
+    const booked = this.booker.reserve(nowMs);
+    if (typeof booked !== 'number') {
+      call.queue = booked;
+      call.queueWaitMs = call.deadline - nowMs;
+      return QUEUE;
+    }
+    return this.waitFor(call, nowMs, booked, true);
+  }
+
+  /** A shared booking answered: `value` is the wait. */
+  afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
+    return this.waitFor(call, nowMs, value as number, false);
+  }
+
+  private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
+    if (wait <= 0) return ADMIT;
+    if (nowMs + wait > call.deadline - call.minAttemptTime) {
+      // A local slot is given back; one in a fleet's queue cannot be.
+      if (local) this.pacer.cancelLastReservation();
+      return call.refuse('deadline', undefined, undefined);
+    }
+    this.options.onDelay?.(nowMs, wait);
+    call.waitMs = wait;
+    return WAIT;
+  }
+
+  exit(call: StageCall, nowMs: number, result: AttemptResult): void {
+    if (result === RESULT_OK) {
+      this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart);
+    } else if (result === RESULT_FAILED) {
+      const c = call.classification;
+      if (c === undefined) return;
+      const signal: PacerSignal | undefined = c.throttled ? 'rejected' : c.timeout ? 'timeout' : undefined;
+      if (signal !== undefined || c.hintMs !== undefined)
+        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart);
+    }
+  }
+
+  /**
+   * While pacing, the pacer (not each caller's own backoff) decides when retries leave: its
+   * queue releases them at the learned rate, wait hints included. The zero delay still
+   * yields, so that every answer that arrived together is reported to the pacer before any
+   * of those callers books its slot.
+   */
+  retryDelay(_call: StageCall, nowMs: number): number {
+    return this.booker.throttling(nowMs) ? 0 : -1;
+  }
+}

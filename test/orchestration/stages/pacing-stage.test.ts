@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ADMIT, REFUSE, RESULT_FAILED, WAIT } from '../../../src/orchestration/stage.js';
+import { PacingStage } from '../../../src/orchestration/stages/pacing-stage.js';
+import { Pacer } from '../../../src/policies/pacer.js';
+import { stageCall } from './stage-call.js';
+
+const throttled = { outcome: 'failed', retryable: true, throttled: true, status: 429 } as const;
+
+/** A pacer that has just been told to slow down by a burst of 429s. */
+function throttledStage(options: ConstructorParameters<typeof PacingStage>[1] = {}) {
+  const stage = new PacingStage(new Pacer(), options);
+  for (let i = 0; i < 20; i++) stage.exit(stageCall({ classification: throttled, attemptStart: 0 }), 10, RESULT_FAILED);
+  return stage;
+}
+
+describe('PacingStage', () => {
+  it('first attempts pass unpaced unless paceFirstAttempts', () => {
+    expect(throttledStage().enter(stageCall({ attempt: 1 }), 10)).toBe(ADMIT);
+  });
+
+  it('a retry waits for its booked slot, and the wait is reported', () => {
+    const delays: number[] = [];
+    const stage = throttledStage({ onDelay: (_now, ms) => delays.push(ms) });
+    let waited = 0;
+    for (let i = 0; i < 5; i++) {
+      const call = stageCall({ attempt: 2 });
+      if (stage.enter(call, 10) === WAIT) waited = call.waitMs;
+    }
+    expect(waited).toBeGreaterThan(0);
+    expect(delays.at(-1)).toBe(waited);
+  });
+
+  it('a slot that would end after the deadline is given back and the call refused with reason deadline', () => {
+    const stage = throttledStage();
+    for (let i = 0; i < 5; i++) stage.enter(stageCall({ attempt: 2 }), 10);
+    const before = stage.pacer.paced;
+    const call = stageCall({ attempt: 2, deadline: 11 });
+    expect(stage.enter(call, 10)).toBe(REFUSE);
+    expect(call.refused?.reason).toBe('deadline');
+    expect(stage.pacer.paced).toBe(before);
+  });
+
+  it('takes over the retry delay while throttling', () => {
+    const stage = throttledStage();
+    expect(stage.retryDelay(stageCall(), 10)).toBe(0);
+    expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10)).toBe(-1);
+  });
+});
