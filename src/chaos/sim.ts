@@ -1,5 +1,11 @@
-import { ANSWER_HANG, ANSWER_OK, ANSWER_REFUSED, type Answer, type Dependency } from '../sim/dependency.js';
+import type { Answer, Dependency } from '../sim/dependency.js';
 import { ChaosPlan, type ChaosPlanOptions } from './plan.js';
+
+// The simulator's answer codes (sim/dependency.ts), restated: chaos sits beside the
+// simulator, and only types may cross between them.
+const ANSWER_OK: Answer = 0;
+const ANSWER_REFUSED: Answer = 1;
+const ANSWER_HANG: Answer = 2;
 
 /**
  * A simulated dependency with the same faults `enableChaos` injects at run time, drawn by
