@@ -10,6 +10,7 @@ export default defineConfig({
     sim: 'src/sim/index.ts',
     redis: 'src/store/redis.ts',
     grpc: 'src/grpc/index.ts',
+    chaos: 'src/chaos/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: {

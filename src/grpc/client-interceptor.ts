@@ -17,12 +17,29 @@ import {
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
+import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import { type ClassifyGrpcStatusOptions, classifyGrpcStatus, GRPC_STATUS } from './status.js';
 import { GrpcStatusError } from './status-error.js';
 
 /** What `nextCall` returns (grpc-js does not export the interface by name). */
 type InterceptingCallInterface = ReturnType<NextCall>;
 type MessageContext = Parameters<InterceptingCallInterface['sendMessageWithContext']>[0];
+
+/**
+ * Names a gRPC attempt's span as the OpenTelemetry RPC conventions do (`pkg.Service/Method`;
+ * `rpc.system`, `rpc.service`, `rpc.method`) and adds its trace context to the metadata.
+ */
+function describeGrpcAttempt(telemetry: AttemptTelemetry, path: string, metadata: Metadata): void {
+  const name = path.startsWith('/') ? path.slice(1) : path;
+  const slash = name.lastIndexOf('/');
+  telemetry.updateName(name);
+  telemetry.setAttribute('rpc.system', 'grpc');
+  if (slash > 0) {
+    telemetry.setAttribute('rpc.service', name.slice(0, slash));
+    telemetry.setAttribute('rpc.method', name.slice(slash + 1));
+  }
+  telemetry.inject((key, value) => metadata.set(key, value));
+}
 
 /** How a method path (`/pkg.Service/Method`) picks a breaker/bulkhead/pacer lane or a budget. */
 export type GrpcKeyBy = 'service' | 'method' | ((path: string) => string);
@@ -195,6 +212,8 @@ class RetryingUnaryCall implements InterceptingCallInterface {
     this.current = call;
     const metadata = (this.metadata as Metadata).clone();
     if (context.attempt > 1) metadata.set(GRPC_PREVIOUS_ATTEMPTS, String(context.attempt - 1));
+    const telemetry = context.telemetry;
+    if (telemetry !== undefined) describeGrpcAttempt(telemetry, this.callOptions.method_definition.path, metadata);
     return new Promise<AttemptResult>((resolve, reject) => {
       let headers: Metadata | undefined;
       let message: unknown;
@@ -210,6 +229,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
         },
         onReceiveStatus: (status: StatusObject) => {
           signal.removeEventListener('abort', cancel);
+          telemetry?.setAttribute('rpc.grpc.status_code', status.code);
           if (status.code === GRPC_STATUS.OK) resolve({ headers, message, status });
           else reject(Object.assign(new GrpcStatusError(status.code, status.details, status.metadata), { headers }));
         },

@@ -2,6 +2,7 @@ import type { ServerInterceptingCallInterface, ServerInterceptor, ServerListener
 import { Metadata, ServerInterceptingCall } from '@grpc/grpc-js';
 import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
 import { RETRY_EXHAUSTED_HEADER } from '../hints/dont-retry.js';
+import { readInboundBudget } from '../http/deadline-header.js';
 import { type KindlyServerOptions, resolveServerOptions } from '../http/server-context.js';
 import { type DeadlineScope, runWithDeadline } from '../runtime/deadline-context.js';
 import { GRPC_STATUS } from './status.js';
@@ -11,7 +12,8 @@ import { GRPC_STATUS } from './status.js';
  * inbound call's deadline scope, exactly as behind the HTTP middleware.
  *
  * - The deadline is the one the client sent (`grpc-timeout`, which grpc-js has already
- *   read), clamped to `maxTimeoutMs`; a call without one gets `maxTimeoutMs`.
+ *   read, or `x-request-timeout-ms` metadata, the tighter of the two), clamped to
+ *   `maxTimeoutMs`; a call without one gets `maxTimeoutMs`.
  * - The scope's signal aborts at that deadline or when the client cancels, so nested calls
  *   (and anything given `currentDeadlineScope()?.signal`) stop.
  * - With `markExhausted`, a non-OK status gets the trailer `x-retry-exhausted: 1` when a
@@ -40,8 +42,10 @@ export function kindlyServerInterceptor(options?: KindlyServerOptions): ServerIn
         // grpc-js has parsed `grpc-timeout` by now (it removes it from the metadata).
         const asked = call.getDeadline();
         const wall = asked instanceof Date ? asked.getTime() : asked;
-        const requested = Number.isFinite(wall) ? Math.max(0, wall - clock.now()) : Number.POSITIVE_INFINITY;
-        const budget = Math.min(requested, settings.maxTimeoutMs);
+        const fromGrpc = Number.isFinite(wall) ? Math.max(0, wall - clock.now()) : Number.POSITIVE_INFINITY;
+        // A kindly HTTP client's header may come through a gateway as metadata: the tighter wins.
+        const fromHeader = readInboundBudget(metadata, settings.maxTimeoutMs).requestedMs ?? Number.POSITIVE_INFINITY;
+        const budget = Math.min(fromGrpc, fromHeader, settings.maxTimeoutMs);
         const expire = () => {
           cancelTimer = undefined;
           controller.abort(new DeadlineExceededError({ outcome: 'unknown' }));

@@ -1,11 +1,12 @@
 import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import type { Classification } from '../classify/outcome.js';
-import { DeadlineExceededError, HttpStatusError, isGiveUpError } from '../errors/errors.js';
+import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
 import { type BodyHintExtractor, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
 import { readWaitHint } from '../hints/wait-hint.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
+import { describeHttpAttempt } from '../telemetry/http-attempt.js';
 import type { Clock } from '../time/clock.js';
 import { onAbort } from '../time/on-abort.js';
 import { AttemptSignal, type BodyDeadline } from './attempt-signal.js';
@@ -14,7 +15,7 @@ import { BodyTimeoutError, isRequestBodyNotReplayableError } from './errors.js';
 import { notReplayable, type OneShotRequest, stopRetryOfOneShot } from './one-shot.js';
 import { waitUntilOnline, waitUntilVisible } from './online.js';
 import { setAttemptHeaders } from './propagation.js';
-import { secretValues } from './redact.js';
+import { redactUrl, secretValues } from './redact.js';
 import type { PreparedBody } from './request-body.js';
 import { requestErrorFrom } from './request-error.js';
 import {
@@ -46,6 +47,8 @@ export interface FetchPlan {
   bodyTimeout: number | undefined;
   hasIdempotencyKey: boolean;
   propagate: boolean;
+  /** Whether the attempt's trace context (kindly-calls/otel, the user's propagator) may go out. */
+  propagateTrace: boolean;
   throwHttpErrors: boolean;
   retryableStatuses: readonly number[] | undefined;
   extractors: readonly BodyHintExtractor[];
@@ -175,6 +178,7 @@ export class FetchCall {
       if (ctx.signal.aborted) throw error;
       throw this.oneShot(this.safeCopy(error, ctx.attempt), ctx.attempt);
     }
+    ctx.telemetry?.setAttribute('http.response.status_code', response.status);
     const retryableStatuses = plan.retryableStatuses;
     const reading = classifyStatus(response.status, retryableStatuses === undefined ? undefined : { retryableStatuses });
     if (reading === undefined) {
@@ -209,6 +213,20 @@ export class FetchCall {
       const copy = ctx.attempt === 1 ? plan.headers : new Headers(plan.headers);
       if (plan.propagate) setAttemptHeaders((name, value) => copy.set(name, value), ctx);
       headers = copy;
+    }
+    // Only while kindly-calls/otel instruments the downstream: span attributes and `traceparent`.
+    if (ctx.telemetry !== undefined) {
+      const target = headers;
+      const set = (name: string, value: string) => {
+        if (target instanceof Headers) target.set(name, value);
+        else target[name] = value;
+      };
+      describeHttpAttempt(
+        ctx.telemetry,
+        plan.method,
+        redactUrl(plan.url, plan.secretParams),
+        plan.propagateTrace ? set : undefined,
+      );
     }
     const init: RequestInit & { duplex?: 'half' } = {
       ...plan.init,
@@ -262,6 +280,11 @@ export class FetchCall {
   private afterGiveUp(error: unknown): Response {
     const last = this.takeLastFailure();
     const failure = isGiveUpError(error) ? this.failureOf(error.cause) : undefined;
+    // A status injected by kindly-calls/chaos ends the call as a real one would: with its response.
+    if (failure === undefined && !this.plan.throwHttpErrors && isGiveUpError(error) && isInjectedStatus(error.cause)) {
+      if (last !== undefined) discard(last);
+      return error.cause.response as Response;
+    }
     if (failure === undefined) {
       // An abort, a network failure, a fallback that threw: nobody gets the last response.
       if (last !== undefined) discard(last);
@@ -410,4 +433,9 @@ async function bodyHint(
   const text = peeked.text;
   const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
   return { hintMs, response: peeked.response };
+}
+
+/** An `HttpStatusError` that kindly-calls/chaos made up (it carries `chaos: true` and a `Response`). */
+function isInjectedStatus(error: unknown): error is HttpStatusError {
+  return isHttpStatusError(error) && (error as { chaos?: unknown }).chaos === true && error.response instanceof Response;
 }

@@ -241,6 +241,12 @@ async function planCall(
     bodyTimeout: init?.bodyTimeout ?? defaults?.bodyTimeout,
     hasIdempotencyKey: key !== undefined,
     propagate: propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
+    // Trace context goes wherever the user's propagator sends it, except that an explicit
+    // `propagateHeaders` rules, and a page sends it same-origin only (CORS preflight).
+    propagateTrace:
+      (init?.propagateHeaders ?? defaults?.propagateHeaders) === undefined && !page
+        ? true
+        : propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
     throwHttpErrors: init?.throwHttpErrors ?? defaults?.throwHttpErrors ?? FETCH_DEFAULTS.throwHttpErrors,
     retryableStatuses: init?.retryableStatuses ?? defaults?.retryableStatuses,
     extractors: init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS,

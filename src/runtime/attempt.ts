@@ -1,4 +1,5 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
+import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
@@ -22,6 +23,11 @@ export interface CallContext {
   readonly deadline: number | undefined;
   /** ms left before `deadline` (`Infinity` without one). */
   timeLeft(): number;
+  /**
+   * Set while kindly-calls/otel instruments the downstream: the HTTP and gRPC layers name
+   * the attempt's span through it and add its trace-context headers. `undefined` otherwise.
+   */
+  telemetry?: AttemptTelemetry | undefined;
 }
 
 /** What an attempt's timer needs from its downstream. */
@@ -68,6 +74,7 @@ export class AttemptContext implements CallContext {
   declare running: boolean;
   /** Told once the operation settles, when the attempt ended before it (see `whenSettled`). */
   declare private onSettled: (() => void)[] | undefined;
+  declare telemetry: AttemptTelemetry | undefined;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
     this.controller = undefined;
@@ -87,6 +94,7 @@ export class AttemptContext implements CallContext {
     this.callerSignal = callerSignal;
     this.running = false;
     this.onSettled = undefined;
+    this.telemetry = undefined;
   }
 
   /**

@@ -32,7 +32,8 @@ import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
 import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
-import { EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
+import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
+import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
@@ -261,6 +262,8 @@ export class Downstream implements CallPlan {
   /** The retry budgets (the fleet's when a store is given), for hedges. */
   private readonly budgetLedger: BudgetLedger | undefined;
   private inFlight = 0;
+  /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
+  private wrappers: readonly CallWrapper[] | undefined;
 
   constructor(name: string, options: DownstreamOptions = {}) {
     const v = new OptionsValidator(`downstream '${name}'`);
@@ -421,6 +424,17 @@ export class Downstream implements CallPlan {
     return this.events.onAny(listener);
   }
 
+  /**
+   * Counts and reports a fault that kindly-calls/chaos injected into an attempt (the
+   * `chaos` event, `stats().chaosInjected`). Not for other uses.
+   */
+  recordChaos(event: Omit<ChaosEvent, 'type' | 'downstream' | 'atMs'>): void {
+    this.stats_.chaosInjected++;
+    if (this.events.active) {
+      this.events.emit({ type: 'chaos', downstream: this.name, atMs: this.clock.monotonic(), ...event });
+    }
+  }
+
   /** A snapshot of this downstream's counters. */
   stats(): StatsSnapshot {
     const latency = this.laned ? this.lanes.latencySummary(this.clock.monotonic()) : undefined;
@@ -527,6 +541,25 @@ export class Downstream implements CallPlan {
    * whose `cause` is the last attempt's error (or with `signal.reason` on abort).
    */
   call<T>(operation: Operation<T>, options?: CallOptions<T>): Promise<T> {
+    const wrappers = this.wrappers;
+    if (wrappers === undefined) return this.callUnwrapped(operation, options);
+    const info: CallInfo = { key: options?.key ?? this.name };
+    return wrapAll(wrappers, 0, operation, (wrapped) => this.callUnwrapped(wrapped, options), info);
+  }
+
+  /**
+   * Puts `wrapper` around every later call (instrumentation: tracing, metrics); the first
+   * added is outermost. Returns the function that removes it.
+   */
+  wrapCalls(wrapper: CallWrapper): () => void {
+    this.wrappers = [...(this.wrappers ?? []), wrapper];
+    return () => {
+      const rest = (this.wrappers ?? []).filter((w) => w !== wrapper);
+      this.wrappers = rest.length === 0 ? undefined : rest;
+    };
+  }
+
+  private callUnwrapped<T>(operation: Operation<T>, options: CallOptions<T> | undefined): Promise<T> {
     const inherited = currentDeadlineScope();
     if (options !== undefined) {
       const problems = checkCallOptions(options as CallOptions<unknown>);
@@ -964,6 +997,18 @@ function describeCause(classification: Classification, error: unknown): string {
   if (typeof code === 'string') return code;
   if (error instanceof Error) return error.name;
   return 'error';
+}
+
+function wrapAll<T>(
+  wrappers: readonly CallWrapper[],
+  index: number,
+  operation: Operation<T>,
+  run: (operation: Operation<T>) => Promise<T>,
+  info: CallInfo,
+): Promise<T> {
+  const wrapper = wrappers[index] as CallWrapper;
+  if (index === wrappers.length - 1) return wrapper.wrap(operation, run, info);
+  return wrapper.wrap(operation, (wrapped) => wrapAll(wrappers, index + 1, wrapped, run, info), info);
 }
 
 /** Creates a downstream: the policies and shared state for one callee. */

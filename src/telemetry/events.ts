@@ -96,6 +96,21 @@ export interface FallbackEvent extends EventBase {
   reason: GiveUpReason;
 }
 
+/** kindly-calls/chaos injected a fault into an attempt (staging and tests only). */
+export interface ChaosEvent extends EventBase {
+  type: 'chaos';
+  /** The call's lane key the fault was drawn for. */
+  key: string;
+  attempt: number;
+  fault: 'latency' | 'error' | 'status' | 'timeout' | 'reset';
+  /** `latency`: the delay added. */
+  delayMs?: number;
+  /** `status`: the status answered. */
+  status?: number;
+  /** `error`: `failed` (never reached the callee) or `unknown` (ran, answer lost). */
+  outcome?: 'failed' | 'unknown';
+}
+
 export type KindlyEvent =
   | AttemptStartEvent
   | AttemptEndEvent
@@ -109,7 +124,8 @@ export type KindlyEvent =
   | ConcurrencyLimitedEvent
   | HedgeEvent
   | StoreAvailabilityEvent
-  | FallbackEvent;
+  | FallbackEvent
+  | ChaosEvent;
 
 export type KindlyEventType = KindlyEvent['type'];
 export type EventOf<T extends KindlyEventType> = Extract<KindlyEvent, { type: T }>;
@@ -129,6 +145,7 @@ export const EVENTS = {
   hedge: 'hedge',
   storeAvailability: 'store-availability',
   fallback: 'fallback',
+  chaos: 'chaos',
 } as const satisfies Record<string, KindlyEventType>;
 
 type Listener = (event: KindlyEvent) => void;

@@ -1,18 +1,29 @@
 /**
- * OpenTelemetry metrics for kindly downstreams, as the `kindly/otel` subpath.
+ * OpenTelemetry for kindly downstreams, as the `kindly-calls/otel` subpath
+ * (`@opentelemetry/api` is an optional peer dependency, loaded only by this module).
  *
- * Only types are imported from `@opentelemetry/api` (an optional peer dependency): you pass
- * your `Meter`, and nothing is loaded unless you use this module. Every instrument is
- * observable and reads `downstream.stats()` once per collection, so instrumenting adds no
- * work at all to the call path. Each data point carries the attribute `downstream`.
+ * - With a `meter`: the stats as observable instruments, read from `downstream.stats()` once
+ *   per collection (no work on the call path; attribute `downstream`), and histograms of
+ *   attempt durations, retry waits, pacing delays and call durations (see `otel-calls.ts`).
+ * - With a `tracer`: a span per call and per attempt, following the HTTP client conventions.
  */
-import type { BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
+import type { BatchObservableResult, Meter, Observable, TextMapPropagator, Tracer } from '@opentelemetry/api';
+import { OptionsValidator } from '../options/validate.js';
 import type { Downstream } from '../runtime/downstream.js';
+import { instrumentCalls } from './otel-calls.js';
 import type { StatsSnapshot } from './stats.js';
 
 export interface OpenTelemetryOptions {
-  meter: Meter;
-  /** Prefix of every instrument name. @default 'kindly' */
+  /** Metrics: the stats as observable instruments, and the histograms. */
+  meter?: Meter;
+  /** Traces: a span per logical call and per attempt. */
+  tracer?: Tracer;
+  /**
+   * Injects trace context into outbound HTTP requests and gRPC metadata.
+   * @default the global propagator: nothing is injected unless your OpenTelemetry setup registered one
+   */
+  propagator?: TextMapPropagator;
+  /** Prefix of kindly's own instrument names. @default 'kindly' */
   prefix?: string;
 }
 
@@ -81,16 +92,26 @@ const GAUGES = {
 } as const;
 
 /**
- * Reports the stats of `downstreams` through `meter`. Returns a function that stops
- * reporting (removes the batch callback).
+ * Reports `downstreams` through `meter` and `tracer` (give either or both). Returns a
+ * function that stops reporting (removes the callbacks, spans and histograms).
  */
 export function instrumentDownstreams(
   downstreams: Downstream | readonly Downstream[],
   options: OpenTelemetryOptions,
 ): () => void {
+  const v = new OptionsValidator('instrumentDownstreams');
+  v.knownKeys(options, ['meter', 'tracer', 'propagator', 'prefix']);
+  v.check(options?.meter !== undefined || options?.tracer !== undefined, 'Expected a `meter`, a `tracer` or both, got neither');
+  v.done();
   const list = Array.isArray(downstreams) ? [...(downstreams as readonly Downstream[])] : [downstreams as Downstream];
-  const prefix = options.prefix ?? 'kindly';
+  const stops = list.map((d) => instrumentCalls(d, options));
   const meter = options.meter;
+  if (meter === undefined) {
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+  const prefix = options.prefix ?? 'kindly';
   const readers: Array<{ instrument: Observable; read: (s: StatsSnapshot) => number | undefined }> = [];
   for (const [name, spec] of Object.entries(COUNTERS)) {
     const instrument = meter.createObservableCounter(`${prefix}.${name}`, { unit: spec.unit, description: spec.description });
@@ -112,5 +133,8 @@ export function instrumentDownstreams(
   };
   const instruments = readers.map((r) => r.instrument);
   meter.addBatchObservableCallback(callback, instruments);
-  return () => meter.removeBatchObservableCallback(callback, instruments);
+  return () => {
+    meter.removeBatchObservableCallback(callback, instruments);
+    for (const stop of stops) stop();
+  };
 }

@@ -21,6 +21,7 @@ export class StatsCollector {
   fallbacks = 0;
   pacingDelays = 0;
   pacingDelayMs = 0;
+  chaosInjected = 0;
   hedges = 0;
   hedgeWins = 0;
   concurrencyRejections = 0;
@@ -51,6 +52,7 @@ export class StatsCollector {
       fallbacks: this.fallbacks,
       pacingDelays: this.pacingDelays,
       pacingDelayMs: this.pacingDelayMs,
+      chaosInjected: this.chaosInjected,
       hedges: this.hedges,
       hedgeWins: this.hedgeWins,
       hedgeRatio: this.requests === 0 ? 0 : this.hedges / this.requests,
@@ -89,6 +91,8 @@ export interface StatsSnapshot {
   fallbacks: number;
   pacingDelays: number;
   pacingDelayMs: number;
+  /** Faults injected by kindly-calls/chaos (0 unless chaos is enabled). */
+  chaosInjected: number;
   /** Hedges sent (extra attempts while an earlier one was still running). */
   hedges: number;
   /** Calls whose answer came from a hedge. */

@@ -4,7 +4,7 @@
  * the policies and the orchestration without the async runtime, and nothing reaches the CLI.
  *
  *   time, random, options, hints ← errors, classify, backoff ← policies ← orchestration
- *     ← runtime, telemetry, store ← http, adapters, grpc ← cli
+ *     ← runtime, telemetry, store ← http, adapters, grpc, chaos ← cli
  *   sim: policies and orchestration (and what they stand on), and the fleet store's shared
  *   state (store/) to model a fleet — never the async runtime, HTTP or the CLI.
  *
@@ -35,6 +35,8 @@ const LAYER: Record<string, number> = {
   http: 5,
   adapters: 5,
   grpc: 5,
+  // Fault injection wraps the runtime's calls and the simulator's dependencies.
+  chaos: 5,
   cli: 6,
 };
 /** What the simulator may stand on besides its own files. */

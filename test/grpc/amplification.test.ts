@@ -1,4 +1,4 @@
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { InterceptingCall, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kindlyInterceptor, kindlyServerInterceptor } from '../../src/grpc/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
@@ -160,6 +160,33 @@ describe('gRPC deadline propagation across three hops', () => {
     expect(error).toBeUndefined();
     expect(atC).toBeGreaterThan(0);
     expect(atC).toBeLessThanOrEqual(1_500);
+  });
+
+  it('x-request-timeout-ms metadata (from a kindly HTTP client through a gateway) also bounds the scope', async () => {
+    let scopeLeft = Number.NaN;
+    const server = await startEchoServer(
+      {
+        call: (_call, callback) => {
+          scopeLeft = (currentDeadlineScope()?.deadline ?? Number.NaN) - systemClock.monotonic();
+          callback(null, {});
+        },
+      },
+      [kindlyServerInterceptor()],
+    );
+    servers.push(server);
+    const client = echoClient(server.address, [
+      (options, next) =>
+        new InterceptingCall(next(options), {
+          start: (metadata, listener, go) => {
+            metadata.set('x-request-timeout-ms', '300');
+            go(metadata, listener);
+          },
+        }),
+    ]);
+    clients.push(client);
+    expect((await ask(client, {})).error).toBeUndefined();
+    expect(scopeLeft).toBeGreaterThan(0);
+    expect(scopeLeft).toBeLessThanOrEqual(300);
   });
 
   it('a trailer a handler sets survives the exhausted mark', async () => {

@@ -27,7 +27,11 @@ const subpaths = Object.keys(pkg.exports)
   .filter((s) => s !== './package.json')
   .map((s) => (s === '.' ? 'kindly-calls' : `kindly-calls/${s.slice(2)}`));
 /** Subpaths that load their optional peer at import time. */
-const NEEDS_PEER: Record<string, string> = { 'kindly-calls/grpc': '@grpc/grpc-js' };
+const NEEDS_PEER: Record<string, string> = {
+  'kindly-calls/grpc': '@grpc/grpc-js',
+  // Spans and histograms use the API at run time (context, propagation, span kinds).
+  'kindly-calls/otel': '@opentelemetry/api',
+};
 
 const work = mkdtempSync(join(tmpdir(), 'kindly-pack-'));
 const project = join(work, 'project');

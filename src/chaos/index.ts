@@ -1,0 +1,12 @@
+// kindly-calls/chaos: fault injection for staging and tests. Never enabled by default.
+export { CHAOS_ENV, ChaosFaultError, type ChaosOptions, enableChaos } from './inject.js';
+export {
+  type ChaosFault,
+  type ChaosFaultKind,
+  type ChaosKeyMatch,
+  type ChaosLatency,
+  ChaosPlan,
+  type ChaosPlanOptions,
+  type DrawnFault,
+} from './plan.js';
+export { ChaosDependency } from './sim.js';
