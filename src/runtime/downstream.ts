@@ -642,6 +642,27 @@ export class Downstream {
       let slot = NO_LIMIT;
       if (latency !== undefined) {
         slot = latency.admit(attemptStart, options?.partition);
+        let refusal: unknown;
+        if (slot === LIMIT_REJECTED && latency.queues) {
+          // A bounded wait in line for a slot, within the deadline (like the bulkhead's).
+          try {
+            slot = await latency.wait(options?.partition, signal, deadline - attemptStart);
+            attemptStart = clock.monotonic();
+            if (deadline - attemptStart < retry.minAttemptTime) {
+              latency.giveBack(slot, attemptStart);
+              bulkhead?.release();
+              breaker?.onNeutral(attemptStart, permit);
+              return this.giveUp('deadline', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
+            }
+          } catch (error) {
+            if (signal?.aborted) {
+              bulkhead?.release();
+              breaker?.onNeutral(clock.monotonic(), permit);
+              return this.aborted(signal, attempt - 1, startedAt, lastOutcome);
+            }
+            refusal = error;
+          }
+        }
         if (slot === LIMIT_REJECTED) {
           bulkhead?.release();
           breaker?.onNeutral(attemptStart, permit);
@@ -658,7 +679,7 @@ export class Downstream {
             });
           }
           if (attempt > 1) return this.giveUp('rejected', attempt - 1, startedAt, lastOutcome, lastError, undefined, options);
-          const cause = new ConcurrencyLimitError(limit, { downstream: this.name });
+          const cause = refusal ?? new ConcurrencyLimitError(limit, 'at-limit', { downstream: this.name });
           return this.giveUp('rejected', 0, startedAt, 'failed', cause, undefined, options);
         }
       }
