@@ -49,16 +49,16 @@ for (const name of names) {
   for (const [k, v] of await interleavedRounds(pair, { blocks: runs, batches: 40, ops: 2_000, concurrency: 1 }))
     measured.set(k, v);
 }
-console.log(
-  `node ${process.version}; ${runs} blocks of 40 interleaved batches of 2,000 calls; ns per call (wall), median of blocks`,
-);
-for (const name of names) {
-  const b = measured.get(`before:${name}`)?.wall ?? [];
-  const a = measured.get(`after:${name}`)?.wall ?? [];
-  const ratio = ratioOf('ab', name, a, b);
-  console.log(
-    `${name.padEnd(14)} before ${round(median(b)).toString().padStart(8)}  after ${round(median(a)).toString().padStart(8)}  after/before ${ratio.ratio.toFixed(3)}  (${ratio.runs.map((x) => x.toFixed(3)).join(' ')})`,
-  );
+console.log(`node ${process.version}; ${runs} blocks of 40 interleaved batches of 2,000 calls; ns per call, median of blocks`);
+for (const kind of ['cpu', 'wall'] as const) {
+  for (const name of names) {
+    const b = measured.get(`before:${name}`)?.[kind] ?? [];
+    const a = measured.get(`after:${name}`)?.[kind] ?? [];
+    const ratio = ratioOf('ab', name, a, b);
+    console.log(
+      `${kind.padEnd(4)} ${name.padEnd(14)} before ${round(median(b)).toString().padStart(8)}  after ${round(median(a)).toString().padStart(8)}  after/before ${ratio.ratio.toFixed(3)}  (${ratio.runs.map((x) => x.toFixed(3)).join(' ')})`,
+    );
+  }
 }
 
 // Bytes allocated per call: deterministic where timings are not (needs --expose-gc). Heap

@@ -1,11 +1,17 @@
 /**
- * The success-path cases of cases.ts and budget.ts, measured with mitata `runs` times over
- * (each run measures every case once, in an order rotated per run); reports the median per
- * case and, for each `peer:X` case, the ratio to `kindly:X` per run and its median.
+ * The success-path cases of cases.ts and budget.ts, in finely interleaved batches (see
+ * rounds.ts: every case takes its turn batch by batch, a few ms each), `runs` blocks; reports
+ * per case the median over blocks of this process's CPU time and of wall time per call, and
+ * for each `peer:X` case its ratio to `kindly:X` per block and the median.
+ *
+ * Why not mitata's one-case-at-a-time sampling: on a machine shared with other work (load
+ * average 15–22 when these figures were taken) the same build measured against itself that
+ * way gave per-run ratios from 0.23 to 1.78; interleaved batches and CPU time keep that
+ * within a few per cent.
  */
-import { bench, do_not_optimize, run } from 'mitata';
 import { budgetCases } from './budget.js';
 import { type BenchCase, cases } from './cases.js';
+import { interleavedRounds, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
 
 /** Targets from the performance issue, in ns per call (median over runs). */
@@ -30,28 +36,28 @@ export async function runCore(options: { runs: number; filter?: string }): Promi
     if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
     fns.set(c.name, fn);
   }
-  const perRun = new Map<string, number[]>(all.map((c) => [c.name, []]));
-  for (let r = 0; r < options.runs; r++) {
-    for (let i = 0; i < all.length; i++) {
-      const c = all[(i + r) % all.length] as BenchCase;
-      const fn = fns.get(c.name) as () => Promise<number> | number;
-      if (c.sync) bench(c.name, () => do_not_optimize(fn()));
-      else bench(c.name, async () => do_not_optimize(await fn()));
-    }
-    const result = await run({ format: 'quiet', throw: true });
-    for (const b of result.benchmarks) perRun.get(b.alias)?.push(b.runs[0]?.stats?.avg ?? Number.NaN);
-  }
+  const timed: TimedCase[] = all.map((c) => {
+    const fn = fns.get(c.name) as () => Promise<number> | number;
+    return { name: c.name, once: c.sync ? async () => void fn() : async () => void (await fn()) };
+  });
+  const measured = await interleavedRounds(timed, { blocks: options.runs, batches: 30, ops: 2_000, concurrency: 1 });
+  const perRun = new Map<string, number[]>(all.map((c) => [c.name, measured.get(c.name)?.cpu ?? []]));
+  const wallOf = (name: string) => measured.get(name)?.wall ?? [];
   const rows: Row[] = all.map((c) => {
     const runs = perRun.get(c.name) ?? [];
-    return { suite: 'core', name: c.name, nsPerCall: round(median(runs)), runs: runs.map((x) => round(x)) };
+    return { suite: 'core:cpu', name: c.name, nsPerCall: round(median(runs)), runs: runs.map((x) => round(x)) };
   });
+  for (const c of all) {
+    const runs = wallOf(c.name);
+    rows.push({ suite: 'core:wall', name: c.name, nsPerCall: round(median(runs)), runs: runs.map((x) => round(x)) });
+  }
   const ratios: Ratio[] = [];
   for (const c of all) {
     if (c.name.startsWith('kindly:') || !c.name.includes(':')) continue;
     const kindly = c.name.replace(/^[^:]+:/, 'kindly:');
     if (!perRun.has(kindly)) continue;
     // Peer over kindly: how many times cheaper kindly is.
-    const r = ratioOf('core', `${c.name} / ${kindly}`, perRun.get(c.name) ?? [], perRun.get(kindly) ?? []);
+    const r = ratioOf('core:cpu', `${c.name} / ${kindly}`, perRun.get(c.name) ?? [], perRun.get(kindly) ?? []);
     ratios.push(r);
   }
   return { rows, ratios };

@@ -17,6 +17,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import ky from 'ky';
+import { fetchThrough } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
 import { interleavedRounds, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
@@ -61,7 +62,7 @@ function casesFor(group: HttpGroup, url: string): TimedCase[] {
     return [
       bare,
       floor,
-      { name: 'kindly', once: async () => readOk(await api.fetch(url)) },
+      { name: 'kindly', once: async () => readOk(await fetchThrough(api, url)) },
       { name: 'ky', once: async () => readOk(await client.get(url)) },
     ];
   }
@@ -74,7 +75,7 @@ function casesFor(group: HttpGroup, url: string): TimedCase[] {
     bulkhead: { maxConcurrent: 1_000 },
     pacing: {},
   });
-  return [bare, floor, { name: 'kindly-full', once: async () => readOk(await full.fetch(url)) }];
+  return [bare, floor, { name: 'kindly-full', once: async () => readOk(await fetchThrough(full, url)) }];
 }
 
 export interface HttpOptions {

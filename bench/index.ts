@@ -3,21 +3,24 @@
  * figure the median of several interleaved runs, with ratios printed (and targets checked).
  * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
- * Options: `--only=core,http,import` (suites), `--filter=NAME` (core cases), `--runs=N`
- * (core runs and HTTP blocks; default 3 and 5).
+ * Options: `--only=core,http,import,fleet` (suites; fleet starts redis-server), `--filter=NAME` (core cases), `--runs=N`
+ * (core and HTTP blocks; default 5).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
  */
+import { bench, do_not_optimize, run } from 'mitata';
+import { cases } from './cases.js';
 import { execFileSync } from 'node:child_process';
 import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
 import type { HttpGroup } from './http.js';
 import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
 import { formatRatio, type Ratio, type Row } from './stats.js';
+import { fleetBench } from './fleet.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const only = new Set((arg('only') ?? 'core,http,import').split(','));
+const only = new Set((arg('only') ?? 'core,http,import,fleet').split(','));
 const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
 const rows: Row[] = [];
@@ -28,20 +31,24 @@ const log = (line = '') => {
 log(`node ${process.version}, ${new Date().toISOString()}`);
 
 if (only.has('core')) {
-  const core = await runCore({ runs: runs ?? 3, filter: arg('filter') });
+  const core = await runCore({ runs: runs ?? 5, filter: arg('filter') });
   rows.push(...core.rows);
   for (const r of core.ratios) {
     const factor = PEER_FACTOR[r.name.split(' / ')[0] as string];
     if (factor !== undefined) r.target = factor;
   }
   ratios.push(...core.ratios);
-  log('\ncore: ns per call (median of runs)                runs');
+  let suite = '';
   for (const r of core.rows) {
-    const target = CORE_TARGETS[r.name];
+    if (r.suite !== suite) {
+      suite = r.suite;
+      log(`\n${suite}: ns per call (median of blocks)        blocks`);
+    }
+    const target = r.suite === 'core:cpu' ? CORE_TARGETS[r.name] : undefined;
     const verdict = target === undefined ? '' : (r.nsPerCall as number) <= target ? `  ≤ ${target} met` : `  ≤ ${target} MISSED`;
-    log(`  ${r.name.padEnd(28)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
+    log(`  ${r.name.padEnd(34)} ${String(r.nsPerCall).padStart(9)}   ${r.runs.join(' ')}${verdict}`);
   }
-  log('core: peer / kindly (how many times cheaper kindly is)');
+  log('core:cpu: peer / kindly (how many times cheaper kindly is)');
   for (const r of core.ratios) {
     const verdict = r.target === undefined ? '' : r.ratio >= r.target ? `  ≥ ${r.target}× met` : `  ≥ ${r.target}× MISSED`;
     log(`  ${r.name.padEnd(46)} ${r.ratio.toFixed(1)}×   runs: ${r.runs.map((x) => x.toFixed(1)).join(' ')}${verdict}`);
@@ -88,6 +95,36 @@ if (only.has('import')) {
       ? '  loads no HTTP, simulator or adapter code: met'
       : `  loads code it should not (MISSED): ${cost.offending.map((f) => f.replace(/^.*\/dist\//, 'dist/')).join(', ')}`,
   );
+}
+
+// The fleet store's cost (needs a real redis-server): ns added over the same pipeline without a
+// store, and Redis round trips per call. Its own suite: it starts two redis-server processes.
+if (only.has('fleet')) {
+  const fleet = await fleetBench();
+  const full = cases.find((c) => c.name === 'kindly:full');
+  for (const c of [...(full === undefined ? [] : [full]), ...fleet.cases]) {
+    const fn = await c.setup();
+    if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
+    bench(c.name, async () => do_not_optimize(await fn()));
+  }
+  const result = await run({ format: 'quiet', throw: true });
+  const fleetRows = result.benchmarks.map((b) => ({
+    suite: 'fleet',
+    name: b.alias,
+    nsPerCall: Math.round((b.runs[0]?.stats?.avg ?? Number.NaN) * 10) / 10,
+    runs: [],
+  }));
+  const lines = fleet.report();
+  await fleet.close();
+  const baseline = fleetRows.find((r) => r.name === 'kindly:full');
+  log('\nfleet: ns per call (mitata mean)');
+  for (const r of fleetRows) {
+    const added =
+      baseline !== undefined && r !== baseline ? `   +${(r.nsPerCall - baseline.nsPerCall).toFixed(1)} ns over kindly:full` : '';
+    log(`  ${r.name.padEnd(28)} ${r.nsPerCall.toFixed(1).padStart(9)}${added}`);
+  }
+  for (const line of lines) log(`  ${line}`);
+  rows.push(...fleetRows);
 }
 
 if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);

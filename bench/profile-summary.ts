@@ -14,6 +14,7 @@ interface ProfileNode {
   children?: number[];
 }
 const [file, topArg = '40'] = process.argv.slice(2);
+process.stdout.on('error', () => process.exit(0)); // piped into head
 if (file === undefined) throw new Error('usage: profile-summary FILE [top]');
 const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));

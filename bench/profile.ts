@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import ky from 'ky';
+import { fetchThrough } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
 import { cases } from './cases.js';
 
@@ -36,8 +37,8 @@ if (name.startsWith('http:')) {
     'http:bare': () => fetch(url),
     'http:floor': () =>
       fetch(url, { signal: new AbortController().signal, headers: { 'x-retry-attempt': '0', 'x-request-timeout-ms': '10000' } }),
-    'http:kindly': () => api.fetch(url),
-    'http:kindly-full': () => full.fetch(url),
+    'http:kindly': () => fetchThrough(api, url),
+    'http:kindly-full': () => fetchThrough(full, url),
     'http:ky': () => client.get(url),
   };
   const send = one[name];

@@ -24,7 +24,7 @@ const payments = downstream('payments', {
   budget: { ratio: 0.2 }, // retries ≤ 20% of this downstream's requests (+ a small reserve)
   breaker: { threshold: 5, breakMs: 5_000 }, // 5 failures in a row: fail fast for 5 s
   attemptTimeout: 2_000, // each try
-  totalTimeout: 10_000, // the whole call: tries, sleeps, reading the body; propagated downstream
+  totalTimeout: 10_000, // the whole call: tries, sleeps, reading the body
 });
 
 const response = await payments.fetch(`${API}/charges/ch_1`);

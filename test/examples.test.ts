@@ -6,13 +6,13 @@ import { describe, expect, it } from 'vitest';
 /**
  * Every runnable example (examples/*.ts) runs to completion and exits 0 by itself — no
  * server, socket or timer left behind; test/docs checks that every doc snippet is copied from
- * one (so the docs cannot drift from code that runs). examples/demo.ts, `npm run demo`, is
- * excluded: it is long-running and checked on its own.
+ * one (so the docs cannot drift from code that runs). examples/demo*.ts (`npm run demo`,
+ * `npm run demo:fleet`) are excluded: they are long-running and checked on their own.
  */
 const dir = fileURLToPath(new URL('../examples/', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
 const examples = readdirSync(dir)
-  .filter((name) => name.endsWith('.ts') && name !== 'demo.ts')
+  .filter((name) => name.endsWith('.ts') && !name.startsWith('demo'))
   .sort();
 
 function run(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

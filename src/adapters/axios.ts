@@ -189,10 +189,12 @@ async function send(
     } catch (error) {
       if (isCancellation(error)) throw error;
       const response = readResponse(error);
-      if (response !== undefined) {
-        const reading = classifyStatus(response.status);
+      // A response whose status is no failure (a 200 whose body was cut off) failed on the
+      // network: classified by its error code, like a failure without a response.
+      const reading = response === undefined ? undefined : classifyStatus(response.status);
+      if (response !== undefined && reading !== undefined) {
         const statusError = new HttpStatusError(response.status, {
-          outcome: reading?.outcome ?? 'unknown',
+          outcome: reading.outcome,
           attempts: ctx.attempt,
           downstream: downstream.name,
           // A copy without `config` and `request` (they carry the request's headers), and

@@ -5,7 +5,11 @@ import { UsageError } from './usage-error.js';
 export const COMMON_SIM_OPTIONS = [
   { flag: '--json', value: undefined, help: 'print one JSON document instead of the table' },
   { flag: '--report', value: 'FILE', help: 'also write a self-contained HTML report with charts' },
-  { flag: '--config', value: 'FILE', help: 'simulate your own retry options (kindly RetryOptions, JSON) as an extra row' },
+  {
+    flag: '--config',
+    value: 'FILE',
+    help: 'simulate your own retry options (RetryOptions in .json, .js or .ts) as an extra row',
+  },
   { flag: '--help', value: undefined, help: 'show this help' },
 ] as const;
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { InvalidOptionsError } from '../options/validate.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import { importUserModule } from './load-module.js';
 import { UsageError } from './usage-error.js';
 
 const MODULE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts']);
@@ -15,8 +15,9 @@ function oneLine(message: string): string {
  * Reads the user's retry options for `--config`:
  * - a `.json` file holding a `RetryOptions` object. JSON has no `Infinity`, so
  *   `"maxAttempts": "Infinity"` stands for it (and, as always, needs a finite `maxElapsed`);
- * - a JavaScript/TypeScript module whose default export is the options (`.ts` needs a
- *   TypeScript-aware runner such as tsx, or Node ≥ 22.18).
+ * - a JavaScript or TypeScript module whose default export is the options. TypeScript loads
+ *   natively on Node ≥ 22.18, through tsx (when installed) on older Node, and otherwise fails
+ *   with a message saying so (see `importUserModule`).
  * The options are validated by `RetryPolicy` itself; any problem is a `UsageError` listing
  * every problem on one line.
  */
@@ -26,7 +27,7 @@ export async function loadRetryConfig(file: string, cwd: string = process.cwd())
   let value: unknown;
   if (MODULE_EXTENSIONS.has(extname(path))) {
     try {
-      const mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+      const mod = (await importUserModule(path, cwd)) as { default?: unknown };
       value = mod.default;
     } catch (error) {
       throw new UsageError(`${where}: cannot load (${oneLine(error instanceof Error ? error.message : String(error))})`);

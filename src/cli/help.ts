@@ -14,6 +14,7 @@ export function mainHelp(): string {
     'Usage:',
     ...columns([
       ['kindly-calls sim <scenario> [options]', "run kindly's policies on a virtual clock (see kindly-calls sim --help)"],
+      ['kindly-calls --version', 'print the version'],
       ['kindly-calls --help', 'show this help'],
     ]),
     '',

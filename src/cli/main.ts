@@ -14,6 +14,7 @@ import { loadRetryConfig } from './config.js';
 import { mainHelp, scenarioHelp, simHelp } from './help.js';
 import { Progress, type Writable } from './progress.js';
 import { UsageError } from './usage-error.js';
+import { packageVersion } from './version.js';
 
 /** Where the CLI writes, and what it may know about the terminal. */
 export interface CliIo {
@@ -56,6 +57,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     io.stdout.write(mainHelp());
+    return EXIT_OK;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    io.stdout.write(`${packageVersion()}\n`);
     return EXIT_OK;
   }
   if (command !== 'sim') throw new UsageError(`unknown command "${command}" (see kindly-calls --help)`);

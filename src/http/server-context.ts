@@ -28,10 +28,10 @@ export interface KindlyServerOptions {
   /** @default the system clock */
   clock?: Clock;
   /**
-   * Told about an error that escaped the handler (node:http and Fastify), after the middleware
-   * answered for it (503 when a kindly call inside gave up, else 500). The answer never
-   * carries the error's text.
-   * @default writes the error to stderr, as Express and Fastify do
+   * `withKindly` (node:http): told about an error that escaped the handler, after the
+   * middleware answered for it (503 when a kindly call inside gave up, else 500; the answer
+   * never carries the error's text). Express and Fastify report such errors their own way.
+   * @default writes the error to stderr, as Express does
    */
   onError?: (error: unknown) => void;
 }

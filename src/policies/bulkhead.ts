@@ -16,11 +16,8 @@ export interface BulkheadOptions {
 }
 
 export const BULKHEAD_DEFAULTS = {
-  /** @default 25 */
   maxConcurrent: 25,
-  /** @default 0 */
   maxQueue: 0,
-  /** @default 1_000 */
   queueTimeoutMs: 1_000,
 } as const satisfies BulkheadOptions;
 

@@ -65,31 +65,18 @@ export const DEFAULT_BREAKER_FAILURE_PREDICATE = (c: Classification): boolean =>
 };
 
 export const CIRCUIT_BREAKER_DEFAULTS = {
-  /** @default 'consecutive' */
   mode: 'consecutive',
-  /** @default 5 */
   threshold: 5,
-  /** @default 0.5 */
   failureRatio: 0.5,
-  /** @default 10_000 */
   windowMs: 10_000,
-  /** @default 10 */
   buckets: 10,
-  /** @default 20 */
   minThroughput: 20,
-  /** @default 1 */
   halfOpenProbes: 1,
-  /** @default 1 */
   successesToClose: 1,
-  /** @default 5_000 */
   breakMs: 5_000,
-  /** @default 2 */
   breakGrowth: 2,
-  /** @default 60_000 */
   maxBreakMs: 60_000,
-  /** @default 0.1 */
   breakJitter: 0.1,
-  /** @default DEFAULT_BREAKER_FAILURE_PREDICATE */
   isFailure: DEFAULT_BREAKER_FAILURE_PREDICATE,
 } as const satisfies CircuitBreakerOptions;
 

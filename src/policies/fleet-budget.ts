@@ -23,8 +23,9 @@ export interface BudgetLeaseOptions {
  *
  * - First attempts are counted locally and deposited in batches (`pending`).
  * - Retries spend leased tokens, withdrawn from the fleet budget when leased. A lease is
- *   sized to the retries spent since the last sync (× 1.5, at least 1, at most `maxLease`)
- *   and expires after `leaseMs`; what is left of it is given back to its bucket.
+ *   sized to the retries spent since the last sync (× 1.5, at least 1) or a quarter of the
+ *   fleet's spare tokens, whichever is more, at most `maxLease`; it expires after `leaseMs`
+ *   and what is left of it is given back to its bucket.
  * - With no token left, up to `borrow` retries go ahead on credit and are withdrawn
  *   unconditionally at the next sync. Credit is restored only by a reply that shows room
  *   left in the fleet budget, so it never piles up while the budget is exhausted.
@@ -36,6 +37,10 @@ export interface BudgetLeaseOptions {
  *
  * (credit is withdrawn unconditionally, but a process borrows again only after the store
  * showed T below the allowance).
+ *
+ * The price of leasing: a process whose burst of failures outruns its lease and credit is
+ * refused retries until its next sync (at most one sync period, or one round trip: running
+ * dry triggers a sync at once), even if other processes hold spare tokens.
  *
  * where R counts the first attempts deposited so far (a deposit lags by at most one sync
  * interval, which delays a budget's growth, never its limit). A token is spent at most
@@ -49,6 +54,8 @@ export class BudgetLease {
   private debt = 0;
   /** Credit left: restored only when the store shows room again, so credit never piles up. */
   private creditLeft: number;
+  /** Tokens the fleet had left at the last sync. */
+  private fleetAvailable = 0;
   /** Tokens spent since the last sync: sizes the next lease. */
   private spentSinceSync = 0;
   private readonly leases: Lease[] = [];
@@ -117,7 +124,13 @@ export class BudgetLease {
     this.expire(nowMs);
     const returned = this.toReturn.shift();
     const held = this.tokens(nowMs);
-    const target = Math.min(this.options.maxLease, Math.max(1, Math.ceil(1.5 * this.spentSinceSync)));
+    // Enough for the retries of the last interval and more, or a quarter of what the fleet
+    // has spare: a burst of failures (a herd) finds tokens at hand instead of being refused
+    // while the next sync is on its way. Unused tokens go back when the lease expires.
+    const target = Math.min(
+      this.options.maxLease,
+      Math.max(1, Math.ceil(1.5 * this.spentSinceSync), Math.floor(this.fleetAvailable / 4)),
+    );
     const want = Math.max(0, target - held);
     const request: BudgetSyncRequest = {
       ...budget,
@@ -139,6 +152,7 @@ export class BudgetLease {
     this.inFlight = undefined;
     // Room left after this grant: the fleet is within its allowance, credit may be used again.
     if (reply.available > 0) this.creditLeft = this.options.borrow;
+    this.fleetAvailable = reply.available;
     if (reply.granted > 0)
       this.leases.push({ bucket: reply.bucket, tokens: reply.granted, expiresAt: nowMs + this.options.leaseMs });
   }

@@ -47,21 +47,13 @@ export interface PacerOptions {
 }
 
 export const PACER_DEFAULTS = {
-  /** @default 0.85 */
   decrease: 0.85,
-  /** @default 1.5 */
   probeGain: 1.5,
-  /** @default 1_000 */
   recoveryMs: 1_000,
-  /** @default 2_000 */
   quietMs: 2_000,
-  /** @default 500 */
   windowMs: 500,
-  /** @default 10 */
   buckets: 10,
-  /** @default 1_000 */
   maxSpacingMs: 1_000,
-  /** @default false */
   paceFirstAttempts: false,
 } as const satisfies PacerOptions;
 

@@ -26,22 +26,15 @@ export interface RetryBudgetOptions {
 }
 
 export const RETRY_BUDGET_DEFAULTS = {
-  /** @default 0.2 */
   ratio: 0.2,
-  /** @default 10_000 */
   windowMs: 10_000,
-  /** @default 10 */
   reservePerSecond: 10,
-  /** @default 10 */
   buckets: 10,
-  /** @default false */
   shrinkOnErrors: false,
 } as const satisfies RetryBudgetOptions;
 
 export const SHRINK_ON_ERRORS_DEFAULTS = {
-  /** @default 20 */
   minSamples: 20,
-  /** @default 0 */
   minRatio: 0,
 } as const satisfies ShrinkOnErrorsOptions;
 
@@ -229,7 +222,6 @@ export interface KeyedRetryBudgetsOptions {
 }
 
 export const KEYED_RETRY_BUDGETS_DEFAULTS = {
-  /** @default 1_000 */
   maxKeys: 1_000,
 } as const satisfies KeyedRetryBudgetsOptions;
 

@@ -400,7 +400,8 @@ export class Downstream {
 
   /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
   breakerState(key: string = this.name): BreakerState {
-    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? (this.requireBreaker(), 'closed');
+    this.requireBreaker();
+    return this.lanes.find(key)?.breaker?.state(this.clock.monotonic()) ?? 'closed';
   }
 
   /** Opens a lane's breaker by hand and holds it open (calls fail fast) until `closeBreaker`. */

@@ -26,11 +26,8 @@ export interface DependencyOptions {
 }
 
 export const DEPENDENCY_DEFAULTS = {
-  /** @default 10 */
   latencyMs: 10,
-  /** @default 1 */
   refuseMs: 1,
-  /** @default 'refuse' */
   whenDown: 'refuse',
 } as const satisfies DependencyOptions;
 

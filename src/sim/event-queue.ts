@@ -9,9 +9,7 @@ export interface EventQueueOptions {
 }
 
 export const EVENT_QUEUE_DEFAULTS = {
-  /** @default 1 */
   bucketMs: 1,
-  /** @default 16_384 */
   buckets: 16_384,
 } as const satisfies EventQueueOptions;
 

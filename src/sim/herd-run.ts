@@ -1,7 +1,7 @@
 import type { Classification } from '../classify/outcome.js';
 import { BucketCounter } from './bucket-counter.js';
 import { Simulation } from './engine.js';
-import { buildServer, type LowerBound, type ServerSpec, serverLowerBound } from './models/index.js';
+import { arrivalRandom, buildServer, type LowerBound, type ServerSpec, serverLowerBound } from './models/index.js';
 import { GIVE_UP } from './retry-state.js';
 
 /** The thundering-herd experiment's setup. */
@@ -18,6 +18,11 @@ export interface HerdSetup {
    * @default the slot server
    */
   server?: Omit<ServerSpec, 'capacity' | 'slotMs'>;
+  /**
+   * First tries arrive uniformly over [0, arrivalMs) instead of all at t = 0 — as a real herd's
+   * do, reaching the server over a few ms. Drawn from their own random stream. @default 0
+   */
+  arrivalMs?: number;
 }
 
 /** The full server description of a herd setup. */
@@ -65,6 +70,8 @@ export interface HerdRun {
   gaveUp: number;
   /** Attempts per slot, first tries included (only when `recordSeries`). */
   requestsPerSlot: number[] | undefined;
+  /** Successes delivered per slot, (k × slot, (k + 1) × slot] (only when `recordSeries`). */
+  servedPerSlot: number[] | undefined;
 }
 
 /**
@@ -80,6 +87,7 @@ export function runHerd(
   const sim = new Simulation({ seed: setup.seed });
   const clients = strategy.create(sim, setup);
   const perSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
+  const servedPerSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
   const retriesPerSlot = new BucketCounter(setup.slotMs);
   const onProgress = options.onProgress;
   let total = 0;
@@ -91,6 +99,8 @@ export function runHerd(
     if (ok) {
       succeeded++;
       lastSuccess = now;
+      // An answer at a slot's very end belongs to that slot (the slot server answers there).
+      servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
       clients.served(client, now);
     } else {
       const delay = clients.rejected(client, now);
@@ -111,7 +121,13 @@ export function runHerd(
     server.arrive(client, now);
   });
 
-  for (let c = 0; c < setup.clients; c++) sim.at(0, send, c);
+  const spread = setup.arrivalMs ?? 0;
+  if (spread > 0) {
+    const arrivals = arrivalRandom(setup.seed);
+    for (let c = 0; c < setup.clients; c++) sim.at(arrivals.next() * spread, send, c);
+  } else {
+    for (let c = 0; c < setup.clients; c++) sim.at(0, send, c);
+  }
   sim.run();
   onProgress?.(succeeded + gaveUp);
 
@@ -122,6 +138,7 @@ export function runHerd(
     succeeded,
     gaveUp,
     requestsPerSlot: perSlot?.toArray(),
+    servedPerSlot: servedPerSlot?.toArray(),
   };
 }
 

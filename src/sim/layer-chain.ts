@@ -22,9 +22,7 @@ export interface LayerChainOptions {
 }
 
 export const LAYER_CHAIN_DEFAULTS = {
-  /** @default 1 */
   hopMs: 1,
-  /** @default 10_000 */
   attemptTimeoutMs: 10_000,
 } as const satisfies Partial<LayerChainOptions>;
 

@@ -2,6 +2,7 @@ import type { Scenario } from './scenario.js';
 import { amplification } from './scenarios/amplification.js';
 import { budget } from './scenarios/budget.js';
 import { deadDependency } from './scenarios/dead-dependency.js';
+import { fleet } from './scenarios/fleet.js';
 import { hedging } from './scenarios/hedging.js';
 import { herd } from './scenarios/herd.js';
 import { latencySpike } from './scenarios/latency-spike.js';
@@ -18,6 +19,7 @@ export const SCENARIOS: readonly Scenario[] = [
   queueing,
   hedging,
   latencySpike,
+  fleet,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

@@ -29,9 +29,13 @@ export interface FleetLinkOptions {
 export const FLEET_SYNC_MS = 80;
 /** A downstream with no call for this long stops syncing until its next call. */
 const IDLE_MS = 10_000;
-/** Most tokens one process leases at once, and retries it may make on credit between syncs. */
-const MAX_LEASE = 20;
-const BORROW = 1;
+/** Most tokens one process leases at once. */
+const MAX_LEASE = 50;
+/**
+ * Retries one process may make on credit while it holds no token (see `BudgetLease`): the
+ * fleet's budget can be overshot by at most P × this.
+ */
+export const FLEET_BUDGET_CREDIT = 2;
 /** A probe lease outlives one probe call; an answer later than this cannot close the fleet's breaker. */
 const PROBE_LEASE_MS = 10_000;
 
@@ -191,9 +195,16 @@ export class FleetLink {
   }
 
   private applyBreaker(link: BreakerLink, rec: BreakerRecord): void {
-    link.generation = rec.generation;
     const now = this.clock.monotonic();
     const breaker = link.breaker;
+    if (rec.generation < link.generation) {
+      // Generations only grow: the store lost the record (evicted, or restarted empty). What
+      // this process knows is news to it again.
+      link.generation = -1;
+      if (breaker.state(now) === 'open') void this.syncBreaker(link, 'open');
+      return;
+    }
+    link.generation = rec.generation;
     // How long a hold lasts without news: a few sync periods, so that a process that loses
     // the store finds its own breaker back soon (fail-open to local policies).
     const hold = now + 3 * FLEET_SYNC_MS;
@@ -388,7 +399,7 @@ export class FleetBudgets {
     let lease = this.leases.get(key);
     if (lease === undefined) {
       if (this.leases.size >= this.maxKeys) this.leases.delete(this.leases.keys().next().value as string);
-      lease = new BudgetLease({ leaseMs: this.leaseMs, maxLease: MAX_LEASE, borrow: BORROW });
+      lease = new BudgetLease({ leaseMs: this.leaseMs, maxLease: MAX_LEASE, borrow: FLEET_BUDGET_CREDIT });
       this.leases.set(key, lease);
       lease.recordRequest();
       // A new key leases its first tokens at once rather than after a sync period.

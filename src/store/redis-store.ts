@@ -40,13 +40,13 @@ export interface RedisStoreOptions {
 }
 
 export const REDIS_STORE_DEFAULTS = {
-  /** @default 'kindly' */
   prefix: 'kindly',
-  /** @default 5 */
   timeoutMs: 5,
-  /** @default 500 */
   reconnectMs: 500,
 } as const;
+
+/** Timeouts in a row that take the store down (an error does at once). */
+const SLOW_TO_DOWN = 3;
 
 const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'clock'] as const;
 
@@ -83,7 +83,8 @@ export interface RedisStoreCounters {
  * so keys of downstreams no longer called expire.
  *
  * Failure semantics: an operation that errors or takes longer than `timeoutMs` resolves to
- * `undefined` and marks the store down. While down, operations are not sent at all (the
+ * `undefined` (its caller uses local state); an error, or three timeouts in a row, mark the
+ * store down. While down, operations are not sent at all (the
  * callers use their local policies at no extra cost) and a `PING` every `reconnectMs` looks
  * for Redis in the background; when it answers, the store is up again and listeners
  * (`onAvailability`) resync. Keys that vanish (eviction, a restart without persistence)
@@ -101,6 +102,8 @@ export class RedisStore implements FleetStore {
   private up = true;
   private reconnecting: Cancel | undefined;
   private closed = false;
+  private slowInRow = 0;
+  private lastSlowAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: RedisStoreOptions) {
     const v = new OptionsValidator('redis store');
@@ -133,7 +136,10 @@ export class RedisStore implements FleetStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Stops the background reconnect loop (the client is yours to close). */
+  /**
+   * Stops using Redis: operations are skipped (downstreams keep their local policies) and the
+   * reconnect loop ends. The client is yours to close, after this.
+   */
   close(): void {
     this.closed = true;
     this.reconnecting?.();
@@ -223,24 +229,33 @@ export class RedisStore implements FleetStore {
    * sent), or `undefined` on failure, timeout or while down. Never rejects.
    */
   private run(s: Script, keys: string[], args: (string | number)[], stringAt = -1): Promise<number[] | undefined> {
-    if (!this.up) {
+    if (!this.up || this.closed) {
       this.counters.skipped++;
       return Promise.resolve(undefined);
     }
     this.counters.commands++;
     const argv = args.map(String);
+    const sentAt = this.clock.monotonic();
     return new Promise((resolve) => {
       let settled = false;
       const cancel = this.clock.schedule(this.timeoutMs, () => {
         if (settled) return;
         settled = true;
-        this.fail(`no answer within ${this.timeoutMs} ms`);
+        // One slow answer (a busy event loop here or there) only skips this operation;
+        // several in a row mean Redis is slow, and the store is taken down. Operations that
+        // were in flight together (a burst at start-up) count as one piece of evidence.
+        this.counters.failures++;
+        if (sentAt >= this.lastSlowAt) {
+          this.lastSlowAt = this.clock.monotonic();
+          if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
+        }
         resolve(undefined);
       });
       const done = (value: unknown) => {
         if (settled) return;
         settled = true;
         cancel();
+        this.slowInRow = 0;
         if (!Array.isArray(value)) {
           this.fail(`unexpected reply ${typeof value}`);
           resolve(undefined);
@@ -270,6 +285,7 @@ export class RedisStore implements FleetStore {
 
   private fail(reason: string): void {
     this.counters.failures++;
+    this.slowInRow = 0;
     if (!this.up) return;
     this.up = false;
     this.emit({ available: false, reason });

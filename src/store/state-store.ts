@@ -16,6 +16,12 @@ export interface Versioned {
 }
 
 /**
+ * Note: the fleet store that ships (`FleetStore`, `kindly-calls/redis`) is purpose-built
+ * rather than made of these primitives: it leases budget tokens (no round trip per call),
+ * leases the half-open probe to one owner with a TTL, and sums per-process rate
+ * contributions when booking a slot. This interface remains the shape of single-key atomic
+ * steps for in-process use (`MemoryStore`).
+ *
  * Where budgets, breakers and pacers can keep state that a fleet shares. The
  * policies themselves are synchronous and local; a fleet runtime mirrors them through a
  * store. Every operation is a single atomic step on one key — the shape of one Redis Lua

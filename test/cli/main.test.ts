@@ -154,7 +154,8 @@ describe('kindly CLI (SPEC S11.2)', () => {
     expect(r.stderr).toBe('kindly: report written to out.html\n');
     const html = readFileSync(join(dir, 'out.html'), 'utf8');
     expect(html).toContain('<svg');
-    expect(html.match(/<path class="series" data-series="/g)?.length).toBe(2 * 7);
+    // A panel per strategy, then callers served: every strategy plus the lower bound.
+    expect(html.match(/<path class="series" data-series="/g)?.length).toBe(7 + 8);
   });
 
   it('a report that cannot be written: exit 1 with one line', async () => {

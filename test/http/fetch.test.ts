@@ -140,7 +140,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
       const reasons: string[] = [];
       const d = api();
       d.on('give-up', (e) => reasons.push(e.reason));
-      expect((await d.fetch(`${server.url}${path}`)).status).toBe(503);
+      expect((await fetchThrough(d, `${server.url}${path}`)).status).toBe(503);
       expect(reasons).toEqual(['hint-too-long']);
     }
     expect(hits).toBe(2);

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kindlyFastify, withKindly } from '../../src/http/index.js';
+import { fetchThrough, kindlyFastify, withKindly } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { listen } from './support/loopback.js';
 
@@ -40,7 +40,7 @@ describe('withKindly — errors escaping the handler (issue 8 defect 8)', () => 
     const reported: unknown[] = [];
     const handler = withKindly(
       async (req, res) => {
-        if (req.url === '/give-up') await calls.fetch(depUrl, { throwHttpErrors: true });
+        if (req.url === '/give-up') await fetchThrough(calls, depUrl, { throwHttpErrors: true });
         if (req.url === '/bug') throw new Error('secret detail');
         if (req.url === '/sync') (undefined as unknown as { x: number }).x;
         if (req.url === '/late') {
@@ -81,7 +81,7 @@ describe('kindlyFastify — errors escaping the handler (issue 8 defect 8)', () 
     const app = Fastify();
     await app.register(kindlyFastify);
     app.get('/give-up', async () => {
-      await calls.fetch(depUrl, { throwHttpErrors: true });
+      await fetchThrough(calls, depUrl, { throwHttpErrors: true });
       return 'unreachable';
     });
     app.get('/bug', async () => {

@@ -3,7 +3,7 @@ import { withDefaults } from '../../src/sim/scenario.js';
 import { findScenario, SCENARIOS } from '../../src/sim/scenarios.js';
 
 describe('scenario registry', () => {
-  it('lists the built-in scenarios of SPEC S11', () => {
+  it('lists the built-in scenarios', () => {
     expect(SCENARIOS.map((s) => s.name)).toEqual([
       'herd',
       'uniform',
@@ -13,6 +13,7 @@ describe('scenario registry', () => {
       'queueing',
       'hedging',
       'latency-spike',
+      'fleet',
     ]);
     expect(findScenario('budget')?.name).toBe('budget');
     expect(findScenario('nope')).toBeUndefined();

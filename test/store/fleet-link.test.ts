@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent, SeededRandom, VirtualClock } from '../../src/index.js';
-import { FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
+import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
@@ -117,10 +117,10 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
       await clock.advance(FLEET_SYNC_MS);
     }
     expect(clock.monotonic()).toBeLessThan(1_000_000);
-    // 40 calls, reserve 10 per window for the whole fleet (+1 credit per process at most).
+    // 40 calls, reserve 10 per window for the whole fleet, plus at most each process's credit.
     const retries = attempts - 40;
     expect(retries).toBeGreaterThanOrEqual(10);
-    expect(retries).toBeLessThanOrEqual(10 + 4);
+    expect(retries).toBeLessThanOrEqual(10 + 4 * FLEET_BUDGET_CREDIT);
   });
 
   it('falls back to local policies while the store is down and says so', async () => {
@@ -156,3 +156,17 @@ const baseReport = {
   probeLeaseMs: 10_000,
   ttlMs: 70_000,
 };
+
+describe('FleetLink when the store loses its state', () => {
+  it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {
+    const { clock, store, members } = fleet(2, breakerOnly);
+    for (const m of members) await settle(clock, m.call(ok));
+    for (let i = 0; i < 3; i++) await settle(clock, members[0]!.call(fail));
+    await clock.advance(2 * FLEET_SYNC_MS);
+    expect(((await settle(clock, members[1]!.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+    store.clear();
+    await clock.advance(3 * FLEET_SYNC_MS);
+    // Still open for both: the record came back from the processes, not a fresh closed one.
+    for (const m of members) expect(((await settle(clock, m.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+  });
+});

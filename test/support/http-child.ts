@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 export type Entry = 'fetch' | 'createFetch' | 'axios' | 'node-http' | 'express' | 'fastify';
 
 export interface ClientSpec {
+  /** A label carried into the report. */
+  name?: string;
   entry: Entry;
   url: string;
   /** Options of the child's `downstream('child', …)`. */
@@ -27,11 +29,14 @@ export interface ClientSpec {
 }
 
 export interface ClientReport {
+  name?: string;
   outcome: 'resolved' | 'rejected';
   status?: number;
   error?: string;
   reason?: string;
   exhausted?: string;
+  /** Middleware entries: errors that escaped the handler (answered by the middleware). */
+  handlerErrors?: number;
   bodyBytes?: number;
   bodyError?: string;
   resolvedMs?: number;
@@ -43,7 +48,10 @@ export interface ClientReport {
 }
 
 export interface ChildResult {
+  /** The last case's report. */
   report: ClientReport | undefined;
+  /** Every case's report, in order (a list of specs runs them one after the other). */
+  reports: ClientReport[];
   code: number | null;
   /** True when the child had to be killed: it hung, or something kept it alive. */
   killed: boolean;
@@ -55,7 +63,7 @@ export interface ChildResult {
 const child = fileURLToPath(new URL('../fixtures/http-client-child.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
-export function runClient(spec: ClientSpec, limitMs = 15_000): Promise<ChildResult> {
+export function runClient(spec: ClientSpec | ClientSpec[], limitMs = 15_000): Promise<ChildResult> {
   const started = performance.now();
   const proc = spawn(tsx, [child, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -70,14 +78,16 @@ export function runClient(spec: ClientSpec, limitMs = 15_000): Promise<ChildResu
   return new Promise((resolve) => {
     proc.on('exit', (code) => {
       clearTimeout(timer);
-      const line = out.trim().split('\n').at(-1);
-      let report: ClientReport | undefined;
-      try {
-        report = line ? (JSON.parse(line) as ClientReport) : undefined;
-      } catch {
-        report = undefined;
+      const reports: ClientReport[] = [];
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          reports.push(JSON.parse(line) as ClientReport);
+        } catch {
+          // a partial line from a killed child
+        }
       }
-      resolve({ report, code, killed, stderr: err, exitMs: Math.round(performance.now() - started) });
+      resolve({ report: reports.at(-1), reports, code, killed, stderr: err, exitMs: Math.round(performance.now() - started) });
     });
   });
 }

@@ -50,6 +50,11 @@ export function networkRandom(seed: number): SeededRandom {
   return new SeededRandom((seed ^ 0x6e657477) >>> 0); // "netw"
 }
 
+/** The arrivals' random stream (when first tries are spread): apart from network and jitter. */
+export function arrivalRandom(seed: number): SeededRandom {
+  return new SeededRandom((seed ^ 0x61727276) >>> 0); // "arrv"
+}
+
 /** Whether the model draws randomness (a latency distribution other than constant). */
 export function serverIsRandom(spec: ServerSpec): boolean {
   return spec.model !== 'slot' && (spec.distribution ?? 'constant') !== 'constant';

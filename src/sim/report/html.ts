@@ -12,6 +12,11 @@ th { background: #f4f4f6; font-weight: 600; }
 td.num { text-align: right; }
 .notes p { margin: 6px 0; color: #333; }
 svg.chart { display: block; margin: 8px 0 20px; background: #fff; }
+div.panels { display: flex; flex-wrap: wrap; gap: 0 8px; }
+div.panels svg.chart { margin: 4px 0 8px; }
+svg.chart.small .chart-title { font-size: 13px; }
+svg.chart.small .tick { font-size: 11px; }
+svg.chart.small .axis-label { font-size: 11.5px; }
 svg .chart-title { font-size: 15px; font-weight: 600; fill: #1d1d1f; }
 svg .tick { font-size: 12px; fill: #555; }
 svg .axis-label { font-size: 13px; fill: #333; }
@@ -58,9 +63,16 @@ export function renderHtml(report: Report): string {
     if (title) parts.push(`<h2>${escapeXml(title)}</h2>`);
     parts.push(renderHtmlTable(table));
   }
+  let group: string | undefined;
   report.charts.forEach((chart, i) => {
+    if (chart.group !== group) {
+      if (group !== undefined) parts.push('</div>');
+      group = chart.group;
+      if (group !== undefined) parts.push(`<h2>${escapeXml(group)}</h2>`, '<div class="panels">');
+    }
     parts.push(renderChart(chart, `chart-${i + 1}`));
   });
+  if (group !== undefined) parts.push('</div>');
   if (report.notes.length > 0) {
     parts.push('<div class="notes">');
     for (const note of report.notes) parts.push(`<p>${escapeXml(note)}</p>`);

@@ -13,6 +13,10 @@ export interface Table {
 
 export interface Series {
   name: string;
+  /** Palette index, so one strategy keeps its colour across panels. @default its position */
+  color?: number;
+  /** Drawn dashed, for a reference curve such as the lower bound. */
+  dashed?: boolean;
   /** Points `[x, y]` in chart units, x ascending. */
   points: readonly (readonly [number, number])[];
 }
@@ -34,6 +38,13 @@ export interface Chart {
   steps?: boolean;
   /** Cut the x axis at this value (for a zoomed view of the start of a run). */
   xMax?: number;
+  /** Fix the y axis top (panels that share axes). */
+  yMax?: number;
+  /**
+   * Small multiples: consecutive charts with the same group are laid out side by side, under
+   * the group's name as a heading, each drawn small.
+   */
+  group?: string;
 }
 
 export interface Report {

@@ -3,9 +3,17 @@ import type { Chart } from './model.js';
 /** Colours that stay distinct for colour-blind readers (Okabe–Ito, then a few more). */
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442', '#7F3C8D', '#8C564B'];
 
-const WIDTH = 960;
-const PLOT_HEIGHT = 320;
-const MARGIN = { left: 64, right: 24, top: 36, bottom: 52 };
+/** Palette index of a neutral grey, for reference curves (outside the cycling colours). */
+export const REFERENCE_COLOR = PALETTE.length;
+const REFERENCE_GREY = '#6b6b6b';
+
+function colorOf(index: number): string {
+  return index === REFERENCE_COLOR ? REFERENCE_GREY : PALETTE[index % PALETTE.length]!;
+}
+
+const FULL = { width: 960, plotHeight: 320, margin: { left: 64, right: 24, top: 36, bottom: 52 } };
+/** A panel of small multiples: three fit across the page. */
+const SMALL = { width: 320, plotHeight: 150, margin: { left: 44, right: 12, top: 30, bottom: 44 } };
 const LEGEND_ROW_HEIGHT = 20;
 /** Rough width of a legend label at 12.5 px: enough for layout, no font metrics needed. */
 const LEGEND_CHAR_WIDTH = 7.2;
@@ -37,6 +45,8 @@ function fmt(v: number): string {
  * markers. Pure string building: no DOM, no external resources.
  */
 export function renderChart(chart: Chart, id: string): string {
+  const small = chart.group !== undefined;
+  const { width: WIDTH, plotHeight: PLOT_HEIGHT, margin: MARGIN } = small ? SMALL : FULL;
   // Legend entries flow left to right, wrapping at the plot's right edge.
   const legendAt: [number, number][] = [];
   let lx = 0;
@@ -50,7 +60,8 @@ export function renderChart(chart: Chart, id: string): string {
     legendAt.push([MARGIN.left + lx, row]);
     lx += w + LEGEND_GAP;
   }
-  const legendRows = chart.series.length === 0 ? 0 : row + 1;
+  // A panel of small multiples is named by its title: no legend.
+  const legendRows = chart.series.length === 0 || small ? 0 : row + 1;
   const height = MARGIN.top + PLOT_HEIGHT + MARGIN.bottom + legendRows * LEGEND_ROW_HEIGHT + 8;
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = PLOT_HEIGHT;
@@ -68,8 +79,9 @@ export function renderChart(chart: Chart, id: string): string {
     if (m.axis === 'x' && m.value > xMax) xMax = m.value;
   }
   if (chart.xMax !== undefined) xMax = chart.xMax;
-  const xTicks = niceTicks(xMax, 8);
-  const yTicks = niceTicks(yMax * 1.05);
+  if (chart.yMax !== undefined) yMax = chart.yMax / 1.05;
+  const xTicks = niceTicks(xMax, small ? 4 : 8);
+  const yTicks = niceTicks(yMax * 1.05, small ? 4 : 6);
   const xTop = xTicks[xTicks.length - 1]!;
   const yTop = yTicks[yTicks.length - 1]!;
   const sx = (x: number) => MARGIN.left + (x / xTop) * plotW;
@@ -78,13 +90,13 @@ export function renderChart(chart: Chart, id: string): string {
 
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" id="${escapeXml(id)}" class="chart" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeXml(chart.title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" id="${escapeXml(id)}" class="${small ? 'chart small' : 'chart'}" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img" aria-label="${escapeXml(chart.title)}">`,
   );
   parts.push(`<title>${escapeXml(chart.title)}</title>`);
   parts.push(
     `<defs><clipPath id="${escapeXml(id)}-plot"><rect x="${MARGIN.left}" y="${MARGIN.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>`,
   );
-  parts.push(`<text x="${MARGIN.left}" y="22" class="chart-title">${escapeXml(chart.title)}</text>`);
+  parts.push(`<text x="${MARGIN.left}" y="${small ? 18 : 22}" class="chart-title">${escapeXml(chart.title)}</text>`);
 
   // Grid and ticks.
   for (const t of yTicks) {
@@ -102,19 +114,20 @@ export function renderChart(chart: Chart, id: string): string {
   );
   parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" class="axis"/>`);
   parts.push(
-    `<text x="${MARGIN.left + plotW / 2}" y="${MARGIN.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(chart.xLabel)}</text>`,
+    `<text x="${MARGIN.left + plotW / 2}" y="${MARGIN.top + plotH + (small ? 34 : 38)}" text-anchor="middle" class="axis-label">${escapeXml(chart.xLabel)}</text>`,
   );
   parts.push(
-    `<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(chart.yLabel)}</text>`,
+    `<text transform="translate(${small ? 12 : 16} ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(chart.yLabel)}</text>`,
   );
 
   // Series.
   parts.push(`<g clip-path="url(#${escapeXml(id)}-plot)">`);
   const n = chart.series.length;
   chart.series.forEach((s, i) => {
-    const color = PALETTE[i % PALETTE.length]!;
+    const color = colorOf(s.color ?? i);
     // Earlier series are drawn wider, so where two series coincide both colours stay visible.
     const width = n === 1 ? 2 : r(1.5 + (2.5 * (n - 1 - i)) / (n - 1));
+    const dash = s.dashed ? ' stroke-dasharray="5 4"' : '';
     const d: string[] = [];
     let last: readonly [number, number] | undefined;
     for (const p of s.points) {
@@ -125,7 +138,7 @@ export function renderChart(chart: Chart, id: string): string {
       last = p;
     }
     parts.push(
-      `<path class="series" data-series="${escapeXml(s.name)}" d="${d.join('')}" fill="none" stroke="${color}" stroke-width="${width}" stroke-linejoin="round"><title>${escapeXml(s.name)}</title></path>`,
+      `<path class="series" data-series="${escapeXml(s.name)}" d="${d.join('')}" fill="none" stroke="${color}" stroke-width="${width}"${dash} stroke-linejoin="round"><title>${escapeXml(s.name)}</title></path>`,
     );
   });
   parts.push('</g>');
@@ -147,10 +160,10 @@ export function renderChart(chart: Chart, id: string): string {
 
   // Legend.
   const legendTop = MARGIN.top + plotH + MARGIN.bottom;
-  chart.series.forEach((s, i) => {
+  (legendRows === 0 ? [] : chart.series).forEach((s, i) => {
     const [x, legendRow] = legendAt[i]!;
     const y = legendTop + legendRow * LEGEND_ROW_HEIGHT;
-    const color = PALETTE[i % PALETTE.length]!;
+    const color = colorOf(s.color ?? i);
     parts.push(
       `<g class="legend-item" data-legend="${escapeXml(s.name)}"><line x1="${x}" x2="${x + 22}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="3"/><text x="${x + 28}" y="${y + 4}" class="legend">${escapeXml(s.name)}</text></g>`,
     );

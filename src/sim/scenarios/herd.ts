@@ -7,6 +7,7 @@ import { SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
+import { REFERENCE_COLOR } from '../report/svg-chart.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type Spread, spread } from '../summary.js';
 
@@ -42,7 +43,11 @@ export function herdRow(
   onClientsDone?: (clients: number) => void,
 ): HerdRow {
   const n =
-    strategy.random || (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 })) ? seeds : 1;
+    strategy.random ||
+    (setup.arrivalMs ?? 0) > 0 ||
+    (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 }))
+      ? seeds
+      : 1;
   const runs: HerdRun[] = [];
   for (let i = 0; i < n; i++) {
     let reported = 0;
@@ -94,11 +99,12 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     slotMs: num(params, 'slot-ms'),
     seed: num(params, 'seed'),
     server,
+    arrivalMs: num(params, 'arrival-ms'),
   };
   const seeds = num(params, 'seeds');
   const strategies = selectedStrategies(params, context.retry);
   const bound = herdLowerBound(setup);
-  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs });
+  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs }) || setup.arrivalMs > 0;
 
   const totalWork = strategies.reduce((s, st) => s + (st.random || randomServer ? seeds : 1) * setup.clients, 0);
   let done = 0;
@@ -121,6 +127,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       slotMs: setup.slotMs,
       seeds,
       seed: setup.seed,
+      arrivalMs: setup.arrivalMs,
       server: serverParameters(model, server),
     },
     lowerBound: bound,
@@ -159,36 +166,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     }),
   };
 
-  const markers: Marker[] = [
-    { axis: 'y', value: setup.capacity, label: `capacity: ${setup.capacity} per slot` },
-    { axis: 'x', value: bound.allSucceededMs / 1000, label: `lower bound: all served by ${seconds(bound.allSucceededMs)}` },
-  ];
-  const series = rows.map((r) => bucketSeries(r.strategy, r.firstRun.requestsPerSlot ?? [], setup.slotMs));
-  const longest = Math.max(...series.map((s) => s.points[s.points.length - 1]?.[0] ?? 0));
-  const charts: Chart[] = [
-    {
-      title: `Requests per ${setup.slotMs} ms slot (seed ${setup.seed})`,
-      xLabel: 'time (s)',
-      yLabel: `requests per ${setup.slotMs} ms slot`,
-      series,
-      markers,
-      steps: true,
-    },
-  ];
-  // The jittered and adaptive strategies finish within a few seconds while the exponential one
-  // runs for tens: a second view of the start keeps them readable.
-  const zoom = (bound.allSucceededMs / 1000) * 3;
-  if (longest > zoom * 1.5) {
-    charts.push({
-      title: `The first ${number(zoom)} s, enlarged`,
-      xLabel: 'time (s)',
-      yLabel: `requests per ${setup.slotMs} ms slot`,
-      series,
-      markers,
-      steps: true,
-      xMax: zoom,
-    });
-  }
+  const charts = herdCharts(setup, rows, bound);
 
   return {
     json,
@@ -263,6 +241,75 @@ function serverText(model: ServerModel, p: ServerParams, capacity: number, slotM
   }
 }
 
+/**
+ * The report's charts, readable with seven strategies: one small panel per strategy on shared
+ * axes (requests per slot), then every strategy's callers served over time beside the best
+ * any strategy could do against this server.
+ */
+function herdCharts(
+  setup: HerdSetup & { server: NonNullable<HerdSetup['server']> },
+  rows: readonly HerdRow[],
+  bound: { totalRequests: number; allSucceededMs: number },
+): Chart[] {
+  const perSlot = rows.map((r, i) => ({
+    ...bucketSeries(r.strategy, r.firstRun.requestsPerSlot ?? [], setup.slotMs),
+    color: i,
+  }));
+  const longest = Math.max(...perSlot.map((s) => s.points[s.points.length - 1]?.[0] ?? 0));
+  // The jittered and adaptive strategies finish within a few seconds while the exponential one
+  // runs for tens: the shared x axis shows the start, long enough to see every strategy settle.
+  const zoom = (bound.allSucceededMs / 1000) * 3;
+  const xMax = longest > zoom * 1.5 ? zoom : longest;
+  let yMax = setup.capacity;
+  for (const s of perSlot) for (const [x, y] of s.points) if (x <= xMax && y > yMax) yMax = y;
+  const markers: Marker[] = [
+    { axis: 'y', value: setup.capacity, label: `capacity ${setup.capacity}` },
+    { axis: 'x', value: bound.allSucceededMs / 1000, label: `bound ${seconds(bound.allSucceededMs)}` },
+  ];
+  const group = `Requests per ${setup.slotMs} ms slot, one panel per strategy (shared axes${xMax < longest ? `, the first ${number(xMax)} s` : ''}; seed ${setup.seed})`;
+  const charts: Chart[] = perSlot.map((s) => ({
+    title: s.name,
+    xLabel: 'time (s)',
+    yLabel: 'requests / slot',
+    series: [s],
+    markers,
+    steps: true,
+    xMax,
+    yMax,
+    group,
+  }));
+
+  // Callers served so far, per strategy (counted per slot, drawn at the slot's end: never
+  // earlier than they were served), and the lower bound: the earliest time k callers can
+  // have been served, for k = 1 … clients (at most 200 points).
+  const served = rows.map((r, i) => {
+    const counts = r.firstRun.servedPerSlot ?? [];
+    const points: [number, number][] = [[0, 0]];
+    let total = 0;
+    for (let k = 0; k < counts.length; k++) {
+      total += counts[k]!;
+      points.push([((k + 1) * setup.slotMs) / 1000, total]);
+    }
+    return { name: r.strategy, color: i, points };
+  });
+  const ideal: [number, number][] = [[0, 0]];
+  const steps = Math.min(setup.clients, 200);
+  for (let i = 1; i <= steps; i++) {
+    const k = Math.ceil((i * setup.clients) / steps);
+    ideal.push([herdLowerBound({ ...setup, clients: k }).allSucceededMs / 1000, k]);
+  }
+  charts.push({
+    title: `Callers served over time (seed ${setup.seed}), beside the lower bound`,
+    xLabel: 'time (s)',
+    yLabel: 'callers served',
+    series: [...served, { name: 'lower bound', color: REFERENCE_COLOR, dashed: true, points: ideal }],
+    markers: [{ axis: 'y', value: setup.clients, label: `all ${setup.clients} callers` }],
+    steps: false,
+    xMax,
+  });
+  return charts;
+}
+
 export const herd: Scenario = {
   name: 'herd',
   summary: 'thundering herd: N clients at t = 0 against a server serving a few per slot',
@@ -278,7 +325,8 @@ export const herd: Scenario = {
     '  gcra          generic cell rate algorithm: --burst at once, then one per 1 / rate',
     '  concurrency   --capacity workers, --slot-ms per request, --queue may wait, 503 when full',
     'Bucket models answer after --latency-ms (--latency distribution); rejections too.',
-    'The lower bound is computed for the chosen model.',
+    'The lower bound is computed for the chosen model. --arrival-ms spreads the first tries',
+    'uniformly over that many ms (a real herd reaches the server over a few ms).',
     'Strategies (kindly RetryOptions; ceiling c(n) = min(5 s, 100 ms × 2ⁿ) after the n-th rejection,',
     'i.e. base 200 ms, factor 2, cap 5 s):',
     '  fixed         constant 1 s, no jitter',
@@ -316,6 +364,14 @@ export const herd: Scenario = {
     { name: 'latency-ms', kind: 'number', min: 0, max: 3_600_000, default: 1, help: 'answer latency, ms (not slot)' },
     { name: 'latency', kind: 'choice', choices: LATENCY_DISTRIBUTIONS, default: 'constant', help: 'latency distribution' },
     { name: 'queue', kind: 'integer', min: 0, max: 50_000_000, default: 0, help: 'concurrency model: requests that may wait' },
+    {
+      name: 'arrival-ms',
+      kind: 'number',
+      min: 0,
+      max: 3_600_000,
+      default: 0,
+      help: 'first tries arrive uniformly over this many ms (0: all at t = 0)',
+    },
     {
       name: 'leaky-mode',
       kind: 'choice',

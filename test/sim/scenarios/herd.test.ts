@@ -28,6 +28,7 @@ describe('herd scenario', () => {
       'latency-ms': 1,
       latency: 'constant',
       queue: 0,
+      'arrival-ms': 0,
       'leaky-mode': 'nodelay',
       seeds: 200,
       seed: 1,
@@ -100,6 +101,18 @@ describe('herd scenario', () => {
     }
   });
 
+  it('--arrival-ms spreads the first tries (own random stream): fewer are rejected at once', () => {
+    const at = (arrival: number) =>
+      herd.run(withDefaults(herd, { server: 'token-bucket', strategy: 'fixed', 'arrival-ms': arrival, seeds: 5 }), {}).json;
+    const together = rows(at(0))[0]!;
+    const spread = rows(at(50))[0]!;
+    expect(together.seeds).toBe(1);
+    expect(spread.seeds).toBe(5); // the arrivals are random: every seed runs
+    // Over 50 ms the bucket refills 5 tokens: more first tries served, fewer retries.
+    expect(spread.totalRequests.max).toBeLessThan(together.totalRequests.min);
+    expect((at(50).parameters as { arrivalMs: number }).arrivalMs).toBe(50);
+  });
+
   it('a random latency makes every strategy run every seed', () => {
     const { json } = herd.run(
       withDefaults(herd, { server: 'concurrency', latency: 'lognormal', strategy: 'fixed', seeds: 4 }),
@@ -127,16 +140,35 @@ describe('herd scenario', () => {
     expect(c).not.toBe(a);
   });
 
-  it('report: one series per strategy, capacity and lower bound marked, a zoomed view when runs are long', () => {
+  it('report: one panel per strategy on shared axes, then callers served beside the lower bound', () => {
     const { report } = herd.run(withDefaults(herd, { seeds: 2 }), {});
-    expect(report.charts).toHaveLength(2);
-    for (const chart of report.charts) {
-      expect(chart.series.map((s) => s.name)).toEqual(HERD_STRATEGY_NAMES);
-      expect(chart.markers).toEqual([
-        { axis: 'y', value: 10, label: 'capacity: 10 per slot' },
-        { axis: 'x', value: 1, label: 'lower bound: all served by 1.0 s' },
+    const panels = report.charts.filter((c) => c.group !== undefined);
+    expect(panels.map((c) => c.title)).toEqual(HERD_STRATEGY_NAMES);
+    expect(new Set(panels.map((c) => c.group)).size).toBe(1);
+    // Shared axes: every panel has the same x and y range; the slow strategies are cut at 3 s.
+    expect(new Set(panels.map((c) => `${c.xMax} ${c.yMax}`))).toEqual(new Set(['3 100']));
+    for (const [i, panel] of panels.entries()) {
+      expect(panel.series.map((s) => [s.name, s.color])).toEqual([[HERD_STRATEGY_NAMES[i], i]]);
+      expect(panel.markers).toEqual([
+        { axis: 'y', value: 10, label: 'capacity 10' },
+        { axis: 'x', value: 1, label: 'bound 1.0 s' },
       ]);
     }
+    const served = report.charts.at(-1)!;
+    expect(served.group).toBeUndefined();
+    expect(served.series.map((s) => s.name)).toEqual([...HERD_STRATEGY_NAMES, 'lower bound']);
+    const bound = served.series.at(-1)!;
+    expect(bound.dashed).toBe(true);
+    expect(bound.points.at(-1)).toEqual([1, 100]);
+    // Nobody beats the lower bound: at each of its points, every strategy has served no more.
+    for (const s of served.series.slice(0, -1)) {
+      for (const [x, y] of s.points) {
+        const allowed = Math.max(0, ...bound.points.filter(([bx]) => bx <= x + 1e-9).map(([, by]) => by));
+        expect(y, `${s.name} at ${x} s`).toBeLessThanOrEqual(allowed);
+      }
+    }
+    // adaptive meets it on the slot server: all 100 served at 1.0 s.
+    expect(served.series[HERD_STRATEGY_NAMES.indexOf('adaptive')]!.points.find(([, y]) => y === 100)?.[0]).toBe(1);
     const table = report.tables[0]!.table;
     expect(table.rows.every((row) => row.includes('190 req · 1.0 s'))).toBe(true);
   });

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { fleetPacingStrategy, runFleetBudget } from '../../src/sim/fleet.js';
+import { runHerd } from '../../src/sim/herd-run.js';
+import { FLEET_BUDGET_CREDIT } from '../../src/store/fleet-link.js';
+
+describe('fleets in the simulator (same policies, shared through the fleet ledger)', () => {
+  it('a shared budget counts the reserve once for the fleet; per-process budgets count it P times', () => {
+    const setup = { processes: 10, ratePerSecond: 100, durationMs: 10_000, seed: 1 };
+    const local = runFleetBudget({ ...setup, shared: false });
+    const shared = runFleetBudget({ ...setup, shared: true });
+    console.log(
+      `outage, 10 processes × 100/s: amplification ${local.amplification.toFixed(3)} per process, ${shared.amplification.toFixed(3)} shared`,
+    );
+    // Per process: 1 + 0.2 + 10/100. Shared: 1 + 0.2 + 10/1000, plus at most P × credit per window.
+    expect(local.amplification).toBeGreaterThan(1.28);
+    const windowRequests = 10 * 100 * 10;
+    expect(shared.amplification).toBeLessThanOrEqual(1.2 + (100 + 10 * FLEET_BUDGET_CREDIT) / windowRequests + 1e-9);
+    expect(shared.amplification).toBeGreaterThan(1.15);
+  });
+
+  it('a herd split over 4 processes: shared pacing sends fewer requests than a pacer per process (seed 1)', () => {
+    const herd = {
+      clients: 100,
+      capacity: 10,
+      slotMs: 100,
+      seed: 1,
+      server: { model: 'leaky-bucket' as const, burst: 10, latencyMs: 5 },
+    };
+    const local = runHerd(herd, fleetPacingStrategy(4, false));
+    const shared = runHerd(herd, fleetPacingStrategy(4, true));
+    console.log(
+      `herd over 4 processes: ${local.totalRequests} requests / ${local.allSucceededMs} ms per process, ${shared.totalRequests} / ${shared.allSucceededMs} ms shared`,
+    );
+    expect(local.gaveUp + shared.gaveUp).toBe(0);
+    expect(shared.totalRequests).toBeLessThan(local.totalRequests);
+  });
+});

@@ -1,0 +1,77 @@
+// Real rate limiters nobody here wrote, in front of a tiny loopback HTTP server each:
+// - `limiter`'s TokenBucket (a token bucket: burst, refilled continuously);
+// - `express-rate-limit` on Express (a fixed-window counter, windows opening at the first hit).
+// Both answer 429 without any wait hint, like the simulator's models. Requests are counted
+// here, at the server.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { TokenBucket } from 'limiter';
+
+export interface LimitedServer {
+  url: string;
+  requests(): { total: number; served: number; rejected: number };
+  resetCounts(): void;
+  close(): Promise<void>;
+}
+
+async function serve(server: Server, counts: { served: number; rejected: number }): Promise<LimitedServer> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests: () => ({ total: counts.served + counts.rejected, served: counts.served, rejected: counts.rejected }),
+    resetCounts() {
+      counts.served = 0;
+      counts.rejected = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** `limiter`'s TokenBucket: `burst` tokens, `ratePerSecond` dripped in continuously. */
+export async function startTokenBucketServer(options: { ratePerSecond: number; burst: number }): Promise<LimitedServer> {
+  // It starts empty and fills at the rate: callers let it fill (burst / rate) before a herd.
+  const bucket = new TokenBucket({ bucketSize: options.burst, tokensPerInterval: options.ratePerSecond, interval: 'second' });
+  const counts = { served: 0, rejected: 0 };
+  const server = createServer((_req, res) => {
+    if (bucket.tryRemoveTokens(1)) {
+      counts.served++;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else {
+      counts.rejected++;
+      res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
+    }
+  });
+  return serve(server, counts);
+}
+
+/** express-rate-limit's memory store: `limit` per `windowMs`, one key for every caller. */
+export async function startFixedWindowServer(options: { limit: number; windowMs: number }): Promise<LimitedServer> {
+  const counts = { served: 0, rejected: 0 };
+  const app = express();
+  app.use(
+    rateLimit({
+      windowMs: options.windowMs,
+      limit: options.limit,
+      // No wait hints: the herd measures what callers do without them.
+      legacyHeaders: false,
+      standardHeaders: false,
+      keyGenerator: () => 'herd',
+      handler: (_req, res) => {
+        counts.rejected++;
+        res.status(429).send('slow down\n');
+      },
+    }),
+  );
+  app.get('/', (_req, res) => {
+    counts.served++;
+    res.send('ok\n');
+  });
+  return serve(createServer(app), counts);
+}
