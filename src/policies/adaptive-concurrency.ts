@@ -43,25 +43,15 @@ export interface AdaptiveConcurrencyOptions {
 }
 
 export const ADAPTIVE_CONCURRENCY_DEFAULTS = {
-  /** @default 20 */
   initialLimit: 20,
-  /** @default 1 */
   minLimit: 1,
-  /** @default 1_000 */
   maxLimit: 1_000,
-  /** @default 50 */
   windowSamples: 50,
-  /** @default 0.5 */
   percentile: 0.5,
-  /** @default 0.1 */
   tolerance: 0.1,
-  /** @default 30_000 */
   probeIntervalMs: 30_000,
-  /** @default 3 */
   probeConcurrency: 3,
-  /** @default 0 */
   maxQueue: 0,
-  /** @default 1_000 */
   queueTimeoutMs: 1_000,
 } as const satisfies AdaptiveConcurrencyOptions;
 

@@ -24,17 +24,11 @@ export interface DerivedTimeoutOptions {
 }
 
 export const DERIVED_TIMEOUT_DEFAULTS = {
-  /** @default 0.99 */
   percentile: 0.99,
-  /** @default 1.5 */
   factor: 1.5,
-  /** @default 10 */
   floorMs: 10,
-  /** @default 10_000 */
   ceilingMs: 10_000,
-  /** @default 20 */
   minSamples: 20,
-  /** @default 10_000 */
   halfLifeMs: LATENCY_QUANTILES_DEFAULTS.halfLifeMs,
 } as const satisfies DerivedTimeoutOptions;
 

@@ -24,15 +24,10 @@ export interface HedgingOptions {
 }
 
 export const HEDGING_DEFAULTS = {
-  /** @default 0.95 */
   percentile: 0.95,
-  /** @default 1 */
   maxHedges: 1,
-  /** @default 0.05 */
   maxExtraLoad: 0.05,
-  /** @default 20 */
   minSamples: 20,
-  /** @default 10_000 */
   halfLifeMs: LATENCY_QUANTILES_DEFAULTS.halfLifeMs,
 } as const satisfies HedgingOptions;
 

@@ -9,7 +9,6 @@ export interface LatencyQuantilesOptions {
 }
 
 export const LATENCY_QUANTILES_DEFAULTS = {
-  /** @default 10_000 */
   halfLifeMs: 10_000,
 } as const satisfies LatencyQuantilesOptions;
 
