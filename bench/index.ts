@@ -9,14 +9,15 @@
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
  */
+
+import { execFileSync } from 'node:child_process';
 import { bench, do_not_optimize, run } from 'mitata';
 import { cases } from './cases.js';
-import { execFileSync } from 'node:child_process';
 import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
+import { fleetBench } from './fleet.js';
 import type { HttpGroup } from './http.js';
 import { IMPORT_TARGET_MS, runImportCost } from './import-cost.js';
 import { formatRatio, type Ratio, type Row } from './stats.js';
-import { fleetBench } from './fleet.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
