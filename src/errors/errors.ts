@@ -145,9 +145,16 @@ export class ConcurrencyLimitError extends KindlyError {
   constructor(
     /** The learned limit when the attempt was refused. */
     readonly limit: number,
+    /** Refused at once, or after waiting in the limit's queue (`concurrency.maxQueue`). */
+    readonly why: 'at-limit' | 'queue-full' | 'queue-timeout' = 'at-limit',
     details: Omit<ConstructorParameters<typeof KindlyError>[1], 'outcome'> = {},
   ) {
-    super(`adaptive concurrency limit reached (${limit} attempts in flight)`, { outcome: 'failed', ...details });
+    super(
+      why === 'queue-timeout'
+        ? `timed out waiting for a slot of the adaptive concurrency limit (${limit})`
+        : `adaptive concurrency limit reached (${limit} attempts in flight)`,
+      { outcome: 'failed', ...details },
+    );
   }
 }
 

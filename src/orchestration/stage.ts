@@ -30,7 +30,7 @@ export type AttemptResult = typeof RESULT_OK | typeof RESULT_FAILED | typeof RES
  * already under way (a promise, e.g. a fleet store's pacing slot, resolving to a value for
  * the stage's `afterQueue`).
  */
-export type Queue = { acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<void> } | PromiseLike<unknown>;
+export type Queue = { acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<unknown> } | PromiseLike<unknown>;
 
 /** What a stage may read of the call it admits (a `CallMachine`). */
 export interface StageCall {

@@ -33,6 +33,13 @@ export interface AdaptiveConcurrencyOptions {
    * unused. @default none (one shared limit)
    */
   partitions?: Readonly<Record<string, number>>;
+  /**
+   * Calls allowed to wait for a slot (the runtime keeps the queue); beyond that an attempt is
+   * refused at once. 0: refuse at once — queueing adds latency nobody asked for. @default 0
+   */
+  maxQueue?: number;
+  /** Longest wait for a slot, ms (the runtime also bounds it by the deadline). @default 1_000 */
+  queueTimeoutMs?: number;
 }
 
 export const ADAPTIVE_CONCURRENCY_DEFAULTS = {
@@ -44,6 +51,8 @@ export const ADAPTIVE_CONCURRENCY_DEFAULTS = {
   tolerance: 0.1,
   probeIntervalMs: 30_000,
   probeConcurrency: 3,
+  maxQueue: 0,
+  queueTimeoutMs: 1_000,
 } as const satisfies AdaptiveConcurrencyOptions;
 
 const KEYS = [
@@ -55,6 +64,8 @@ const KEYS = [
   'tolerance',
   'probeIntervalMs',
   'probeConcurrency',
+  'maxQueue',
+  'queueTimeoutMs',
   'partitions',
 ] as const;
 
@@ -117,6 +128,9 @@ export class AdaptiveConcurrencyLimit {
   readonly tolerance: number;
   readonly probeIntervalMs: number;
   readonly probeConcurrency: number;
+  /** Waiting is the runtime's: see `AdaptiveConcurrencyOptions.maxQueue`. */
+  readonly maxQueue: number;
+  readonly queueTimeoutMs: number;
   /** Partition names, in the order given. */
   readonly partitionNames: readonly string[];
   private readonly ratios: Float64Array;
@@ -148,7 +162,9 @@ export class AdaptiveConcurrencyLimit {
       .number('percentile', options.percentile, 0, 1)
       .number('tolerance', options.tolerance, 0)
       .duration('probeIntervalMs', options.probeIntervalMs, { min: 1, allowInfinity: true })
-      .integer('probeConcurrency', options.probeConcurrency, 1);
+      .integer('probeConcurrency', options.probeConcurrency, 1)
+      .integer('maxQueue', options.maxQueue, 0, { allowInfinity: true })
+      .duration('queueTimeoutMs', options.queueTimeoutMs, { allowInfinity: true });
     const min = options.minLimit ?? ADAPTIVE_CONCURRENCY_DEFAULTS.minLimit;
     const max = options.maxLimit ?? ADAPTIVE_CONCURRENCY_DEFAULTS.maxLimit;
     const initial = options.initialLimit ?? Math.min(Math.max(ADAPTIVE_CONCURRENCY_DEFAULTS.initialLimit, min), max);
@@ -184,6 +200,8 @@ export class AdaptiveConcurrencyLimit {
     this.tolerance = options.tolerance ?? ADAPTIVE_CONCURRENCY_DEFAULTS.tolerance;
     this.probeIntervalMs = options.probeIntervalMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeIntervalMs;
     this.probeConcurrency = options.probeConcurrency ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeConcurrency;
+    this.maxQueue = options.maxQueue ?? ADAPTIVE_CONCURRENCY_DEFAULTS.maxQueue;
+    this.queueTimeoutMs = options.queueTimeoutMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.queueTimeoutMs;
     this.partitionNames = names;
     this.ratios = Float64Array.from(ratios);
     this.partitionInFlight = new Int32Array(names.length + 1);
@@ -229,7 +247,7 @@ export class AdaptiveConcurrencyLimit {
    * slot) if the limit allows. Returns the partition index to pass to `release`, or
    * `LIMIT_REJECTED`.
    */
-  tryAcquire(nowMs: number, partition: number = this.partitionNames.length): number {
+  tryAcquire(nowMs: number, partition: number = this.partitionNames.length, countRefusal = true): number {
     if (!this.probing && nowMs >= this.nextProbeAt) this.startProbe(nowMs);
     const limit = this.limit;
     const p = partition >= 0 && partition < this.partitionNames.length ? partition : this.partitionNames.length;
@@ -237,7 +255,7 @@ export class AdaptiveConcurrencyLimit {
       this.running >= limit &&
       (this.probing || p === this.partitionNames.length || this.partitionInFlight[p]! >= this.ratios[p]! * limit)
     ) {
-      this.rejectedCount++;
+      if (countRefusal) this.rejectedCount++;
       return LIMIT_REJECTED;
     }
     this.running++;

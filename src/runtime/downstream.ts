@@ -1,6 +1,6 @@
 import { classifyError } from '../classify/classify-error.js';
 import type { Classification } from '../classify/outcome.js';
-import { GiveUpError, type GiveUpReason } from '../errors/errors.js';
+import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import {
   CallMachine,
@@ -631,7 +631,7 @@ export class Downstream implements CallPlan {
           }
           step = call.resume(clock.monotonic());
         } else {
-          step = await this.waitForSlot(call, signal, startedAt);
+          step = await this.waitForSlot(call, signal, startedAt, lane?.key ?? this.name);
         }
       }
 
@@ -723,7 +723,12 @@ export class Downstream implements CallPlan {
    * `STEP_QUEUE`: waits in a stage's line (the bulkhead's, within the deadline) or for a
    * booking under way (a fleet store's pacing slot).
    */
-  private async waitForSlot(call: CallMachine, signal: AbortSignal | undefined, startedAt: number): Promise<Step> {
+  private async waitForSlot(
+    call: CallMachine,
+    signal: AbortSignal | undefined,
+    startedAt: number,
+    laneKey: string,
+  ): Promise<Step> {
     const queue = call.queue as Queue;
     let value: unknown;
     try {
@@ -733,6 +738,21 @@ export class Downstream implements CallPlan {
       if (signal?.aborted) {
         call.abandon(now);
         return this.aborted(signal, call, startedAt);
+      }
+      if (isConcurrencyLimitError(error)) {
+        // The adaptive limit's line (`concurrency.maxQueue`): full, or the wait ran out.
+        this.stats_.concurrencyRejections++;
+        if (this.events.active) {
+          this.events.emit({
+            type: 'concurrency-limited',
+            downstream: this.name,
+            atMs: now,
+            key: laneKey,
+            limit: error.limit,
+            partition: call.partition,
+          });
+        }
+        return call.slotRefused(now, error);
       }
       this.stats_.bulkheadRejections++;
       const why = (error as { why?: 'queue-full' | 'queue-timeout' }).why ?? 'queue-full';

@@ -108,10 +108,10 @@ export class Lanes {
     return this.lanes.size;
   }
 
-  /** Calls waiting for a bulkhead slot, over all keys. */
+  /** Calls waiting for a bulkhead slot or a slot of the adaptive limit, over all keys. */
   get queued(): number {
     let n = 0;
-    for (const lane of this.lanes.values()) n += lane.bulkhead?.queued ?? 0;
+    for (const lane of this.lanes.values()) n += (lane.bulkhead?.queued ?? 0) + (lane.latency?.queued ?? 0);
     return n;
   }
 
@@ -155,7 +155,7 @@ export class Lanes {
             ),
       bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
-      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency),
+      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock),
     };
     const stages: Stage[] = [];
     if (o.budgetStage !== undefined) stages.push(o.budgetStage);

@@ -3,6 +3,7 @@ import {
   ADMIT,
   type Admission,
   type AttemptResult,
+  QUEUE,
   RESULT_FAILED,
   RESULT_OK,
   type Stage,
@@ -32,10 +33,24 @@ export class LatencyStage implements Stage {
   enter(call: StageCall, nowMs: number): Admission {
     const slot = this.lane.admit(nowMs, call.partition);
     if (slot === LIMIT_REJECTED) {
+      if (this.lane.queues) {
+        // A bounded wait in line for a slot, within the deadline (like the bulkhead's); the
+        // driver waits and hands the granted slot to `afterQueue`.
+        const lane = this.lane;
+        const partition = call.partition;
+        call.queue = { acquire: (signal, maxWaitMs) => lane.wait(partition, signal, maxWaitMs) };
+        call.queueWaitMs = call.deadline - call.attemptStart;
+        return QUEUE;
+      }
       const limit = this.lane.limit?.limit ?? 0;
       this.options.onLimited?.(limit, nowMs, call.partition);
-      return call.refuse('rejected', () => new ConcurrencyLimitError(limit, { downstream: call.name }), undefined);
+      return call.refuse('rejected', () => new ConcurrencyLimitError(limit, 'at-limit', { downstream: call.name }), undefined);
     }
+    call.token = slot;
+    return ADMIT;
+  }
+
+  afterQueue(call: StageCall, _nowMs: number, slot: unknown): Admission {
     call.token = slot;
     return ADMIT;
   }

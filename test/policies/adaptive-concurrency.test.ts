@@ -45,6 +45,8 @@ describe('AdaptiveConcurrencyLimit', () => {
       tolerance: 0.1,
       probeIntervalMs: 30_000,
       probeConcurrency: 3,
+      maxQueue: 0,
+      queueTimeoutMs: 1_000,
     });
   });
 

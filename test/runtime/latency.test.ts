@@ -53,6 +53,26 @@ describe('adaptive concurrency limit through .call()', () => {
     expect(stats.concurrencyLimit).toBe(2);
   });
 
+  it('with maxQueue, a refused attempt waits in line for a slot; a full line or a long wait is refused', async () => {
+    const { clock, api } = setup({ retry: false, concurrency: { probeConcurrency: 1, maxQueue: 1, queueTimeoutMs: 150 } });
+    const take = (ms: number) => api.call(({ signal }) => clock.sleep(ms, signal).then(() => ms));
+    const a = take(100);
+    const b = take(10); // waits for a's slot
+    const c = await settle(clock, take(10)); // the line is full
+    expect(isConcurrencyLimitError((c.error as GiveUpError).cause)).toBe(true);
+    expect(((c.error as GiveUpError).cause as { why: string }).why).toBe('queue-full');
+    expect(api.stats().queueDepth).toBe(1);
+    expect(await settle(clock, a)).toMatchObject({ value: 100, at: 100 });
+    expect(await settle(clock, b)).toMatchObject({ value: 10, at: 110 });
+    // A wait longer than queueTimeoutMs is refused.
+    const d = take(1_000);
+    const e = await settle(clock, take(10));
+    expect(((e.error as GiveUpError).cause as { why: string }).why).toBe('queue-timeout');
+    expect(e.at - 110).toBe(150);
+    await settle(clock, d);
+    expect(api.stats().queueDepth).toBe(0);
+  });
+
   it('partitions: a background call cannot take the share owed to interactive calls', async () => {
     const { clock, api } = setup({
       retry: false,
