@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scheduler } from 'node:timers/promises';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -25,7 +26,8 @@ async function freePort(): Promise<number> {
 }
 
 async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  // Up to ~10 s: nginx may take a while to start on a loaded machine.
+  for (let i = 0; i < 500; i++) {
     if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${log()}`);
     const ok = await new Promise<boolean>((resolve) => {
       const socket = createConnection({ port, host: '127.0.0.1' });
@@ -36,7 +38,7 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string)
       socket.once('error', () => resolve(false));
     });
     if (ok) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await scheduler.wait(20);
   }
   throw new Error(`nginx did not listen on ${port}: ${log()}`);
 }
