@@ -111,6 +111,12 @@ function build(
   // TanStack asks retryDelay and then retry about the same failure (in that order today); both
   // must see one decision, or the jitter drawn for the delay and the yes/no could disagree.
   const pending = new WeakMap<object, { attempt: number; decision: RetryDecision }>();
+  // TanStack does not say which query failed, so the retry chain (the previous delay that
+  // decorrelated jitter grows from, and the time since the first failure) is followed by
+  // attempt number: attempt n + 1 right after attempt n continues the chain, attempt 1 starts
+  // a new one. Chains of queries failing at once may interleave; then a decision is made
+  // without the previous delay (as for a first retry) rather than with another query's.
+  let chain: { attempt: number; delayMs: number | undefined; firstFailureAt: number } | undefined;
   const decide = (failureCount: number, error: unknown): RetryDecision => {
     const attempt = attemptFromFailureCount(failureCount);
     const keyed = typeof error === 'object' && error !== null ? error : undefined;
@@ -120,21 +126,37 @@ function build(
       return cached.decision;
     }
     const now = clock.now();
-    const classification = userClassify?.(error, now) ?? classifyError(error, now);
+    const monotonic = clock.monotonic();
+    const continues = chain !== undefined && attempt > 1 && chain.attempt === attempt - 1;
+    const previousDelayMs = continues ? chain?.delayMs : undefined;
+    const firstFailureAt = continues && chain !== undefined ? chain.firstFailureAt : monotonic;
     const decision = retryPolicy.decide(
       {
         attempt,
-        classification,
+        classification: classifyWithUser(error, now),
         idempotent,
         verifiable: false,
-        elapsedMs: 0,
+        elapsedMs: monotonic - firstFailureAt,
         deadlineRemainingMs: Number.POSITIVE_INFINITY,
-        previousDelayMs: undefined,
+        previousDelayMs,
       },
       random,
     );
+    chain = { attempt, delayMs: decision.retry ? decision.delayMs : undefined, firstFailureAt };
     if (keyed !== undefined) pending.set(keyed, { attempt, decision });
     return decision;
+  };
+  // The user's classifier first; one that throws is skipped (as in every kindly call).
+  const classifyWithUser = (error: unknown, now: number): Classification => {
+    if (userClassify !== undefined) {
+      try {
+        const mine = userClassify(error, now);
+        if (mine !== undefined) return mine;
+      } catch {
+        // fall through to kindly's classifier
+      }
+    }
+    return classifyError(error, now);
   };
   return {
     retry: (failureCount, error) => decide(failureCount, error).retry,

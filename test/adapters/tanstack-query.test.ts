@@ -47,6 +47,31 @@ describe('TanStack adapter — failureCount conversion', () => {
     }
   });
 
+  it('decorrelated jitter grows from the previous delay along a retry chain (it stayed within [base, 3·base] before)', () => {
+    const backoff = { shape: 'exponential', base: 100, cap: 1_000_000, jitter: 'decorrelated' } as const;
+    const seen: number[] = [];
+    for (const [name, seed] of Object.entries({ 'chain-a': 1000, 'chain-b': 1001, 'chain-c': 1002 })) {
+      const { retryDelay } = queryRetry({ retry: { maxAttempts: 20, backoff }, random: new SeededRandom(seed) });
+      const delays = Array.from({ length: 12 }, (_, n) => retryDelay(n, failure(503)));
+      seen.push(Math.max(...delays));
+      // A new chain (attempt 1 again) starts from the base, not from the last chain's delay.
+      expect(retryDelay(0, failure(503)), name).toBeLessThanOrEqual(300);
+    }
+    // Twelve steps of decorrelated jitter from 100 ms: far past 3 · base on every seed.
+    for (const max of seen) expect(max).toBeGreaterThan(300);
+  });
+
+  it('a classify hook that throws is skipped: kindly classifies the error', () => {
+    const { retry } = queryRetry({
+      retry: quick,
+      classify: () => {
+        throw new Error('bug in the hook');
+      },
+    });
+    expect(retry(0, failure(503))).toBe(true);
+    expect(retry(0, failure(404))).toBe(false);
+  });
+
   it('retry and retryDelay asked about the same failure see one decision (one jitter draw)', () => {
     const a = queryRetry({ retry: { maxAttempts: 3 }, random: new SeededRandom(42) });
     const b = queryRetry({ retry: { maxAttempts: 3 }, random: new SeededRandom(42) });
