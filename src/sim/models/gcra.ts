@@ -3,9 +3,9 @@ import type { Simulation } from '../engine.js';
 import {
   type AnswerLatency,
   Answers,
-  answerValidator,
   boundFrom,
   type LowerBound,
+  rateValidator,
   type ServerResponse,
   type SimServer,
 } from './server.js';
@@ -32,13 +32,7 @@ export class GcraServer implements SimServer {
   private readonly answers: Answers;
 
   constructor(sim: Simulation, random: Random, options: GcraOptions, respond: ServerResponse) {
-    answerValidator('gcra', options)
-      .knownKeys(options, ['ratePerSecond', 'burst', 'latency', 'rejectLatency'])
-      .number('ratePerSecond', options.ratePerSecond, Number.MIN_VALUE)
-      .check(options.ratePerSecond !== undefined, 'Expected `ratePerSecond`, got undefined')
-      .number('burst', options.burst, 1)
-      .check(options.burst !== undefined, 'Expected `burst`, got undefined')
-      .done();
+    rateValidator('gcra', options, ['ratePerSecond', 'burst', 'latency', 'rejectLatency'], 1).done();
     this.interval = 1000 / options.ratePerSecond;
     this.tolerance = options.burst * this.interval;
     this.answers = new Answers(sim, random, options, respond);

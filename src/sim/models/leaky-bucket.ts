@@ -3,9 +3,9 @@ import type { Simulation } from '../engine.js';
 import {
   type AnswerLatency,
   Answers,
-  answerValidator,
   boundFrom,
   type LowerBound,
+  rateValidator,
   type ServerResponse,
   type SimServer,
 } from './server.js';
@@ -47,12 +47,7 @@ export class LeakyBucketServer implements SimServer {
     options: LeakyBucketOptions,
     respond: ServerResponse,
   ) {
-    answerValidator('leaky bucket', options)
-      .knownKeys(options, ['ratePerSecond', 'burst', 'mode', 'latency', 'rejectLatency'])
-      .number('ratePerSecond', options.ratePerSecond, Number.MIN_VALUE)
-      .check(options.ratePerSecond !== undefined, 'Expected `ratePerSecond`, got undefined')
-      .number('burst', options.burst, 0)
-      .check(options.burst !== undefined, 'Expected `burst`, got undefined')
+    rateValidator('leaky bucket', options, ['ratePerSecond', 'burst', 'mode', 'latency', 'rejectLatency'], 0)
       .oneOf('mode', options.mode, ['nodelay', 'delay'])
       .done();
     this.perMs = options.ratePerSecond / 1000;

@@ -75,6 +75,24 @@ export function answerValidator(subject: string, options: AnswerLatency): Option
   return v;
 }
 
+/**
+ * The checks every rate-metered model shares (token bucket, leaky bucket, GCRA): its known
+ * keys, the latency options, a positive `ratePerSecond` and a `burst` of at least `minBurst`.
+ */
+export function rateValidator(
+  subject: string,
+  options: AnswerLatency & { ratePerSecond: number; burst: number },
+  keys: readonly string[],
+  minBurst: number,
+): OptionsValidator {
+  return answerValidator(subject, options)
+    .knownKeys(options, keys)
+    .number('ratePerSecond', options.ratePerSecond, Number.MIN_VALUE)
+    .check(options.ratePerSecond !== undefined, 'Expected `ratePerSecond`, got undefined')
+    .number('burst', options.burst, minBurst)
+    .check(options.burst !== undefined, 'Expected `burst`, got undefined');
+}
+
 /** The best any client strategy can do against a model: fewest requests, earliest finish. */
 export interface LowerBound {
   totalRequests: number;

@@ -3,9 +3,9 @@ import type { Simulation } from '../engine.js';
 import {
   type AnswerLatency,
   Answers,
-  answerValidator,
   boundFrom,
   type LowerBound,
+  rateValidator,
   type ServerResponse,
   type SimServer,
 } from './server.js';
@@ -30,13 +30,7 @@ export class TokenBucketServer implements SimServer {
   private readonly answers: Answers;
 
   constructor(sim: Simulation, random: Random, options: TokenBucketOptions, respond: ServerResponse) {
-    answerValidator('token bucket', options)
-      .knownKeys(options, ['ratePerSecond', 'burst', 'latency', 'rejectLatency'])
-      .number('ratePerSecond', options.ratePerSecond, Number.MIN_VALUE)
-      .check(options.ratePerSecond !== undefined, 'Expected `ratePerSecond`, got undefined')
-      .number('burst', options.burst, 1)
-      .check(options.burst !== undefined, 'Expected `burst`, got undefined')
-      .done();
+    rateValidator('token bucket', options, ['ratePerSecond', 'burst', 'latency', 'rejectLatency'], 1).done();
     this.perMs = options.ratePerSecond / 1000;
     this.burst = options.burst;
     this.tokens = options.burst;
