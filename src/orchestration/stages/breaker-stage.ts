@@ -9,9 +9,12 @@ import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, ty
  */
 export class BreakerStage implements Stage {
   readonly name = 'breaker';
-  readonly observesSuccess = true;
-
   constructor(readonly breaker: CircuitBreaker) {}
+
+  /** Only a success the breaker files by time (ratio mode, or while it is not closed). */
+  get observesSuccess(): boolean {
+    return this.breaker.successNeedsTime;
+  }
 
   enter(call: StageCall, nowMs: number): Admission {
     const permit = this.breaker.tryAcquire(nowMs);
