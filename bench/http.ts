@@ -1,7 +1,8 @@
 /**
  * HTTP overhead on loopback: the same GET (`200 ok`, body read to the end) sent by bare
- * `fetch`, by `fetch` with what kindly must add (an AbortSignal per attempt and its two
- * headers), by `downstream().fetch`, by the full pipeline and by ky — sequentially and 32 at
+ * `fetch`, by `fetch` with what kindly must add (an AbortSignal per attempt, and the headers
+ * kindly sends in that group, checked on the wire), by `fetchThrough`, by the full pipeline
+ * and by ky — sequentially and 32 at
  * a time, in interleaved rounds (see rounds.ts). The server runs in its own process.
  *
  * Two groups, each in a fresh process (`--group=`):
@@ -42,28 +43,36 @@ async function readOk(response: Response): Promise<void> {
   if (response.status !== 200 || text !== 'ok') throw new Error(`unexpected answer ${response.status} ${text}`);
 }
 
-function casesFor(group: HttpGroup, url: string): TimedCase[] {
-  const bare: TimedCase = { name: 'bare', once: async () => readOk(await fetch(url)) };
-  const floor: TimedCase = {
+/** One case: `request` sends one request; the case reads its body. */
+interface HttpCase {
+  name: string;
+  request: () => Promise<Response>;
+}
+
+/**
+ * The floor: what kindly must do per attempt — its own AbortController, and exactly the
+ * headers kindly sends. By default kindly sends no internal header outside an inbound
+ * request's deadline scope, even with a `totalTimeout` (see `propagateHeaders` in
+ * docs/http.md), so neither group's floor sends one. `checkSameHeaders` verifies it on the
+ * wire before anything is measured.
+ */
+function floorCase(url: string, headers: Record<string, string>): HttpCase {
+  return {
     name: 'floor',
-    once: async () => {
-      // What kindly must do per attempt: its own AbortController, and the two headers it sends.
-      const controller = new AbortController();
-      const response = await fetch(url, {
-        signal: controller.signal,
-        headers: { 'x-retry-attempt': '0', 'x-request-timeout-ms': '10000' },
-      });
-      await readOk(response);
-    },
+    request: () => fetch(url, { signal: new AbortController().signal, headers }),
   };
+}
+
+function casesFor(group: HttpGroup, url: string): HttpCase[] {
+  const bare: HttpCase = { name: 'bare', request: () => fetch(url) };
   if (group === 'plain') {
     const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
     const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
     return [
       bare,
-      floor,
-      { name: 'kindly', once: async () => readOk(await fetchThrough(api, url)) },
-      { name: 'ky', once: async () => readOk(await client.get(url)) },
+      floorCase(url, {}),
+      { name: 'kindly', request: () => fetchThrough(api, url) },
+      { name: 'ky', request: () => client.get(url) },
     ];
   }
   const full = downstream('http-full', {
@@ -75,7 +84,28 @@ function casesFor(group: HttpGroup, url: string): TimedCase[] {
     bulkhead: { maxConcurrent: 1_000 },
     pacing: {},
   });
-  return [bare, floor, { name: 'kindly-full', once: async () => readOk(await fetchThrough(full, url)) }];
+  return [
+    bare,
+    floorCase(url, {}),
+    { name: 'kindly-full', request: () => fetchThrough(full, url) },
+  ];
+}
+
+/** The floor and kindly must send the same header names, or the comparison is not fair. */
+async function checkSameHeaders(cases: HttpCase[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const c of cases) {
+    const response = await c.request();
+    seen.set(c.name, response.headers.get('x-seen-headers') ?? '');
+    await readOk(response);
+  }
+  const floor = seen.get('floor');
+  for (const name of ['kindly', 'kindly-full']) {
+    const sent = seen.get(name);
+    if (sent !== undefined && sent !== floor) {
+      throw new Error(`unfair floor: kindly sent headers [${sent}], the floor [${floor}]`);
+    }
+  }
 }
 
 export interface HttpOptions {
@@ -91,7 +121,9 @@ const CONCURRENT = { batches: 16 } as const;
 export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; ratios: Ratio[] }> {
   const { url, child } = await startServer();
   try {
-    const cases = casesFor(options.group, url);
+    const httpCases = casesFor(options.group, url);
+    await checkSameHeaders(httpCases);
+    const cases: TimedCase[] = httpCases.map((c) => ({ name: c.name, once: async () => readOk(await c.request()) }));
     const rows: Row[] = [];
     const ratios: Ratio[] = [];
     for (const [mode, batches, ops, concurrency] of [
