@@ -163,7 +163,8 @@ export class FetchCall {
 
   /** One attempt: the previous failed body let go, the request sent, the response judged. */
   private async attempt(ctx: CallContext): Promise<Response> {
-    await this.releasePrevious(ctx);
+    // Only after a failed response: an await costs every first attempt a promise and a tick.
+    if (this.lastFailure !== undefined) await this.releasePrevious(ctx);
     const { plan } = this;
     // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
     if (!plan.body.replayable && ctx.attempt > 1) throw notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined);

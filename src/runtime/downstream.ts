@@ -1083,6 +1083,7 @@ export class Downstream implements CallPlan {
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
 /** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
 function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  if (plainlyValid(options)) return undefined;
   const v = new OptionsValidator('call');
   v.knownKeys(options, CALL_KEYS);
   if (typeof options !== 'object' || options === null) return v.problems;
@@ -1101,6 +1102,35 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
     .func('classify', options.classify)
     .func('beforeAttempt', options.beforeAttempt);
   return v.problems.length > 0 ? v.problems : undefined;
+}
+
+const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);
+
+/**
+ * The common case of `checkCallOptions`, without allocating: every key known and every value
+ * of its type (the same rules, read the same way). `false` only sends the options to the
+ * full check, which finds and words the problems.
+ */
+function plainlyValid(o: CallOptions<unknown>): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  for (const key in o) if (!CALL_KEY_SET.has(key)) return false;
+  const { timeout, deadline } = o;
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) return false;
+  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) return false;
+  if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
+  if (o.key !== undefined && typeof o.key !== 'string') return false;
+  if (o.budgetKey !== undefined && typeof o.budgetKey !== 'string') return false;
+  return (
+    isFunctionOrAbsent(o.verify) &&
+    isFunctionOrAbsent(o.fallback) &&
+    isFunctionOrAbsent(o.onAttemptError) &&
+    isFunctionOrAbsent(o.classify) &&
+    isFunctionOrAbsent(o.beforeAttempt)
+  );
+}
+
+function isFunctionOrAbsent(value: unknown): boolean {
+  return value === undefined || typeof value === 'function';
 }
 
 function describeCause(classification: Classification, error: unknown): string {
