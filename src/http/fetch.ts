@@ -310,18 +310,20 @@ function callOptionsOf(
   idempotent: boolean,
   deadline: number,
 ): CallOptions<Response> {
-  const options: CallOptions<Response> = { idempotent, key: init?.key ?? laneKeyOf(request.url) };
-  if (request.signal !== undefined) options.signal = request.signal;
-  if (init !== undefined) {
-    if (init.deadline !== undefined) options.deadline = init.deadline;
-    if (init.timeout !== undefined) options.timeout = init.timeout;
-    if (init.verify !== undefined) options.verify = init.verify;
-    if (init.fallback !== undefined) options.fallback = init.fallback;
-    if (init.budgetKey !== undefined) options.budgetKey = init.budgetKey;
-  }
-  // Fixed before any buffering: the whole-call timeout counts the time spent buffering the body.
-  if (deadline < (options.deadline ?? Number.POSITIVE_INFINITY)) options.deadline = deadline;
-  return options;
+  // Every field present, in one order, whatever the init says: an object built up key by key
+  // (or spread) is a different shape per request, and reading one costs ~1 µs (measured).
+  const earliest = Math.min(init?.deadline ?? Number.POSITIVE_INFINITY, deadline);
+  return {
+    idempotent,
+    key: init?.key ?? laneKeyOf(request.url),
+    signal: request.signal,
+    // Fixed before any buffering: the whole-call timeout counts the time spent buffering the body.
+    deadline: earliest === Number.POSITIVE_INFINITY ? undefined : earliest,
+    timeout: init?.timeout,
+    verify: init?.verify,
+    fallback: init?.fallback,
+    budgetKey: init?.budgetKey,
+  };
 }
 
 /** True when `init` carries one of kindly's own keys (only then is it checked). */
