@@ -6,7 +6,8 @@
  * a time, in interleaved rounds (see rounds.ts). The server runs in its own process.
  *
  * Two groups, each in a fresh process (`--group=`):
- * - `plain`: bare, floor, kindly (retry + attempt timeout + budget), ky.
+ * - `plain`: bare, floor, call (`.call()` around the floor's request), kindly (retry + attempt
+ *   timeout + budget), ky.
  * - `deadline`: bare, floor, kindly full (retry, budget, breaker, bulkhead, pacing, total
  *   timeout). A call with a deadline enters an AsyncLocalStorage scope, which on Node 20
  *   switches on promise hooks for the whole process and slows every promise — bare `fetch`
@@ -71,6 +72,9 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
     return [
       bare,
       floorCase(url, {}),
+      // The core pipeline around the same request as the floor: splits kindly's cost between
+      // `.call()` and the HTTP layer (`fetchThrough`).
+      { name: 'call', request: () => api.call((context) => fetch(url, { signal: context.signal, headers: {} })) },
       { name: 'kindly', request: () => fetchThrough(api, url) },
       { name: 'ky', request: () => client.get(url) },
     ];
@@ -84,11 +88,7 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
     bulkhead: { maxConcurrent: 1_000 },
     pacing: {},
   });
-  return [
-    bare,
-    floorCase(url, {}),
-    { name: 'kindly-full', request: () => fetchThrough(full, url) },
-  ];
+  return [bare, floorCase(url, {}), { name: 'kindly-full', request: () => fetchThrough(full, url) }];
 }
 
 /** The floor and kindly must send the same header names, or the comparison is not fair. */
@@ -142,6 +142,8 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
         const target = (t: number) => (kind === 'wall' ? t : undefined);
         if (options.group === 'plain') {
           ratios.push(ratioOf(suite, 'kindly / floor', runs('kindly'), runs('floor'), target(HTTP_TARGETS.kindly)));
+          ratios.push(ratioOf(suite, 'call / floor', runs('call'), runs('floor')));
+          ratios.push(ratioOf(suite, 'kindly / call', runs('kindly'), runs('call')));
           ratios.push(ratioOf(suite, 'kindly / bare', runs('kindly'), runs('bare')));
           ratios.push(ratioOf(suite, 'floor / bare', runs('floor'), runs('bare')));
           ratios.push(ratioOf(suite, 'ky / bare', runs('ky'), runs('bare')));
