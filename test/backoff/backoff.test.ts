@@ -121,7 +121,7 @@ describe('Backoff validation', () => {
     expect(problems).toContain('got "wild"');
     expect(problems).toContain('`baseMs` ≥ 0, got -1');
     expect(problems).toContain('`factor` in [1, 1000], got 0.5');
-    expect(problems).toContain('`cap` to be a number of milliseconds, got NaN');
+    expect(problems).toContain('`capMs` to be a number of milliseconds, got NaN');
   });
 
   it('rejects floor > cap', () => {
