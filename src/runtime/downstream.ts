@@ -17,7 +17,7 @@ import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
 import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
   type BreakerState,
   CircuitBreaker,
@@ -38,6 +38,7 @@ import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
 import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
+import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';

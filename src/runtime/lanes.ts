@@ -3,12 +3,13 @@ import type { Stage } from '../orchestration/stage.js';
 import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
 import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
 import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
+import { Bulkhead } from './bulkhead.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
 import { LatencyStage } from './latency-stage.js';
 
