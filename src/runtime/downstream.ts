@@ -1,4 +1,4 @@
-import { classifyError } from '../classify/classify-error.js';
+import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
@@ -495,21 +495,10 @@ export class Downstream implements CallPlan {
   }
 
   /**
-   * The call's classifier, then the downstream's, then kindly's. A classifier that throws
-   * is skipped: a bug in it must not leave a breaker permit or a bulkhead slot taken.
+   * The call's classifier, then the downstream's, then kindly's; one that throws is skipped.
    */
   private classifyFor(error: unknown, perCall: CallOptions<unknown>['classify']): Classification {
-    const now = this.clock.now();
-    for (const classifier of [perCall, this.userClassify]) {
-      if (classifier === undefined) continue;
-      try {
-        const c = classifier(error, now);
-        if (c !== undefined) return c;
-      } catch {
-        // fall through to the next classifier
-      }
-    }
-    return classifyError(error, now);
+    return classifyThrough(error, this.clock.now(), perCall, this.userClassify);
   }
 
   /**
