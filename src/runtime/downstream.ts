@@ -13,9 +13,10 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
+import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
-import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
 import {
@@ -24,11 +25,11 @@ import {
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
-import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
-import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
 import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
@@ -112,12 +113,8 @@ export interface DownstreamOptions {
   random?: Random;
 }
 
-/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
-export const DOWNSTREAM_DEFAULTS = {
-  attemptTimeout: 10_000,
-  idempotent: true,
-  maxKeys: 1_000,
-} as const;
+/** The defaults of {@link DownstreamOptions} (declared once, in the orchestration; a test pins them). */
+export { DOWNSTREAM_DEFAULTS };
 
 /** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
 export interface DownstreamSnapshot {
@@ -228,8 +225,6 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   beforeAttempt: true,
 });
 
-const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
-
 /**
  * Where `kindly-calls/http` leaves `fetchThrough` for the deprecated `Downstream.fetch`
  * (on globalThis, so the ESM and CJS builds and two copies of the package find it).
@@ -279,21 +274,10 @@ export class Downstream implements CallPlan {
       .func('classify', options.classify)
       .func('fallback', options.fallback);
     let retry: RetryPolicy | undefined;
-    if (options.retry === false) retry = NO_RETRY;
-    else {
-      const retryOptions = options.retry ?? {};
-      // Unbounded attempts may also be bounded by a total timeout on the downstream.
-      const bounded =
-        retryOptions.maxAttempts === Number.POSITIVE_INFINITY &&
-        retryOptions.maxElapsed === undefined &&
-        options.totalTimeout !== undefined
-          ? { ...retryOptions, maxElapsed: options.totalTimeout }
-          : retryOptions;
-      try {
-        retry = new RetryPolicy(bounded);
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-      }
+    try {
+      retry = retryPolicyOf(options.retry, options.totalTimeout);
+    } catch (error) {
+      for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
     }
     v.integer('maxKeys', options.maxKeys, 1);
     v.check(
@@ -339,16 +323,10 @@ export class Downstream implements CallPlan {
     this.fleet = fleet;
     const ledger = fleet?.budgets ?? budgets;
     this.budgetLedger = ledger;
-    const budgetStage =
-      ledger === undefined
-        ? undefined
-        : new BudgetStage(ledger, {
-            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
-            onRefused: (key, atMs) => {
-              this.stats_.budgetRejections++;
-              if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
-            },
-          });
+    const budgetStage = budgetStageOf(ledger, options.budget, (key, atMs) => {
+      this.stats_.budgetRejections++;
+      if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
+    });
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
@@ -402,12 +380,7 @@ export class Downstream implements CallPlan {
     this.clock = clock;
     this.random = random;
     // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
-    this.attemptTimeout =
-      options.attemptTimeout === false
-        ? Number.POSITIVE_INFINITY
-        : derivedTimeout !== undefined
-          ? (derivedTimeout.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs)
-          : ((options.attemptTimeout as number | undefined) ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
+    this.attemptTimeout = attemptTimeoutOf(options.attemptTimeout);
     this.totalTimeout = options.totalTimeout;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
