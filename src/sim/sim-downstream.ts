@@ -60,6 +60,11 @@ export interface SimCallEnd {
   reason: GiveUpReason | undefined;
   /** Attempts that reached the callee. */
   attempts: number;
+  /**
+   * The call ended at admission: a stage refused the attempt it was about to make (an open
+   * breaker failing fast, a pacer slot beyond the deadline), so nothing was sent for it.
+   */
+  refused: boolean;
   atMs: number;
 }
 
@@ -143,7 +148,7 @@ export class SimDownstream implements CallPlan {
     this.beginKind = sim.on((call, now) => this.begin(call, now));
     this.resumeKind = sim.on((call, now) => {
       const machine = this.calls[call];
-      if (machine !== undefined) this.drive(call, machine, machine.resume(now), now);
+      if (machine !== undefined) this.drive(call, machine, machine.resume(now), now, true);
     });
     this.timeoutKind = sim.on((call, now) => this.timedOut(call, now));
   }
@@ -153,7 +158,7 @@ export class SimDownstream implements CallPlan {
     const machine = new CallMachine(this, this.pipeline, now, callDeadline(now, undefined, undefined, this.totalTimeout));
     this.calls[call] = machine;
     machine.start(now);
-    this.drive(call, machine, machine.begin(now), now);
+    this.drive(call, machine, machine.begin(now), now, true);
   }
 
   /**
@@ -166,10 +171,10 @@ export class SimDownstream implements CallPlan {
     if (machine === undefined || !machine.inAttempt) return;
     if (failure === undefined) {
       machine.succeeded(now);
-      this.end(call, machine, now, true);
+      this.end(call, machine, now, true, false);
       return;
     }
-    this.drive(call, machine, machine.failed(now, failure, failure), now);
+    this.drive(call, machine, machine.failed(now, failure, failure), now, false);
   }
 
   /** Attempts call `call` has sent so far. */
@@ -179,12 +184,16 @@ export class SimDownstream implements CallPlan {
 
   private begin(call: number, now: number): void {
     const machine = this.calls[call];
-    if (machine !== undefined) this.drive(call, machine, machine.begin(now), now);
+    if (machine !== undefined) this.drive(call, machine, machine.begin(now), now, true);
   }
 
-  /** What `Downstream.run` does with each step, on virtual time. */
-  private drive(call: number, machine: CallMachine, first: Step, now: number): void {
+  /**
+   * What `Downstream.run` does with each step, on virtual time. `admitting`: the step answers
+   * an attempt's admission (not an attempt's end).
+   */
+  private drive(call: number, machine: CallMachine, first: Step, now: number, admitting: boolean): void {
     let step = first;
+    let admission = admitting;
     for (;;) {
       if (step === STEP_ATTEMPT) {
         this.callee.send(call, machine.attempt, now);
@@ -205,10 +214,11 @@ export class SimDownstream implements CallPlan {
           return;
         }
         step = machine.begin(now);
+        admission = true;
         continue;
       }
       if (step === STEP_GIVE_UP) {
-        this.end(call, machine, now, false);
+        this.end(call, machine, now, false, admission);
         return;
       }
       // STEP_QUEUE (a bulkhead's line) and STEP_VERIFY (a verify hook) are not modelled.
@@ -222,19 +232,19 @@ export class SimDownstream implements CallPlan {
     // A timer of an earlier attempt may fire while a later one runs: only a due deadline counts.
     if (machine === undefined || !machine.inAttempt || machine.attemptDeadline > now) return;
     if (machine.deadlineBound) {
-      this.drive(call, machine, machine.cutByDeadline(now, TIMED_OUT), now);
+      this.drive(call, machine, machine.cutByDeadline(now, TIMED_OUT), now, false);
       return;
     }
-    this.drive(call, machine, machine.failed(now, TIMED_OUT, TIMED_OUT), now);
+    this.drive(call, machine, machine.failed(now, TIMED_OUT, TIMED_OUT), now, false);
   }
 
-  private end(call: number, machine: CallMachine, now: number, ok: boolean): void {
+  private end(call: number, machine: CallMachine, now: number, ok: boolean, refused: boolean): void {
     this.calls[call] = undefined;
     if (ok) this.succeeded++;
     else {
       this.failed++;
       this.gaveUp[machine.reason] = (this.gaveUp[machine.reason] ?? 0) + 1;
     }
-    this.onEnd?.({ call, ok, reason: ok ? undefined : machine.reason, attempts: machine.attemptsMade, atMs: now });
+    this.onEnd?.({ call, ok, reason: ok ? undefined : machine.reason, attempts: machine.attemptsMade, refused, atMs: now });
   }
 }

@@ -51,7 +51,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
       [0, 2, 110],
       [0, 3, 220],
     ]);
-    expect(h.ends).toEqual([{ call: 0, ok: false, reason: 'max-attempts', attempts: 3, atMs: 230 }]);
+    expect(h.ends).toEqual([{ call: 0, ok: false, reason: 'max-attempts', attempts: 3, refused: false, atMs: 230 }]);
   });
 
   it('the attempt timeout ends a hanging attempt (outcome unknown, retried); a late answer is dropped', () => {
@@ -65,7 +65,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
       [1, 0],
       [2, 150],
     ]);
-    expect(h.ends).toEqual([{ call: 0, ok: true, reason: undefined, attempts: 2, atMs: 160 }]);
+    expect(h.ends).toEqual([{ call: 0, ok: true, reason: undefined, attempts: 2, refused: false, atMs: 160 }]);
   });
 
   it('the total timeout is the call deadline: an attempt cut by it ends the call with reason deadline', () => {
@@ -75,7 +75,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
     );
     h.api.start(0, 0);
     h.sim.run();
-    expect(h.ends).toEqual([{ call: 0, ok: false, reason: 'deadline', attempts: 1, atMs: 250 }]);
+    expect(h.ends).toEqual([{ call: 0, ok: false, reason: 'deadline', attempts: 1, refused: false, atMs: 250 }]);
   });
 
   it('the budget (on by default, as in downstream()) deposits at call start and refuses retries beyond it', () => {
@@ -95,6 +95,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
     h.sim.run();
     expect(h.sent.length).toBe(2);
     expect(h.api.gaveUp).toEqual({ 'max-attempts': 2, 'circuit-open': 3 });
+    expect(h.ends.map((e) => e.refused)).toEqual([false, false, true, true, true]);
   });
 
   it('pacing: while throttled, retries wait for the pacer’s slot (STEP_WAIT) instead of their backoff', () => {
