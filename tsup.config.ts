@@ -3,6 +3,10 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    policies: 'src/policies/index.ts',
+    hints: 'src/hints/index.ts',
+    classify: 'src/classify/index.ts',
+    testing: 'src/testing/index.ts',
     cli: 'src/cli/main.ts',
     otel: 'src/telemetry/opentelemetry.ts',
     http: 'src/http/index.ts',

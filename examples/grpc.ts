@@ -18,8 +18,9 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
-import { downstream, systemClock } from 'kindly-calls';
+import { downstream } from 'kindly-calls';
 import { kindlyInterceptor, kindlyServerInterceptor } from 'kindly-calls/grpc';
+import { systemClock } from 'kindly-calls/testing';
 
 // A service definition written by hand (JSON messages): no .proto, no code generation.
 const json = {

@@ -9,8 +9,9 @@ import {
   SERVER_DEFAULTS,
   withKindly,
 } from '../../src/http/index.js';
-import { downstream, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen, until } from './support/loopback.js';
 
 const servers: Loopback[] = [];
