@@ -7,7 +7,7 @@ import { number, seconds } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
-import { SimDownstream } from '../sim-downstream.js';
+import { type SimCallEnd, SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 const BUCKET_MS = 1_000;
@@ -61,6 +61,8 @@ export function runDeadDependency(
   variant: string,
   retry: RetryOptions,
   breakerOptions: CircuitBreakerOptions | undefined,
+  /** Told how each call ended (to compare with the same scenario run by `downstream()`). */
+  observe?: (end: SimCallEnd) => void,
 ): DeadDependencyVariant {
   const sim = new Simulation({ seed: setup.seed });
   const backAt = setup.downFromMs + setup.downForMs;
@@ -98,6 +100,7 @@ export function runDeadDependency(
       },
     },
     (end) => {
+      observe?.(end);
       if (!end.refused) return;
       // Rejected locally: outcome `failed`, never sent; the breaker said stop, so no retry.
       failedFast++;
