@@ -24,7 +24,7 @@ export default defineConfig({
     footer: [
       "declare module 'fastify' {",
       '  interface FastifyRequest {',
-      "    /** Set by the `kindlyFastify` plugin: the request's deadline, signal and retry state. */",
+      "    /** Set by the `fastifyPlugin` plugin: the request's deadline, signal and retry state. */",
       "    kindly: import('./http.js').RequestContext | null;",
       '  }',
       '}',
