@@ -34,7 +34,7 @@ function slotServer(schedule: Schedule, now: () => number, capacity: number, slo
         slots.set(slot, answers);
         schedule((slot + 1) * slotMs, () => {
           slots.delete(slot);
-          answers.forEach((answer, i) => answer(i < capacity));
+          for (const [i, answer] of answers.entries()) answer(i < capacity);
         });
       }
       list.push(reply);
