@@ -1,6 +1,7 @@
 import type { Classification } from '../../classify/outcome.js';
 import { isGiveUpError } from '../../errors/errors.js';
 import type { CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
+import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
 import type { RetryOptions } from '../../policies/retry-decision.js';
 import { SeededRandom } from '../../random/random.js';
 import type { CallOptions, DownstreamOptions } from '../../runtime/downstream.js';
@@ -40,6 +41,7 @@ export async function runDeadDependencyOnDownstream(
   breakerOptions: CircuitBreakerOptions | undefined,
   downstream: DownstreamFactory,
   observe?: (end: SimCallEnd) => void,
+  budget: RetryBudgetOptions | false = false,
 ): Promise<DeadDependencyVariant> {
   const clock = new VirtualClock({ startMs: 0 });
   const backAt = setup.downFromMs + setup.downForMs;
@@ -51,7 +53,7 @@ export async function runDeadDependencyOnDownstream(
   let breakerOpens = 0;
   const api = downstream('callee', {
     retry,
-    budget: false,
+    budget,
     attemptTimeout: setup.timeoutMs,
     clock,
     random: new SeededRandom(setup.seed),

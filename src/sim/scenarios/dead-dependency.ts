@@ -1,4 +1,5 @@
 import type { CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
+import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
 import type { RetryOptions } from '../../policies/retry-decision.js';
 import { BucketCounter } from '../bucket-counter.js';
 import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED } from '../dependency.js';
@@ -53,8 +54,8 @@ export interface DeadDependencyVariant {
  * One run: steady arrivals, each a call through a `SimDownstream` with `retry` and, with
  * `breaker`, kindly's `CircuitBreaker` in the pipeline: an open breaker fails the attempt fast
  * (never sent), a permit is given back however the attempt ends, and a retry is refused while
- * the breaker is open. No retry budget, so that the rows differ by the breaker alone (the
- * `budget` scenario measures the budget).
+ * the breaker is open. No retry budget by default, so that the rows differ by the breaker
+ * alone (the `budget` scenario measures the budget).
  */
 export function runDeadDependency(
   setup: DeadDependencySetup,
@@ -63,6 +64,8 @@ export function runDeadDependency(
   breakerOptions: CircuitBreakerOptions | undefined,
   /** Told how each call ended (to compare with the same scenario run by `downstream()`). */
   observe?: (end: SimCallEnd) => void,
+  /** The retry budget. @default false: the rows differ by the breaker alone */
+  budget: RetryBudgetOptions | false = false,
 ): DeadDependencyVariant {
   const sim = new Simulation({ seed: setup.seed });
   const backAt = setup.downFromMs + setup.downForMs;
@@ -90,7 +93,7 @@ export function runDeadDependency(
   const api: SimDownstream = new SimDownstream(
     sim,
     'callee',
-    { retry, breaker, budget: false, attemptTimeout: setup.timeoutMs },
+    { retry, breaker, budget, attemptTimeout: setup.timeoutMs },
     {
       send(call, _attempt, now) {
         perSecond.add(now);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RetryBudgetOptions } from '../../../src/policies/retry-budget.js';
 import { downstream } from '../../../src/runtime/downstream.js';
 import { type DeadDependencySetup, runDeadDependency } from '../../../src/sim/scenarios/dead-dependency.js';
 import { runDeadDependencyOnDownstream } from '../../../src/sim/scenarios/dead-dependency-runtime.js';
@@ -20,13 +21,21 @@ const BASE: DeadDependencySetup = {
   seed: 1,
 };
 
-async function both(setup: DeadDependencySetup, breaker: boolean) {
+async function both(setup: DeadDependencySetup, breaker: boolean, budget: RetryBudgetOptions | false = false) {
   const simEnds: SimCallEnd[] = [];
   const realEnds: SimCallEnd[] = [];
   const retry = { maxAttempts: 3 };
   const breakerOptions = breaker ? {} : undefined;
-  const sim = runDeadDependency(setup, 'v', retry, breakerOptions, (e) => simEnds.push(e));
-  const real = await runDeadDependencyOnDownstream(setup, 'v', retry, breakerOptions, downstream, (e) => realEnds.push(e));
+  const sim = runDeadDependency(setup, 'v', retry, breakerOptions, (e) => simEnds.push(e), budget);
+  const real = await runDeadDependencyOnDownstream(
+    setup,
+    'v',
+    retry,
+    breakerOptions,
+    downstream,
+    (e) => realEnds.push(e),
+    budget,
+  );
   const byCall = (a: SimCallEnd, b: SimCallEnd) => a.call - b.call;
   return { sim, real, simEnds: simEnds.sort(byCall), realEnds: realEnds.sort(byCall) };
 }
@@ -48,4 +57,13 @@ describe('dead-dependency: the simulator agrees with downstream() on a VirtualCl
       }
     }
   }
+
+  it('with the retry budget (deposit at call start, a withdrawal per retry): same counts, same calls', async () => {
+    const budget = { ratio: 0.2, reservePerSecond: 2 };
+    const { sim, real, simEnds, realEnds } = await both(BASE, false, budget);
+    expect(real).toEqual(sim);
+    expect(realEnds).toEqual(simEnds);
+    // The budget did refuse retries, which ended calls with reason `budget`.
+    expect(simEnds.some((e) => e.reason === 'budget')).toBe(true);
+  });
 });
