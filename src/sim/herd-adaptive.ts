@@ -27,7 +27,8 @@ export function adaptiveStrategy(options: PacerOptions = {}): HerdStrategy {
   new Pacer(options);
   return {
     name: 'adaptive',
-    description: 'kindly Pacer (default options): retry at now + pacer.reserve(now), learning from every answer',
+    description:
+      'kindly Pacer (default options) as downstream({ pacing: true }) runs it: a rejected call books its slot (pacer.reserve) and waits for it; the pacer learns from every answer',
     random: false,
     create(sim, _setup, wire): HerdClients {
       const api = new SimDownstream(
