@@ -17,7 +17,7 @@ import { type PaceBooker, PacingStage } from './stages/pacing-stage.js';
 
 /** The defaults of a downstream's options, declared once (a test pins them). */
 export const DOWNSTREAM_DEFAULTS = {
-  attemptTimeout: 10_000,
+  attemptTimeoutMs: 10_000,
   idempotent: true,
   maxKeys: 1_000,
 } as const;
@@ -28,12 +28,12 @@ const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
  * The retry policy of the `retry` option: a single attempt with `false`; unbounded attempts
  * are also bounded by the total timeout. Throws the policy's `InvalidOptionsError`.
  */
-export function retryPolicyOf(retry: RetryOptions | false | undefined, totalTimeout: number | undefined): RetryPolicy {
+export function retryPolicyOf(retry: RetryOptions | false | undefined, totalTimeoutMs: number | undefined): RetryPolicy {
   if (retry === false) return NO_RETRY;
   const options = retry ?? {};
   const bounded =
-    options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsed === undefined && totalTimeout !== undefined
-      ? { ...options, maxElapsed: totalTimeout }
+    options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsedMs === undefined && totalTimeoutMs !== undefined
+      ? { ...options, maxElapsedMs: totalTimeoutMs }
       : options;
   return new RetryPolicy(bounded);
 }
@@ -45,7 +45,7 @@ export function retryPolicyOf(retry: RetryOptions | false | undefined, totalTime
 export function attemptTimeoutOf(option: number | false | DerivedTimeoutOptions | undefined): number {
   if (option === false) return Number.POSITIVE_INFINITY;
   if (typeof option === 'object' && option !== null) return option.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs;
-  return option ?? DOWNSTREAM_DEFAULTS.attemptTimeout;
+  return option ?? DOWNSTREAM_DEFAULTS.attemptTimeoutMs;
 }
 
 /**

@@ -10,8 +10,8 @@ import { SimDownstream } from './sim-downstream.js';
  */
 const ADAPTIVE_RETRY: RetryOptions = {
   maxAttempts: Number.POSITIVE_INFINITY,
-  maxElapsed: 3_600_000,
-  backoff: { shape: 'constant', base: 0, jitter: 'none' },
+  maxElapsedMs: 3_600_000,
+  backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
 };
 
 /**
@@ -34,7 +34,7 @@ export function adaptiveStrategy(options: PacerOptions = {}): HerdStrategy {
       const api = new SimDownstream(
         sim,
         'server',
-        { retry: ADAPTIVE_RETRY, attemptTimeout: false, budget: false, pacing: options },
+        { retry: ADAPTIVE_RETRY, attemptTimeoutMs: false, budget: false, pacing: options },
         { send: (client, attempt, now) => wire.send(client, attempt, now) },
         (end) => {
           if (!end.ok) wire.gaveUp(end.call, end.atMs);

@@ -82,7 +82,7 @@ export class LayerChain {
       return new SimDownstream(
         sim,
         `layer ${layer + 1}`,
-        { retry: options.retry, budget: false, attemptTimeout: innermost ? attemptTimeoutMs : false },
+        { retry: options.retry, budget: false, attemptTimeoutMs: innermost ? attemptTimeoutMs : false },
         { send: (call) => this.sim.after(this.hopMs, this.arriveKind, this.newCall(layer + 1, call)) },
         (end) => this.reply(end.call, end.ok ? OK : options.signal ? FAILED_MARKED : FAILED, end.atMs),
       );

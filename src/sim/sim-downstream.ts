@@ -35,13 +35,13 @@ import type { Simulation } from './engine.js';
  */
 export type SimDownstreamOptions = Pick<
   DownstreamOptions,
-  'retry' | 'totalTimeout' | 'idempotent' | 'budget' | 'breaker' | 'pacing' | 'maxKeys'
+  'retry' | 'totalTimeoutMs' | 'idempotent' | 'budget' | 'breaker' | 'pacing' | 'maxKeys'
 > & {
-  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout */
-  attemptTimeout?: number | false;
+  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeoutMs */
+  attemptTimeoutMs?: number | false;
 };
 
-const KEYS = ['retry', 'attemptTimeout', 'totalTimeout', 'idempotent', 'budget', 'breaker', 'pacing', 'maxKeys'];
+const KEYS = ['retry', 'attemptTimeoutMs', 'totalTimeoutMs', 'idempotent', 'budget', 'breaker', 'pacing', 'maxKeys'];
 
 /** Where a simulated downstream's attempts go: a model of the callee. */
 export interface SimCallee {
@@ -83,9 +83,9 @@ export class SimDownstream implements CallPlan {
   readonly name: string;
   readonly retry: RetryPolicy;
   readonly random: Random;
-  readonly attemptTimeout: number;
+  readonly attemptTimeoutMs: number;
   readonly idempotent: boolean;
-  readonly totalTimeout: number | undefined;
+  readonly totalTimeoutMs: number | undefined;
   readonly breaker: CircuitBreaker | undefined;
   readonly pacer: Pacer | undefined;
   readonly budgets: KeyedRetryBudgets | undefined;
@@ -111,13 +111,13 @@ export class SimDownstream implements CallPlan {
   ) {
     const v = new OptionsValidator(`simulated downstream '${name}'`);
     v.knownKeys(options, KEYS);
-    v.duration('attemptTimeout', options.attemptTimeout === false ? undefined : options.attemptTimeout, {
+    v.duration('attemptTimeoutMs', options.attemptTimeoutMs === false ? undefined : options.attemptTimeoutMs, {
       min: 1,
       allowInfinity: true,
     });
-    v.duration('totalTimeout', options.totalTimeout, { min: 1 });
+    v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 });
     const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
-    const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeout));
+    const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
     const budgets =
       options.budget === false
         ? undefined
@@ -131,9 +131,9 @@ export class SimDownstream implements CallPlan {
     this.name = name;
     this.retry = retry as RetryPolicy;
     this.random = sim.random;
-    this.attemptTimeout = attemptTimeoutOf(options.attemptTimeout);
+    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
-    this.totalTimeout = options.totalTimeout;
+    this.totalTimeoutMs = options.totalTimeoutMs;
     this.budgets = budgets;
     this.breaker = breaker;
     this.pacer = pacer;
@@ -155,7 +155,7 @@ export class SimDownstream implements CallPlan {
 
   /** Call `call` starts now (no per-call options: the downstream's deadline and choices). */
   start(call: number, now: number): void {
-    const machine = new CallMachine(this, this.pipeline, now, callDeadline(now, undefined, undefined, this.totalTimeout));
+    const machine = new CallMachine(this, this.pipeline, now, callDeadline(now, undefined, undefined, this.totalTimeoutMs));
     this.calls[call] = machine;
     machine.start(now);
     this.drive(call, machine, machine.begin(now), now, true);

@@ -16,15 +16,15 @@ describe('downstream plan (options → policies and pipeline, shared by the runt
     expect(retryPolicyOf(false, undefined).maxAttempts).toBe(1);
     expect(retryPolicyOf(undefined, undefined).maxAttempts).toBe(3);
     const bounded = retryPolicyOf({ maxAttempts: Number.POSITIVE_INFINITY }, 5_000);
-    expect(bounded.maxElapsed).toBe(5_000);
-    expect(() => retryPolicyOf({ maxAttempts: Number.POSITIVE_INFINITY }, undefined)).toThrow(/maxElapsed/);
+    expect(bounded.maxElapsedMs).toBe(5_000);
+    expect(() => retryPolicyOf({ maxAttempts: Number.POSITIVE_INFINITY }, undefined)).toThrow(/maxElapsedMs/);
   });
 
   it('attemptTimeoutOf: none with false, a derived timeout’s ceiling, the number, else the default', () => {
     expect(attemptTimeoutOf(false)).toBe(Number.POSITIVE_INFINITY);
     expect(attemptTimeoutOf({ ceilingMs: 750 })).toBe(750);
     expect(attemptTimeoutOf(250)).toBe(250);
-    expect(attemptTimeoutOf(undefined)).toBe(DOWNSTREAM_DEFAULTS.attemptTimeout);
+    expect(attemptTimeoutOf(undefined)).toBe(DOWNSTREAM_DEFAULTS.attemptTimeoutMs);
   });
 
   it('budgetStageOf: none without a ledger; outcomes recorded only with shrinkOnErrors', () => {

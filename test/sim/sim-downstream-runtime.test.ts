@@ -45,10 +45,10 @@ function slotServer(schedule: Schedule, now: () => number, capacity: number, slo
 const OPTIONS: SimDownstreamOptions = {
   retry: {
     maxAttempts: Number.POSITIVE_INFINITY,
-    maxElapsed: 3_600_000,
-    backoff: { shape: 'exponential', base: 50, cap: 2_000, jitter: 'full' },
+    maxElapsedMs: 3_600_000,
+    backoff: { shape: 'exponential', baseMs: 50, capMs: 2_000, jitter: 'full' },
   },
-  attemptTimeout: false,
+  attemptTimeoutMs: false,
   budget: false,
   pacing: true,
 };

@@ -41,7 +41,7 @@ function harness(
 describe('SimDownstream (a CallMachine per call on virtual time)', () => {
   it('retries a failing callee with the retry policy, then gives up with max-attempts', () => {
     const h = harness(
-      { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 100, jitter: 'none' } }, budget: false },
+      { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 100, jitter: 'none' } }, budget: false },
       () => FAILED,
     );
     h.api.start(0, 0);
@@ -56,7 +56,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
 
   it('the attempt timeout ends a hanging attempt (outcome unknown, retried); a late answer is dropped', () => {
     const h = harness(
-      { retry: { maxAttempts: 2, backoff: { jitter: 'none', base: 50 } }, attemptTimeout: 100, budget: false },
+      { retry: { maxAttempts: 2, backoff: { jitter: 'none', baseMs: 50 } }, attemptTimeoutMs: 100, budget: false },
       (attempt) => (attempt === 1 ? 'hang' : undefined),
     );
     h.api.start(0, 0);
@@ -70,7 +70,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
 
   it('the total timeout is the call deadline: an attempt cut by it ends the call with reason deadline', () => {
     const h = harness(
-      { retry: { maxAttempts: 5, backoff: { jitter: 'none', base: 10 } }, totalTimeout: 250, budget: false },
+      { retry: { maxAttempts: 5, backoff: { jitter: 'none', baseMs: 10 } }, totalTimeoutMs: 250, budget: false },
       () => 'hang',
     );
     h.api.start(0, 0);
@@ -103,8 +103,8 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
       {
         retry: {
           maxAttempts: Number.POSITIVE_INFINITY,
-          maxElapsed: 60_000,
-          backoff: { shape: 'constant', base: 0, jitter: 'none' },
+          maxElapsedMs: 60_000,
+          backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
         },
         budget: false,
         pacing: true,
@@ -123,7 +123,7 @@ describe('SimDownstream (a CallMachine per call on virtual time)', () => {
     const sim = new Simulation({ seed: 1 });
     expect(
       () =>
-        new SimDownstream(sim, 'x', { attemptTimeout: -1, retry: { maxAttempts: 0 }, nope: 1 } as SimDownstreamOptions, {
+        new SimDownstream(sim, 'x', { attemptTimeoutMs: -1, retry: { maxAttempts: 0 }, nope: 1 } as SimDownstreamOptions, {
           send() {},
         }),
     ).toThrow(/nope[\s\S]*attemptTimeout[\s\S]*maxAttempts/);

@@ -54,7 +54,7 @@ export async function runDeadDependencyOnDownstream(
   const api = downstream('callee', {
     retry,
     budget,
-    attemptTimeout: setup.timeoutMs,
+    attemptTimeoutMs: setup.timeoutMs,
     clock,
     random: new SeededRandom(setup.seed),
     classify: (error): Classification | undefined => (error === REFUSED_ERROR ? REFUSED : undefined),

@@ -93,7 +93,7 @@ export function runDeadDependency(
   const api: SimDownstream = new SimDownstream(
     sim,
     'callee',
-    { retry, breaker, budget, attemptTimeout: setup.timeoutMs },
+    { retry, breaker, budget, attemptTimeoutMs: setup.timeoutMs },
     {
       send(call, _attempt, now) {
         perSecond.add(now);

@@ -46,7 +46,7 @@ export function runUniform(
   const api = new SimDownstream(
     sim,
     'callee',
-    { retry, attemptTimeout: setup.timeoutMs, budget: false },
+    { retry, attemptTimeoutMs: setup.timeoutMs, budget: false },
     {
       send(_request, _attempt, now) {
         attempts++;
@@ -79,7 +79,7 @@ export function runUniform(
 
 /** The schedules compared: the herd's exponential ceiling, with and without full jitter. */
 function variants(attempts: number): { name: string; description: string; retry: RetryOptions }[] {
-  const backoff = { shape: 'exponential', base: 200, factor: 2, cap: 5_000 } as const;
+  const backoff = { shape: 'exponential', baseMs: 200, factor: 2, capMs: 5_000 } as const;
   return [
     {
       name: 'no jitter',
