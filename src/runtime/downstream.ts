@@ -13,9 +13,10 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
+import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
-import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
@@ -24,11 +25,11 @@ import {
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
-import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
-import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
 import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
@@ -113,12 +114,8 @@ export interface DownstreamOptions {
   random?: Random;
 }
 
-/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
-export const DOWNSTREAM_DEFAULTS = {
-  attemptTimeoutMs: 10_000,
-  idempotent: true,
-  maxKeys: 1_000,
-} as const;
+/** The defaults of {@link DownstreamOptions} (declared once, in the orchestration; a test pins them). */
+export { DOWNSTREAM_DEFAULTS };
 
 /** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
 export interface DownstreamSnapshot {
@@ -229,8 +226,6 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   beforeAttempt: true,
 });
 
-const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
-
 /**
  * One callee and everything that protects it and us from it: retry policy, timeouts, and
  * the shared state of those policies. Create one per callee and reuse it.
@@ -274,21 +269,10 @@ export class Downstream implements CallPlan {
       .func('classify', options.classify)
       .func('fallback', options.fallback);
     let retry: RetryPolicy | undefined;
-    if (options.retry === false) retry = NO_RETRY;
-    else {
-      const retryOptions = options.retry ?? {};
-      // Unbounded attempts may also be bounded by a total timeout on the downstream.
-      const bounded =
-        retryOptions.maxAttempts === Number.POSITIVE_INFINITY &&
-        retryOptions.maxElapsedMs === undefined &&
-        options.totalTimeoutMs !== undefined
-          ? { ...retryOptions, maxElapsedMs: options.totalTimeoutMs }
-          : retryOptions;
-      try {
-        retry = new RetryPolicy(bounded);
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-      }
+    try {
+      retry = retryPolicyOf(options.retry, options.totalTimeoutMs);
+    } catch (error) {
+      for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
     }
     v.integer('maxKeys', options.maxKeys, 1);
     v.check(
@@ -334,16 +318,10 @@ export class Downstream implements CallPlan {
     this.fleet = fleet;
     const ledger = fleet?.budgets ?? budgets;
     this.budgetLedger = ledger;
-    const budgetStage =
-      ledger === undefined
-        ? undefined
-        : new BudgetStage(ledger, {
-            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
-            onRefused: (key, atMs) => {
-              this.stats_.budgetRejections++;
-              if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
-            },
-          });
+    const budgetStage = budgetStageOf(ledger, options.budget, (key, atMs) => {
+      this.stats_.budgetRejections++;
+      if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
+    });
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
@@ -397,12 +375,7 @@ export class Downstream implements CallPlan {
     this.clock = clock;
     this.random = random;
     // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
-    this.attemptTimeoutMs =
-      options.attemptTimeoutMs === false
-        ? Number.POSITIVE_INFINITY
-        : derivedTimeout !== undefined
-          ? (derivedTimeout.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs)
-          : ((options.attemptTimeoutMs as number | undefined) ?? DOWNSTREAM_DEFAULTS.attemptTimeoutMs);
+    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
     this.totalTimeoutMs = options.totalTimeoutMs;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;

@@ -7,7 +7,14 @@ const mine: Classification = { outcome: 'failed', retryable: false };
 describe('classifyThrough: the one order every classifying place uses', () => {
   it('the first answer wins: first, then second, then kindly', () => {
     const never = () => undefined;
-    expect(classifyThrough(new Error('x'), 0, () => mine, () => ({ outcome: 'unknown', retryable: true }))).toBe(mine);
+    expect(
+      classifyThrough(
+        new Error('x'),
+        0,
+        () => mine,
+        () => ({ outcome: 'unknown', retryable: true }),
+      ),
+    ).toBe(mine);
     expect(classifyThrough(new Error('x'), 0, never, () => mine)).toBe(mine);
     expect(classifyThrough(new Error('x'), 0, undefined, () => mine)).toBe(mine);
     // kindly's own reading of a plain Error: an unknown outcome
