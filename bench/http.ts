@@ -53,7 +53,7 @@ interface HttpCase {
 /**
  * The floor: what kindly must do per attempt — its own AbortController, and exactly the
  * headers kindly sends. By default kindly sends no internal header outside an inbound
- * request's deadline scope, even with a `totalTimeout` (see `propagateHeaders` in
+ * request's deadline scope, even with a `totalTimeoutMs` (see `propagateHeaders` in
  * docs/http.md), so neither group's floor sends one. `checkSameHeaders` verifies it on the
  * wire before anything is measured.
  */
@@ -67,7 +67,7 @@ function floorCase(url: string, headers: Record<string, string>): HttpCase {
 function casesFor(group: HttpGroup, url: string): HttpCase[] {
   const bare: HttpCase = { name: 'bare', request: () => fetch(url) };
   if (group === 'plain') {
-    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
     const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
     return [
       bare,
@@ -81,8 +81,8 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
   }
   const full = downstream('http-full', {
     retry: { maxAttempts: 3 },
-    attemptTimeout: 10_000,
-    totalTimeout: 30_000,
+    attemptTimeoutMs: 10_000,
+    totalTimeoutMs: 30_000,
     budget: {},
     breaker: {},
     bulkhead: { maxConcurrent: 1_000 },
