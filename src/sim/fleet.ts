@@ -108,6 +108,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
             minRate,
             ttlMs: 60_000,
           });
+          pacer.followQueue(reply.slot + 1 / reply.rate);
           // The slot is booked at once in this model, but known only a round trip later.
           return Math.max(storeRttMs, reply.slot - now);
         },

@@ -278,6 +278,10 @@ export class FleetLink {
     const at = this.clock.monotonic();
     if (reply === undefined) return Math.max(0, pacer.reserve(at) - (at - nowMs));
     this.measured(nowMs, reply.now);
+    // The local pacer follows the fleet's queue: its cuts are gated by where that queue
+    // ended (answers to requests booked before a cut must not cut again), and a fall-back
+    // books after it.
+    pacer.followQueue(this.toLocal(reply.slot + 1 / reply.rate));
     // The slot is store time; the wait counts from now, after the round trip.
     return Math.max(0, this.toLocal(reply.slot) - this.clock.monotonic());
   }
