@@ -55,7 +55,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
   });
 
   it('runs the same arithmetic as the in-process ledger (seed "lua-twin")', async () => {
-    const store = new RedisStore({ client, prefix: 'twin', timeoutMs: 1_000 });
+    const store = new RedisStore({ client, prefix: 'twin', timeoutMs: 10_000 });
     const random = new SeededRandom(0x1a7);
     const budget: BudgetLedger = { buckets: new Map() };
     let breaker: BreakerRecord = closedBreaker();
@@ -135,7 +135,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
   });
 
   it('keys carry the prefix and the downstream as a Cluster hash tag, and every key has a TTL', async () => {
-    const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 1_000 });
+    const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 10_000 });
     const scope = { downstream: 'pay{ments}', key: 'pay{ments}' };
     await store.budget(scope, {
       owner: 'a',
@@ -183,7 +183,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
   });
 
   it('fails open when Redis dies, skips it while down, and finds it again after a restart', async () => {
-    const store = new RedisStore({ client, prefix: 'down', timeoutMs: 200, reconnectMs: 20 });
+    const store = new RedisStore({ client, prefix: 'down', timeoutMs: 10_000, reconnectMs: 20 });
     const changes: StoreAvailability[] = [];
     store.onAvailability((c) => changes.push(c));
     const scope = { downstream: 'd', key: 'd' };
