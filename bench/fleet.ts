@@ -125,7 +125,7 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
       timed.push({ name: c.name, once: async () => void (await fn()) });
     }
     const hot = await interleavedRounds(timed, { blocks: options.runs, batches: 20, ops: 2_000, concurrency: 1 });
-    const steady = await steadyRounds(timed.slice(0, 2), { blocks: options.runs, perSecond: 1_000, ms: 300 });
+    const steady = await steadyRounds(timed.slice(0, 2), { blocks: options.runs, perSecond: 1_000, ms: 1_000 });
     const rows: Row[] = [];
     const lines = [...fleet.report()];
     const cpuOf = (m: Map<string, Measured>, name: string) => m.get(name)?.cpu ?? [];
