@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
+import { Pacer } from '../../src/policies/pacer.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
@@ -209,6 +210,23 @@ const baseReport = {
   probeLeaseMs: 10_000,
   ttlMs: 70_000,
 };
+
+describe('a pacer following the fleet queue', () => {
+  it('does not cut again on answers to requests booked in the fleet queue before its cut (regression: the shared rate collapsed)', () => {
+    const run = (follow: boolean) => {
+      const pacer = new Pacer();
+      pacer.onResult(0, 'rejected', undefined, 0);
+      // Slots booked in the fleet's queue up to 500 ms (this pacer booked none itself).
+      if (follow) pacer.followQueue(500);
+      pacer.onResult(10, 'rejected', undefined, 5);
+      pacer.onResult(20, 'rejected', undefined, 15);
+      pacer.onResult(30, 'rejected', undefined, 25);
+      return pacer.cuts;
+    };
+    expect(run(true)).toBe(1);
+    expect(run(false)).toBeGreaterThan(1);
+  });
+});
 
 describe('FleetLink when the store loses its state', () => {
   it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {
