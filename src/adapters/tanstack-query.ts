@@ -9,11 +9,11 @@ import { systemClock } from '../time/system-clock.js';
 /** Options of {@link queryRetry} and {@link mutationRetry}. */
 export interface QueryRetryOptions {
   /**
-   * kindly's retry settings (attempts, backoff, hint limits). `maxElapsed` is not accepted:
+   * kindly's retry settings (attempts, backoff, hint limits). `maxElapsedMs` is not accepted:
    * TanStack does not tell a `retry` function when the query started, so it could not be kept.
    * @default RETRY_DEFAULTS
    */
-  retry?: Omit<RetryOptions, 'maxElapsed'>;
+  retry?: Omit<RetryOptions, 'maxElapsedMs'>;
   /** Your reading of an error first; return undefined for kindly's classifier. */
   classify?: (error: unknown, nowMs: number) => Classification | undefined;
   /** Wall clock for HTTP-date hints. @default the system clock */
@@ -89,8 +89,8 @@ function build(
   const v = new OptionsValidator(subject);
   v.knownKeys(options, keys).func('classify', options?.classify);
   v.check(
-    typeof options?.retry !== 'object' || options.retry === null || !('maxElapsed' in options.retry),
-    '`retry.maxElapsed` is not supported: TanStack does not say when the query started (bound the query with a signal instead)',
+    typeof options?.retry !== 'object' || options.retry === null || !('maxElapsedMs' in options.retry),
+    '`retry.maxElapsedMs` is not supported: TanStack does not say when the query started (bound the query with a signal instead)',
   );
   v.check(
     options?.idempotent === undefined || typeof options.idempotent === 'boolean',

@@ -27,8 +27,8 @@ import { SteadyArrivals } from './steady-arrivals.js';
 /** Retry until success; when is the pacer's business (as in the one-process adaptive strategy). */
 const ADAPTIVE_RETRY: RetryOptions = {
   maxAttempts: Number.POSITIVE_INFINITY,
-  maxElapsed: 3_600_000,
-  backoff: { shape: 'constant', base: 0, jitter: 'none' },
+  maxElapsedMs: 3_600_000,
+  backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
 };
 
 /**
@@ -159,7 +159,7 @@ export function runFleetBudget(setup: {
   storeRttMs?: number;
 }): FleetBudgetRun {
   const sim = new Simulation({ seed: setup.seed });
-  const policy = new RetryPolicy({ maxAttempts: setup.maxAttempts ?? 3, backoff: { base: 50, cap: 1_000 } });
+  const policy = new RetryPolicy({ maxAttempts: setup.maxAttempts ?? 3, backoff: { baseMs: 50, capMs: 1_000 } });
   const P = setup.processes;
   const rtt = setup.storeRttMs ?? 1;
   const callee = new Dependency({ refuseMs: 10, down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });

@@ -10,8 +10,8 @@ import { GIVE_UP, RetryState } from './retry-state.js';
  */
 const ADAPTIVE_RETRY: RetryOptions = {
   maxAttempts: Number.POSITIVE_INFINITY,
-  maxElapsed: 3_600_000,
-  backoff: { shape: 'constant', base: 0, jitter: 'none' },
+  maxElapsedMs: 3_600_000,
+  backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
 };
 
 /**

@@ -71,7 +71,7 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
   it('the page retries 503 → 200 through kindly, numbering attempts', async () => {
     const result = await page.evaluate(async () => {
       const k = (window as unknown as { kindly: typeof import('./entry.js') }).kindly;
-      const api = k.downstream('api', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 20, jitter: 'none' } } });
+      const api = k.downstream('api', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 20, jitter: 'none' } } });
       const response = await k.fetchThrough(api, '/flaky');
       return { status: response.status, text: await response.text() };
     });
@@ -86,7 +86,7 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
     await page.evaluate(() => {
       const w = window as unknown as { kindly: typeof import('./entry.js'); attempts: number; outcome?: string };
       const api = w.kindly.downstream('offline', {
-        retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+        retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 10, jitter: 'none' } },
       });
       w.attempts = 0;
       api.on('attempt-start', () => {

@@ -11,7 +11,7 @@ import { type Loopback, listen } from './support/loopback.js';
  */
 const layer = (name: string) =>
   downstream(name, {
-    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
     // Budgets also curb amplification; off here so that the marker's effect is measured alone.
     budget: false,
   });

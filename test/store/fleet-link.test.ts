@@ -132,7 +132,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     const options: DownstreamOptions = {
       budget,
       breaker: false,
-      retry: { maxAttempts: 2, backoff: { base: 10, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
     };
     const { clock, members } = fleet(2, options);
     await settle(clock, members[0]!.call(ok));
@@ -157,7 +157,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     const options: DownstreamOptions = {
       budget,
       breaker: false,
-      retry: { maxAttempts: 2, backoff: { base: 10, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
     };
     const { clock, members } = fleet(2, options);
     await settle(clock, members[0]!.call(ok));

@@ -317,7 +317,7 @@ export const herd: Scenario = {
     'Every client sends one request at t = 0. The server (--server) serves --capacity requests per',
     '--slot-ms and rejects the rest with 429/503 (no wait hint). A rejected client waits per its',
     'strategy, counted from the response, and tries again until it succeeds (maxAttempts Infinity,',
-    'maxElapsed 1 h). Server models, each at the rate capacity / slot-ms:',
+    'maxElapsedMs 1 h). Server models, each at the rate capacity / slot-ms:',
     '  slot          the first --capacity arrivals per slot served; every answer at the slot end',
     '  token-bucket  bucket of --burst tokens refilled at the rate; no token: rejected at once',
     '  leaky-bucket  nginx limit_req: burst --burst − 1 (so --burst pass at once), --leaky-mode',

@@ -77,7 +77,7 @@ export function runUniform(
 
 /** The schedules compared: the herd's exponential ceiling, with and without full jitter. */
 function variants(attempts: number): { name: string; description: string; retry: RetryOptions }[] {
-  const backoff = { shape: 'exponential', base: 200, factor: 2, cap: 5_000 } as const;
+  const backoff = { shape: 'exponential', baseMs: 200, factor: 2, capMs: 5_000 } as const;
   return [
     {
       name: 'no jitter',
