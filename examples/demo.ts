@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: the thundering-herd experiment (SPEC S11.1) measured for real.
+ * `npm run demo`: the thundering-herd experiment measured for real.
  *
  * A real HTTP server on loopback serves at most 10 requests per 100 ms slot and answers 429
  * to the rest. 100 callers in this process each make one request at the same moment through

@@ -1,4 +1,4 @@
-import { classifyError } from '../classify/classify-error.js';
+import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { OptionsValidator } from '../options/validate.js';
 import { type RetryDecision, type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
@@ -133,7 +133,7 @@ function build(
     const decision = retryPolicy.decide(
       {
         attempt,
-        classification: classifyWithUser(error, now),
+        classification: classifyThrough(error, now, userClassify),
         idempotent,
         verifiable: false,
         elapsedMs: monotonic - firstFailureAt,
@@ -145,18 +145,6 @@ function build(
     chain = { attempt, delayMs: decision.retry ? decision.delayMs : undefined, firstFailureAt };
     if (keyed !== undefined) pending.set(keyed, { attempt, decision });
     return decision;
-  };
-  // The user's classifier first; one that throws is skipped (as in every kindly call).
-  const classifyWithUser = (error: unknown, now: number): Classification => {
-    if (userClassify !== undefined) {
-      try {
-        const mine = userClassify(error, now);
-        if (mine !== undefined) return mine;
-      } catch {
-        // fall through to kindly's classifier
-      }
-    }
-    return classifyError(error, now);
   };
   return {
     retry: (failureCount, error) => decide(failureCount, error).retry,

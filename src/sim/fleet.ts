@@ -9,7 +9,7 @@ import type { BudgetSyncReply, BudgetSyncRequest } from '../store/fleet-store.js
 import { Dependency } from './dependency.js';
 import { Simulation } from './engine.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
-import { REJECTED } from './herd-run.js';
+import { delayedClients, REJECTED } from './herd-run.js';
 import { GIVE_UP, RetryState } from './retry-state.js';
 import { SteadyArrivals } from './steady-arrivals.js';
 
@@ -43,7 +43,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
       ? `${processes} processes, each with a kindly Pacer, booking slots in one shared queue at the sum of their learned rates`
       : `${processes} processes, each with its own kindly Pacer`,
     random: false,
-    create(sim, setup): HerdClients {
+    create(sim, setup, wire): HerdClients {
       const pacers = Array.from({ length: processes }, () => new Pacer());
       const activeUntil = new Float64Array(processes).fill(Number.NEGATIVE_INFINITY);
       const state = new RetryState(policy, sim.random, setup.clients);
@@ -82,7 +82,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
         // Processes start their sync loops at different phases, as real ones do.
         for (let p = 0; p < processes; p++) sim.at((p * FLEET_SYNC_MS) / processes, sync, p);
       }
-      return {
+      return delayedClients(sim, wire, {
         send(client, now) {
           sentAt[client] = now;
           return state.attempt(client, now);
@@ -112,7 +112,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
           // The slot is booked at once in this model, but known only a round trip later.
           return Math.max(storeRttMs, reply.slot - now);
         },
-      };
+      });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
-import { REJECTED } from './herd-run.js';
+import { delayedClients, REJECTED } from './herd-run.js';
 import { RetryState } from './retry-state.js';
 
 /**
@@ -48,13 +48,16 @@ export function retryStrategy(name: string, description: string, options: RetryO
     description,
     // The herd's rejections carry no wait hint, so only the backoff's jitter draws randomness.
     random: policy.backoff.jitter !== 'none',
-    create(sim, setup): HerdClients {
+    create(sim, setup, wire): HerdClients {
+      // Nothing stands between these clients and the server but the retry decision (no
+      // stage: no budget, breaker or pacer), so `RetryState` runs it for many clients in
+      // typed arrays — a million-client herd holds no object per client.
       const state = new RetryState(policy, sim.random, setup.clients);
-      return {
+      return delayedClients(sim, wire, {
         send: (client, now) => state.attempt(client, now),
         served: () => {},
         rejected: (client, now) => state.next(client, REJECTED, now),
-      };
+      });
     },
   };
 }

@@ -11,7 +11,7 @@ import { chromiumRunnable, launchChromium } from '../support/chromium.js';
 /**
  * kindly's ESM build in a real page (Debian's chromium, headless, driven by playwright-core):
  * retries 503 → 200, and while the browser is offline no attempt is made — the call waits for
- * the `online` event and then completes (SPEC S3.2, S8.1).
+ * the `online` event and then completes.
  *
  * Without chromium the suite is skipped locally; with CI=true it runs and fails instead.
  */

@@ -6,7 +6,7 @@ import { runCli } from './helpers.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'kindly-cli-'));
 
-describe('kindly CLI (SPEC S11.2)', () => {
+describe('kindly CLI', () => {
   it('kindly-calls --help and kindly-calls sim --help print usage and exit 0', async () => {
     const main = await runCli(['--help']);
     expect(main.code).toBe(0);

@@ -33,7 +33,7 @@ async function silent(): Promise<{ url: string; accepted: () => number }> {
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, accepted: () => accepted };
 }
 
-describe('connectTimeoutMs (SPEC S5, Node with undici 7)', () => {
+describe('connectTimeoutMs (Node with undici 7)', () => {
   // undici checks connect timeouts on a coarse timer (about a second), whatever the value.
   it('a hanging handshake fails after connectTimeoutMs with outcome `failed`, and is retried', async () => {
     const server = await silent();

@@ -6,7 +6,7 @@ import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
 /**
- * SPEC S5: client → A → B → slow C with a 300 ms deadline at the client. The budget travels in
+ * client → A → B → slow C with a 300 ms deadline at the client. The budget travels in
  * `x-request-timeout-ms`, shrinking at each hop; C's handler sees its signal abort instead of
  * finishing its 5 s of work; no hop starts a call after its deadline.
  *
@@ -55,7 +55,7 @@ async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback>
   return server;
 }
 
-describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', () => {
+describe('deadline propagation over HTTP, real servers on loopback', () => {
   it("the client's 300 ms budget reaches C, whose work is aborted at the deadline; no hop calls after its deadline", async () => {
     const hops: Hop[] = [];
     let cFinished = false;

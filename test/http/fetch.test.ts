@@ -32,7 +32,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
+describe('fetchThrough — statuses', () => {
   it('pins its defaults', () => {
     expect(FETCH_DEFAULTS).toEqual({
       throwHttpErrors: false,
@@ -145,7 +145,7 @@ describe('fetchThrough — statuses (SPEC S8.1, S3.2)', () => {
     expect(hits).toBe(2);
   });
 
-  it('a callee marked x-retry-exhausted is not retried (SPEC S7)', async () => {
+  it('a callee marked x-retry-exhausted is not retried', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -229,7 +229,7 @@ describe('fetchThrough — deadlines and cancellation', () => {
   });
 });
 
-describe('fetchThrough — idempotency (SPEC S3.2, S8.2)', () => {
+describe('fetchThrough — idempotency', () => {
   it('POST without a key is never sent twice after an unknown outcome: reset after the body was read', async () => {
     let received = 0;
     const server = await serve(async (req) => {
@@ -397,7 +397,7 @@ describe('fetchThrough — request bodies', () => {
   });
 });
 
-describe('fetchThrough — secrets never reach errors or events (SPEC S9)', () => {
+describe('fetchThrough — secrets never reach errors or events', () => {
   it('no Authorization, Cookie, URL credentials or secret query value in any error or event', async () => {
     const server = await serve((_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"msg":"busy"}'));
     const refused = await refusedPort();
@@ -420,7 +420,7 @@ describe('fetchThrough — secrets never reach errors or events (SPEC S9)', () =
   });
 });
 
-describe('fetchThrough — connections (SPEC S8.1: no socket leak)', () => {
+describe('fetchThrough — connections (no socket leak)', () => {
   // undici's default pool per origin is unbounded and frees a socket a tick after its body
   // ends, so even plain fetch opens up to ~2 sockets per concurrent caller. A pool with an
   // explicit size makes the property exact: with 5 sockets, a single leaked one (a failed

@@ -35,7 +35,7 @@ async function recorder(clock: VirtualClock, options: Parameters<typeof nodeHttp
   return { server, seen };
 }
 
-describe('nodeHttpHandler — inbound deadline (SPEC S5)', () => {
+describe('nodeHttpHandler — inbound deadline', () => {
   it('pins its defaults', () => {
     expect(SERVER_DEFAULTS).toEqual({ maxTimeoutMs: 30_000, markExhausted: true });
     expect(EXHAUSTED_REASONS).toEqual(['max-attempts', 'budget', 'circuit-open', 'dont-retry']);
@@ -163,7 +163,7 @@ describe('nodeHttpHandler — inbound deadline (SPEC S5)', () => {
   });
 });
 
-describe('nodeHttpHandler — x-retry-exhausted (SPEC S7)', () => {
+describe('nodeHttpHandler — x-retry-exhausted', () => {
   async function failingDependency() {
     const dead = await listen((_req, res) => res.writeHead(503).end());
     servers.push(dead);

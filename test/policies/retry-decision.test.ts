@@ -16,7 +16,7 @@ const base = {
 };
 const random = () => new SeededRandom(42);
 
-describe('RetryPolicy.decide (SPEC S3.3)', () => {
+describe('RetryPolicy.decide', () => {
   it('pins its defaults', () => {
     expect(RETRY_DEFAULTS).toEqual({ maxAttempts: 3, maxRetryAfterMs: 300_000, hintJitter: 0.2, minAttemptTimeMs: 1 });
   });

@@ -43,7 +43,7 @@ async function drive<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ val
   return out;
 }
 
-describe('downstream().call — retry loop (SPEC S3)', () => {
+describe('downstream().call — retry loop', () => {
   it('pins its defaults: 3 attempts, 10 s attempt timeout, idempotent', () => {
     expect(DOWNSTREAM_DEFAULTS).toEqual({ attemptTimeoutMs: 10_000, idempotent: true, maxKeys: 1_000 });
     const api = downstream('x');

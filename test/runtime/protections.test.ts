@@ -34,7 +34,7 @@ async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ va
   return out;
 }
 
-describe('pipeline with protections (SPEC S6.5)', () => {
+describe('pipeline with protections', () => {
   it('an open breaker fails fast with outcome failed and retryAfterMs, then lets a probe through after the break', async () => {
     const { clock, api, events } = setup({
       retry: false,

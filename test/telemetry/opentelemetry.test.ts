@@ -24,7 +24,7 @@ async function points(reader: CollectingReader): Promise<Map<string, number>> {
   return out;
 }
 
-describe('OpenTelemetry bridge (SPEC S9)', () => {
+describe('OpenTelemetry bridge', () => {
   it('reports each downstream’s stats through a real MeterProvider, and stops when asked', async () => {
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
