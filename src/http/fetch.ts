@@ -217,7 +217,6 @@ function planCall(
   const deadline = callDeadline(downstream, init, scope);
   const asIs = preparedAsIs(request.init.body);
   const page = pageEnvironment().window !== undefined;
-<<<<<<< HEAD
   const connectTimeout = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
   const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeout !== undefined && !page ? undefined : platformFetch);
   const decided: Decided = {
@@ -277,31 +276,6 @@ async function completePlan(
   }
   if (d.fetch === undefined) d.fetch = await connectTimeoutFetch(connectTimeout as number);
   return finishPlan(downstream, request, init, defaults, d);
-=======
-  const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
-  const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeoutMs !== undefined && !page ? undefined : platformFetch);
-  const plan = (body: PreparedBody, fetch: FetchFunction): FetchPlan =>
-    finishPlan(downstream, request, init, defaults, {
-      method,
-      secretParams,
-      limit,
-      headers,
-      key,
-      idempotent,
-      scope,
-      deadline,
-      page,
-      body,
-      fetch,
-    });
-  if (asIs !== undefined && chosen !== undefined) return plan(asIs, chosen);
-  return (async () => {
-    // A stream is buffered (so it can be sent again) within the call's deadline.
-    const body =
-      asIs ?? (await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name));
-    return plan(body, chosen ?? (await connectTimeoutFetch(connectTimeoutMs as number)));
-  })();
->>>>>>> main
 }
 
 /** The plan, once its body and its fetch function are known. */
