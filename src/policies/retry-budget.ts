@@ -162,8 +162,7 @@ export class RetryBudget {
 
   /** `max(ratio_eff × requests, reserve)` over the window: the most retries it may hold. */
   allowance(nowMs: number): number {
-    const earned = this.effectiveRatio(nowMs) * this.window.sum(nowMs, REQUESTS);
-    return earned > this.reserve ? earned : this.reserve;
+    return Math.max(this.effectiveRatio(nowMs) * this.window.sum(nowMs, REQUESTS), this.reserve);
   }
 }
 

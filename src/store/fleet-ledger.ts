@@ -68,8 +68,7 @@ export function syncBudget(ledger: BudgetLedger, nowMs: number, r: BudgetSyncReq
     requests += c.requests;
     retries += c.retries;
   }
-  const earned = r.ratio * requests;
-  const left = Math.floor((earned > r.reserve ? earned : r.reserve) - retries + EPSILON);
+  const left = Math.floor(Math.max(r.ratio * requests, r.reserve) - retries + EPSILON);
   const available = Math.max(left, 0);
   const granted = Math.min(r.want, available);
   if (granted > 0) cell(bucket).retries += granted;
