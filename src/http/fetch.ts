@@ -1,5 +1,6 @@
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
+import { callDeadline } from '../orchestration/deadline.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
 import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
@@ -215,7 +216,7 @@ function planCall(
   if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
 
   const scope = currentDeadlineScope();
-  const deadline = callDeadline(downstream, init, scope);
+  const deadline = fetchDeadline(downstream, init, scope);
   const asIs = preparedAsIs(request.init.body);
   const page = pageEnvironment().window !== undefined;
   const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
@@ -431,13 +432,14 @@ function requestHeaders(headers: HeadersInit | undefined): Headers {
   }
 }
 
-/** The call's deadline as `Downstream.call` will compute it, fixed now (monotonic ms; `Infinity` for none). */
-function callDeadline(downstream: Downstream, init: FetchThroughInit | undefined, scope: DeadlineScope | undefined): number {
-  let deadline = scope?.deadline ?? Number.POSITIVE_INFINITY;
-  if (init?.deadline !== undefined && init.deadline < deadline) deadline = init.deadline;
-  const timeout = init?.timeoutMs ?? downstream.totalTimeoutMs;
-  if (timeout !== undefined) deadline = Math.min(deadline, downstream.clock.monotonic() + timeout);
-  return deadline;
+/**
+ * The call's deadline as `Downstream.call` will compute it (the same `callDeadline`), fixed
+ * now: monotonic ms, `Infinity` for none. The clock is read only when a timeout applies.
+ */
+function fetchDeadline(downstream: Downstream, init: FetchThroughInit | undefined, scope: DeadlineScope | undefined): number {
+  const timeoutMs = init?.timeoutMs ?? downstream.totalTimeoutMs;
+  const now = timeoutMs === undefined ? 0 : downstream.clock.monotonic();
+  return callDeadline(now, scope?.deadline, init?.deadline, timeoutMs);
 }
 
 /** Buffers a stream body, stopped by either signal or the deadline (nothing hangs). */
