@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
 import { Pacer } from '../../src/policies/pacer.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
-import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { MemoryFleetStore } from '../support/memory-fleet-store.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 const fail = () => Promise.reject(status(503));
