@@ -1,4 +1,5 @@
 import { OptionsValidator, show } from '../options/validate.js';
+import type { Random } from '../random/random.js';
 import { LatencyQuantiles } from './latency-quantiles.js';
 
 export interface AdaptiveConcurrencyOptions {
@@ -25,6 +26,12 @@ export interface AdaptiveConcurrencyOptions {
    * `probeConcurrency` until `windowSamples` latencies are in. @default 30_000
    */
   probeIntervalMs?: number;
+  /**
+   * Each wait for the next measurement is `probeIntervalMs × (1 + probeJitter × u)`, u uniform
+   * in [0, 1) from the injected `Random` (as Envoy's `jitter`): callers started together do not
+   * keep measuring — and lowering their limits — in step. @default 0.1
+   */
+  probeJitter?: number;
   /** The limit while measuring the no-load latency. @default 3 */
   probeConcurrency?: number;
   /**
@@ -50,6 +57,7 @@ export const ADAPTIVE_CONCURRENCY_DEFAULTS = {
   percentile: 0.5,
   tolerance: 0.1,
   probeIntervalMs: 30_000,
+  probeJitter: 0.1,
   probeConcurrency: 3,
   maxQueue: 0,
   queueTimeoutMs: 1_000,
@@ -63,6 +71,7 @@ const KEYS = [
   'percentile',
   'tolerance',
   'probeIntervalMs',
+  'probeJitter',
   'probeConcurrency',
   'maxQueue',
   'queueTimeoutMs',
@@ -99,7 +108,8 @@ const MAX_GRADIENT = 2;
  * Netflix's concurrency-limits; our own formulation).
  *
  * The no-load latency `minRtt` is measured by holding the limit low (`probeConcurrency`, later
- * a quarter of the learned limit) for one window, at start and every `probeIntervalMs` (only then: the lowest of many noisy windows
+ * a quarter of the learned limit) for one window, at start and every `probeIntervalMs` plus up to
+ * `probeJitter` of it (only then: the lowest of many noisy windows
  * would sit well below the true no-load latency and hold the limit too low). Every
  * window (≥ `windowSamples` latencies and ≥ 2 × minRtt long), with `sample` the window's
  * `percentile`:
@@ -127,6 +137,7 @@ export class AdaptiveConcurrencyLimit {
   readonly percentile: number;
   readonly tolerance: number;
   readonly probeIntervalMs: number;
+  readonly probeJitter: number;
   readonly probeConcurrency: number;
   /** Waiting is the runtime's: see `AdaptiveConcurrencyOptions.maxQueue`. */
   readonly maxQueue: number;
@@ -151,8 +162,10 @@ export class AdaptiveConcurrencyLimit {
   /** The limit while probing: see `startProbe`. */
   private probeLimit: number;
   private rejectedCount = 0;
+  private readonly random: Random;
 
-  constructor(options: AdaptiveConcurrencyOptions = {}) {
+  /** `random` jitters the measurement times (the runtime and the simulator pass theirs). */
+  constructor(options: AdaptiveConcurrencyOptions, random: Random) {
     const v = new OptionsValidator('adaptive concurrency');
     v.knownKeys(options, KEYS)
       .integer('initialLimit', options.initialLimit, 1)
@@ -162,6 +175,11 @@ export class AdaptiveConcurrencyLimit {
       .number('percentile', options.percentile, 0, 1)
       .number('tolerance', options.tolerance, 0)
       .duration('probeIntervalMs', options.probeIntervalMs, { min: 1, allowInfinity: true })
+      .number('probeJitter', options.probeJitter, 0, 1)
+      .check(
+        typeof random === 'object' && random !== null && typeof random.next === 'function',
+        `Expected a Random (an object with next()), got ${typeof random}`,
+      )
       .integer('probeConcurrency', options.probeConcurrency, 1)
       .integer('maxQueue', options.maxQueue, 0, { allowInfinity: true })
       .duration('queueTimeoutMs', options.queueTimeoutMs, { allowInfinity: true });
@@ -199,6 +217,8 @@ export class AdaptiveConcurrencyLimit {
     this.percentile = options.percentile ?? ADAPTIVE_CONCURRENCY_DEFAULTS.percentile;
     this.tolerance = options.tolerance ?? ADAPTIVE_CONCURRENCY_DEFAULTS.tolerance;
     this.probeIntervalMs = options.probeIntervalMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeIntervalMs;
+    this.probeJitter = options.probeJitter ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeJitter;
+    this.random = random;
     this.probeConcurrency = options.probeConcurrency ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeConcurrency;
     this.maxQueue = options.maxQueue ?? ADAPTIVE_CONCURRENCY_DEFAULTS.maxQueue;
     this.queueTimeoutMs = options.queueTimeoutMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.queueTimeoutMs;
@@ -315,7 +335,7 @@ export class AdaptiveConcurrencyLimit {
     this.windowMaxInFlight = this.running;
     if (this.probing) {
       this.probeStartedAt = Number.NaN;
-      this.nextProbeAt = nowMs + this.probeIntervalMs;
+      this.nextProbeAt = nowMs + this.probeIntervalMs * (1 + this.probeJitter * this.random.next());
       if (drops === 0) {
         this.minRtt = sample;
         return;
