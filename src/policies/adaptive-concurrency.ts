@@ -1,6 +1,7 @@
 import { OptionsValidator, show } from '../options/validate.js';
 import type { Random } from '../random/random.js';
 import { LatencyQuantiles } from './latency-quantiles.js';
+import { ProbeRamp } from './probe-ramp.js';
 
 export interface AdaptiveConcurrencyOptions {
   /** The limit before anything is learned. @default 20 */
@@ -161,6 +162,8 @@ export class AdaptiveConcurrencyLimit {
   private nextProbeAt: number;
   /** The limit while probing: see `startProbe`. */
   private probeLimit: number;
+  /** The first probe's slow start (undefined otherwise). */
+  private ramp: ProbeRamp | undefined;
   private rejectedCount = 0;
   private readonly random: Random;
 
@@ -232,7 +235,8 @@ export class AdaptiveConcurrencyLimit {
 
   /** The learned limit (whole attempts). While probing, the probe's limit. */
   get limit(): number {
-    return this.probing ? this.probeLimit : Math.floor(this.limitValue);
+    if (!this.probing) return Math.floor(this.limitValue);
+    return this.ramp === undefined ? this.probeLimit : this.ramp.level;
   }
 
   /** Attempts admitted and not yet released. */
@@ -281,6 +285,7 @@ export class AdaptiveConcurrencyLimit {
     this.running++;
     this.partitionInFlight[p]!++;
     if (this.running > this.windowMaxInFlight) this.windowMaxInFlight = this.running;
+    this.ramp?.inFlight(this.running);
     return p;
   }
 
@@ -296,9 +301,13 @@ export class AdaptiveConcurrencyLimit {
     // A probe measures only attempts it admitted itself: earlier ones may have queued.
     if (this.probing && startedMs < this.probeStartedAt) return;
     if (sample === 'dropped') this.windowDrops++;
-    if (this.windowCount === 0) this.windowStartedAt = nowMs;
-    this.window.record(nowMs - startedMs, nowMs);
-    this.windowCount++;
+    if (this.ramp !== undefined) {
+      // The ramp hands over the latencies it trusts (see `record`).
+      this.ramp.answer(nowMs - startedMs, startedMs, nowMs);
+      if (this.ramp !== undefined && this.windowCount >= this.windowSamples) this.closeWindow(nowMs);
+      return;
+    }
+    this.record(nowMs - startedMs, nowMs);
     if (
       this.windowCount >= this.windowSamples &&
       // A probe needs only its samples; a window must also outlast the feedback delay, or the
@@ -309,20 +318,33 @@ export class AdaptiveConcurrencyLimit {
     }
   }
 
+  private record(latencyMs: number, nowMs: number): void {
+    if (this.windowCount === 0) this.windowStartedAt = nowMs;
+    this.window.record(latencyMs, nowMs);
+    this.windowCount++;
+  }
+
   /**
-   * Holds the limit low to measure the no-load latency. The first probe knows nothing and
-   * uses `probeConcurrency`; later ones a quarter of the learned limit if that is more — the
-   * learned limit sits just above the callee's capacity, so a quarter of it queues nothing,
-   * and the probe then costs a quarter as much goodput and ends sooner.
+   * Holds the limit low to measure the no-load latency. The first probe knows nothing: it
+   * starts at `probeConcurrency` and doubles while the latency stays flat (`ProbeRamp`), so a
+   * slow callee is not held at 3 for 50 answers; the highest flat level is then a floor for the
+   * limit. Later probes use a quarter of the learned limit if that is more — the learned
+   * limit sits just above the callee's capacity, so a quarter of it queues nothing, and the
+   * probe then costs a quarter as much goodput and ends sooner.
    */
   private startProbe(nowMs: number): void {
     this.probeStartedAt = nowMs;
-    this.probeLimit = Number.isFinite(this.minRtt)
-      ? Math.max(this.probeConcurrency, Math.floor(this.limitValue / 4))
-      : this.probeConcurrency;
     this.windowCount = 0;
     this.windowDrops = 0;
     this.window.reset();
+    if (Number.isFinite(this.minRtt)) {
+      this.probeLimit = Math.max(this.probeConcurrency, Math.floor(this.limitValue / 4));
+      return;
+    }
+    this.probeLimit = this.probeConcurrency;
+    this.ramp = new ProbeRamp(this.probeConcurrency, this.maxLimit, this.tolerance, nowMs, (latencyMs) =>
+      this.record(latencyMs, this.probeStartedAt),
+    );
   }
 
   private closeWindow(nowMs: number): void {
@@ -334,10 +356,14 @@ export class AdaptiveConcurrencyLimit {
     this.windowDrops = 0;
     this.windowMaxInFlight = this.running;
     if (this.probing) {
+      const flat = this.ramp?.highestFlatLevel ?? 0;
+      this.ramp = undefined;
       this.probeStartedAt = Number.NaN;
       this.nextProbeAt = nowMs + this.probeIntervalMs * (1 + this.probeJitter * this.random.next());
       if (drops === 0) {
         this.minRtt = sample;
+        // The callee answered `flat` attempts at once without queueing: start there at least.
+        if (flat > this.limitValue) this.limitValue = Math.min(flat, this.maxLimit);
         return;
       }
       // Timeouts at the probe's own low concurrency: the callee is in trouble whatever its
