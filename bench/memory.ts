@@ -11,7 +11,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { bulkhead, ConsecutiveBreaker, circuitBreaker, handleAll, retry, wrap } from 'cockatiel';
-import { downstream, RetryBudget } from '../dist/index.js';
+import { downstream } from '../dist/index.js';
+import { RetryBudget } from '../dist/policies.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');

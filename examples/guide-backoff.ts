@@ -5,7 +5,9 @@
  * Run: npx tsx examples/guide-backoff.ts
  */
 // #region readme
-import { Backoff, type Jitter, SeededRandom } from 'kindly-calls';
+import type { Jitter } from 'kindly-calls';
+import { Backoff } from 'kindly-calls/policies';
+import { SeededRandom } from 'kindly-calls/testing';
 
 for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
   const backoff = new Backoff({ shape: 'exponential', base: 100, factor: 2, cap: 1_000, floor: 50, jitter });

@@ -6,7 +6,8 @@
  */
 // #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
-import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly-calls';
+import { downstream, isGiveUpError, runWithDeadline } from 'kindly-calls';
+import { systemClock } from 'kindly-calls/testing';
 
 // Stand-ins for your own code:
 /** A slow stand-in for a stock lookup; it stops when its signal aborts. */

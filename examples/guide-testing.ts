@@ -7,7 +7,8 @@
  */
 // #region readme
 import assert from 'node:assert/strict';
-import { downstream, isGiveUpError, SeededRandom, VirtualClock } from 'kindly-calls';
+import { downstream, isGiveUpError } from 'kindly-calls';
+import { SeededRandom, VirtualClock } from 'kindly-calls/testing';
 
 const clock = new VirtualClock(); // starts at 0 ms; moves only when told
 const api = downstream('under-test', {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attemptFromFailureCount, mutationRetry, queryRetry } from '../../src/adapters/index.js';
 import { httpStatusError } from '../../src/http/index.js';
-import { SeededRandom, VirtualClock } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 /** What a queryFn throws for a failed response: kindly's HttpStatusError (status + headers). */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchThrough, withKindly } from '../../src/http/index.js';
+import { fetchThrough, nodeHttpHandler } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
@@ -28,7 +28,7 @@ async function service(name: string, next: string, marked: boolean): Promise<Loo
     const upstream = await fetchThrough(callee, next);
     res.writeHead(upstream.status, { 'content-type': 'text/plain' }).end(await upstream.text());
   };
-  const server = await listen(marked ? withKindly(handler) : handler);
+  const server = await listen(marked ? nodeHttpHandler(handler) : handler);
   servers.push(server);
   return server;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withKindly } from '../../src/http/index.js';
+import { nodeHttpHandler } from '../../src/http/index.js';
 import { isGiveUpError } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -34,7 +34,7 @@ async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback>
     retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
   });
   const server = await listen(
-    withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+    nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
       const hop: Hop = {
         name,
         received: Number(req.headers['x-request-timeout-ms']),
@@ -61,7 +61,7 @@ describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', (
     let cFinished = false;
     const cAbort: { at?: number; reason?: string } = {};
     const c = await listen(
-      withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
         const kindly = req.kindly;
         if (kindly === undefined) throw new Error('no kindly context');
         hops.push({

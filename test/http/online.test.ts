@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type PageEnvironment, waitUntilOnline, waitUntilVisible } from '../../src/http/index.js';
-import { VirtualClock } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 
 /** A stand-in page: a navigator whose onLine we flip, and window/document event targets. */
 function page(online: boolean, visibility: 'visible' | 'hidden' = 'visible') {

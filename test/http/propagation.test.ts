@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFetch, propagatesTo, withKindly } from '../../src/http/index.js';
+import { createFetch, nodeHttpHandler, propagatesTo } from '../../src/http/index.js';
 import { InvalidOptionsError, runWithDeadline } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -38,7 +38,7 @@ describe('internal headers reach only services that take part', () => {
     const { server: inner, seen } = await recorder();
     const api = createFetch(downstream('inner'));
     const outer = await listen(
-      withKindly(async (_req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (_req: IncomingMessage, res: ServerResponse) => {
         await api(inner.url);
         res.writeHead(204).end();
       }),

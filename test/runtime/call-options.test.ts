@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type CallOptions,
-  downstream,
-  type GiveUpError,
-  InvalidOptionsError,
-  isInvalidOptionsError,
-  SeededRandom,
-  VirtualClock,
-} from '../../src/index.js';
+import { type CallOptions, downstream, type GiveUpError, InvalidOptionsError, isInvalidOptionsError } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /**
  * The edges a newcomer meets first: per-call options are checked as strictly as downstream

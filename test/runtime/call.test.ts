@@ -8,9 +8,8 @@ import {
   GiveUpError,
   isGiveUpError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number, extra: object = {}) => Object.assign(new Error(`HTTP ${code}`), { status: code, ...extra });
 

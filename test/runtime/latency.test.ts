@@ -7,9 +7,8 @@ import {
   isAttemptTimeoutError,
   isConcurrencyLimitError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 function setup(options: DownstreamOptions = {}) {
   const clock = new VirtualClock();

@@ -6,9 +6,8 @@ import {
   downstream,
   GiveUpError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 

@@ -3,7 +3,8 @@
 // never triggers MaxListenersExceededWarning.
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { downstream, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { onAbort } from '../../src/time/on-abort.js';
 
 const CALLS = 20_000;

@@ -1,7 +1,8 @@
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /** A reader we can collect from on demand: the real SDK pipeline, no exporter. */
 class CollectingReader extends MetricReader {

@@ -11,9 +11,10 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fetchThrough } from '../../src/http/index.js';
-import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
 import { HTTP_DURATION_BUCKETS, WAIT_BUCKETS } from '../../src/telemetry/otel-calls.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 class CollectingReader extends MetricReader {
