@@ -183,15 +183,16 @@ describe('latency policies against a real queueing HTTP server', () => {
     expect(adaptive.answers).toBeGreaterThan(none.answers * 0.5);
   });
 
-  it('the same shape as `sim hedging`: a 1.25 % tail at 20× sets the p99; learned-p95 hedging cuts it below 0.4× for at most 5 % more requests', async () => {
+  it('the same shape as `sim hedging`: a 1.25 % tail at 30× sets the p99; learned-p95 hedging cuts it below 0.4× for at most 5 % more requests', async () => {
     const callers = 32;
     const run = async (hedging: boolean) => {
-      // Every 80th request the server receives (hedges included) is slow: 1.25 % at 20× (50 ms
-      // normally — long enough that a loaded machine's timer lag does not drown it).
+      // Every 80th request the server receives (hedges included) is slow: 1.25 % at 30× (50 ms
+      // normally). On a loaded machine timer lag adds tens of ms to every request, and to the
+      // learned hedge delay; a tail far above that keeps the figure about hedging, not lag.
       let n = 0;
       server = await listen((req, res) => {
         const slow = ++n % 80 === 0;
-        const timer = systemClock.sleep(slow ? 1_000 : 50).then(() => {
+        const timer = systemClock.sleep(slow ? 1_500 : 50).then(() => {
           if (!res.destroyed) res.end('ok');
         });
         req.on('close', () => void timer);
@@ -226,13 +227,13 @@ describe('latency policies against a real queueing HTTP server', () => {
     const withHedging = await run(true);
     const extraLoad = withHedging.received / withHedging.calls - 1;
     console.log(
-      `[figure] real server, 1.25 % of requests 20× slower, ${callers} callers: p99 ${without.p99.toFixed(1)} ms → ${withHedging.p99.toFixed(1)} ms ` +
+      `[figure] real server, 1.25 % of requests 30× slower, ${callers} callers: p99 ${without.p99.toFixed(1)} ms → ${withHedging.p99.toFixed(1)} ms ` +
         `(${(withHedging.p99 / without.p99).toFixed(2)}×) over ${without.measured} / ${withHedging.measured} calls; ` +
         `hedges ${withHedging.stats.hedges} (${(extraLoad * 100).toFixed(2)} % more requests), won ${withHedging.stats.hedgeWins}`,
     );
     expect(without.measured).toBeGreaterThan(200);
     // Without hedging the p99 is a slow request.
-    expect(without.p99).toBeGreaterThanOrEqual(1_000);
+    expect(without.p99).toBeGreaterThanOrEqual(1_500);
     expect(withHedging.p99 / without.p99).toBeLessThanOrEqual(0.4);
     expect(withHedging.stats.hedges).toBeGreaterThan(0);
     // Counted at the server: requests received ÷ calls made.
