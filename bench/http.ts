@@ -57,7 +57,7 @@ function casesFor(group: HttpGroup, url: string): TimedCase[] {
     },
   };
   if (group === 'plain') {
-    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
     const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
     return [
       bare,
@@ -68,8 +68,8 @@ function casesFor(group: HttpGroup, url: string): TimedCase[] {
   }
   const full = downstream('http-full', {
     retry: { maxAttempts: 3 },
-    attemptTimeout: 10_000,
-    totalTimeout: 30_000,
+    attemptTimeoutMs: 10_000,
+    totalTimeoutMs: 30_000,
     budget: {},
     breaker: {},
     bulkhead: { maxConcurrent: 1_000 },

@@ -41,7 +41,7 @@ async function retainedPer(build: () => Promise<unknown> | unknown, count: numbe
 
 const FULL = {
   retry: { maxAttempts: 3 },
-  attemptTimeout: 10_000,
+  attemptTimeoutMs: 10_000,
   budget: {},
   breaker: {},
   bulkhead: { maxConcurrent: 1_000 },

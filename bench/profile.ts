@@ -25,9 +25,9 @@ if (name.startsWith('http:')) {
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const [port] = (await once(lines, 'line')) as [string];
   const url = `http://127.0.0.1:${Number(port)}/item`;
-  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
   const full = downstream('profile-full', {
-    totalTimeout: 30_000,
+    totalTimeoutMs: 30_000,
     breaker: {},
     bulkhead: { maxConcurrent: 1_000 },
     pacing: {},

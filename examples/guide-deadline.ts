@@ -17,7 +17,7 @@ async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
 }
 
 const inventory = downstream('inventory'); // no timeout of its own
-const orders = downstream('orders', { totalTimeout: 1_000 }); // the whole call, sleeps included
+const orders = downstream('orders', { totalTimeoutMs: 1_000 }); // the whole call, sleeps included
 
 await orders.call(async (outer) => {
   // A nested call inherits the outer deadline: no parameter to thread through. Passing the

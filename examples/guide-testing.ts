@@ -14,8 +14,8 @@ const clock = new VirtualClock(); // starts at 0 ms; moves only when told
 const api = downstream('under-test', {
   clock,
   random: new SeededRandom(1), // jitter draws are reproducible too
-  retry: { maxAttempts: 3, backoff: { base: 1_000, jitter: 'none' } },
-  attemptTimeout: 5_000,
+  retry: { maxAttempts: 3, backoff: { baseMs: 1_000, jitter: 'none' } },
+  attemptTimeoutMs: 5_000,
 });
 
 const starts: number[] = [];

@@ -16,7 +16,7 @@ import { downstream } from 'kindly-calls';
 import { createFetch, expressMiddleware } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const app = express();
 app.use(expressMiddleware({ maxTimeoutMs: 10_000 })); // first, before body parsers and routes

@@ -15,7 +15,7 @@ import { downstream } from 'kindly-calls';
 import { createFetch, fastifyPlugin } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const fastify = Fastify();
 await fastify.register(fastifyPlugin, { maxTimeoutMs: 10_000 });

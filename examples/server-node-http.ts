@@ -19,7 +19,7 @@ import { downstream } from 'kindly-calls';
 import { createFetch, nodeHttpHandler } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const orders = createServer(
   nodeHttpHandler(

@@ -28,7 +28,7 @@ export {
 } from './errors/errors.js';
 export { InvalidOptionsError, isInvalidOptionsError } from './options/validate.js';
 export type { AdaptiveConcurrencyOptions } from './policies/adaptive-concurrency.js';
-export type { BulkheadOptions } from './policies/bulkhead.js';
+export type { BulkheadOptions } from './policies/bulkhead-slots.js';
 export type { BreakerState, CircuitBreakerOptions, CircuitBreakerSnapshot } from './policies/circuit-breaker.js';
 export type { DerivedTimeoutOptions } from './policies/derived-timeout.js';
 export type { HedgingOptions } from './policies/hedging.js';

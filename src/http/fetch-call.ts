@@ -44,7 +44,7 @@ export interface FetchPlan {
   callerSignal: AbortSignal | undefined;
   /** The call's deadline in monotonic ms (`Infinity`: none); it bounds reading the body too. */
   deadline: number;
-  bodyTimeout: number | undefined;
+  bodyTimeoutMs: number | undefined;
   hasIdempotencyKey: boolean;
   propagate: boolean;
   /** Whether the attempt's trace context (kindly-calls/otel, the user's propagator) may go out. */
@@ -93,7 +93,7 @@ export class FetchCall {
 
   constructor(private readonly plan: FetchPlan) {
     this.clock = plan.downstream.clock;
-    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeout !== undefined;
+    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeoutMs !== undefined;
   }
 
   /** Runs the call: the last response on give-up (unless `throwHttpErrors`), rejects otherwise. */
@@ -342,10 +342,10 @@ export class FetchCall {
   private bodyDeadline(): BodyDeadline | undefined {
     if (!this.bodyLimited) return undefined;
     const { clock } = this;
-    const { bodyTimeout, deadline, downstream } = this.plan;
-    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    const { bodyTimeoutMs, deadline, downstream } = this.plan;
+    const byTimeout = bodyTimeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeoutMs;
     if (byTimeout < deadline) {
-      const ms = bodyTimeout as number;
+      const ms = bodyTimeoutMs as number;
       return {
         at: byTimeout,
         clock,

@@ -1,7 +1,7 @@
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
-import { type CallOptions, type Downstream, type Fallback, FETCH_THROUGH } from '../runtime/downstream.js';
+import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
@@ -69,17 +69,17 @@ export interface KindlyFetchOptions {
    * it the platform's own connect timeout applies (undici: 10 s); the attempt timeout and the
    * deadline bound the whole attempt in any case.
    */
-  connectTimeout?: number;
+  connectTimeoutMs?: number;
   /**
    * ms allowed for reading the body of a response handed back (success, or the last failed
    * response on give-up), counted from its arrival; past it, reading the body rejects with
    * `BodyTimeoutError` and the connection is closed. Whatever this says, a call with a
-   * deadline (`timeout`, the downstream's `totalTimeout`, an inherited deadline) must have
+   * deadline (`timeoutMs`, the downstream's `totalTimeoutMs`, an inherited deadline) must have
    * read its body by then: reading rejects with `DeadlineExceededError` at the deadline. The
    * attempt timeout bounds the wait for the response headers, not the body.
    * @default none (only the call's deadline, when it has one)
    */
-  bodyTimeout?: number;
+  bodyTimeoutMs?: number;
   /** The fetch implementation each attempt calls. @default globalThis.fetch */
   fetch?: FetchFunction;
 }
@@ -89,7 +89,7 @@ export interface KindlyRequestInit extends RequestInit, KindlyFetchOptions {
   /** Absolute deadline, in the downstream clock's monotonic ms. */
   deadline?: number;
   /** Whole-call timeout in ms (all attempts and waits). */
-  timeout?: number;
+  timeoutMs?: number;
   /**
    * Whether repeating the request after an `unknown` outcome is safe. Default: by method —
    * GET, HEAD, OPTIONS, PUT, DELETE, TRACE yes; POST, PATCH only with an `Idempotency-Key`.
@@ -123,11 +123,11 @@ const OPTION_KEYS = [
   'pauseWhileHidden',
   'retryableStatuses',
   'bodyHintExtractors',
-  'connectTimeout',
-  'bodyTimeout',
+  'connectTimeoutMs',
+  'bodyTimeoutMs',
   'fetch',
 ] as const;
-const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
+const CALL_KEYS = ['deadline', 'timeoutMs', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
 const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CALL_KEYS]);
 
 /**
@@ -155,10 +155,6 @@ const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CAL
 export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
   return send(downstream, input, init ?? undefined, undefined);
 }
-
-// The deprecated `Downstream.fetch` finds `fetchThrough` here once this module is loaded (the
-// runtime never imports the HTTP layer).
-(globalThis as Record<symbol, unknown>)[FETCH_THROUGH] ??= fetchThrough;
 
 /**
  * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
@@ -218,11 +214,11 @@ async function planCall(
     body = await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name);
   }
   const page = pageEnvironment().window !== undefined;
-  const connectTimeout = init?.connectTimeout ?? defaults?.connectTimeout;
+  const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
   const fetch =
     init?.fetch ??
     defaults?.fetch ??
-    (connectTimeout !== undefined && !page ? await connectTimeoutFetch(connectTimeout) : platformFetch);
+    (connectTimeoutMs !== undefined && !page ? await connectTimeoutFetch(connectTimeoutMs) : platformFetch);
   const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
   const requestInit: RequestInit = { ...request.init };
@@ -238,7 +234,7 @@ async function planCall(
     fetch,
     callerSignal: request.signal ?? scope?.signal,
     deadline,
-    bodyTimeout: init?.bodyTimeout ?? defaults?.bodyTimeout,
+    bodyTimeoutMs: init?.bodyTimeoutMs ?? defaults?.bodyTimeoutMs,
     hasIdempotencyKey: key !== undefined,
     propagate: propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
     // Trace context goes wherever the user's propagator sends it, except that an explicit
@@ -268,7 +264,7 @@ function callOptionsOf(
   if (request.signal !== undefined) options.signal = request.signal;
   if (init !== undefined) {
     if (init.deadline !== undefined) options.deadline = init.deadline;
-    if (init.timeout !== undefined) options.timeout = init.timeout;
+    if (init.timeoutMs !== undefined) options.timeoutMs = init.timeoutMs;
     if (init.verify !== undefined) options.verify = init.verify;
     if (init.fallback !== undefined) options.fallback = init.fallback;
     if (init.budgetKey !== undefined) options.budgetKey = init.budgetKey;
@@ -290,9 +286,9 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
   const v = new OptionsValidator(subject);
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
   v.duration('maxBufferedBody', options.maxBufferedBody)
-    .duration('connectTimeout', options.connectTimeout, { min: 1 })
-    .duration('bodyTimeout', options.bodyTimeout, { min: 1 })
-    .duration('timeout', options.timeout, { min: 0 })
+    .duration('connectTimeoutMs', options.connectTimeoutMs, { min: 1 })
+    .duration('bodyTimeoutMs', options.bodyTimeoutMs, { min: 1 })
+    .duration('timeoutMs', options.timeoutMs, { min: 0 })
     .func('fetch', options.fetch)
     .func('verify', options.verify)
     .func('fallback', options.fallback);
@@ -391,7 +387,7 @@ function requestHeaders(headers: HeadersInit | undefined): Headers {
 function callDeadline(downstream: Downstream, init: KindlyRequestInit | undefined, scope: DeadlineScope | undefined): number {
   let deadline = scope?.deadline ?? Number.POSITIVE_INFINITY;
   if (init?.deadline !== undefined && init.deadline < deadline) deadline = init.deadline;
-  const timeout = init?.timeout ?? downstream.totalTimeout;
+  const timeout = init?.timeoutMs ?? downstream.totalTimeoutMs;
   if (timeout !== undefined) deadline = Math.min(deadline, downstream.clock.monotonic() + timeout);
   return deadline;
 }

@@ -45,7 +45,7 @@ export interface StageCall {
   /** The call's deadline (monotonic ms; `Infinity` without one). */
   readonly deadline: number;
   /** An attempt is not started with less than this many ms left before `deadline`. */
-  readonly minAttemptTime: number;
+  readonly minAttemptTimeMs: number;
   /** Which retry budget the call draws on. */
   readonly budgetKey: string;
   /** The call's class for partitioned limits (`CallOptions.partition`). */

@@ -10,7 +10,7 @@ export {
   LIMIT_REJECTED,
   type LimitSample,
 } from './adaptive-concurrency.js';
-export { BULKHEAD_DEFAULTS, Bulkhead, type BulkheadOptions } from './bulkhead.js';
+export { BULKHEAD_DEFAULTS, type BulkheadOptions, type BulkheadRefusal, BulkheadSlots } from './bulkhead-slots.js';
 export {
   BREAKER_ALLOWED,
   BREAKER_REJECTED,

@@ -1,4 +1,4 @@
-import { classifyError } from '../classify/classify-error.js';
+import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
@@ -13,22 +13,23 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
+import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
-import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
   type BreakerState,
   CircuitBreaker,
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
-import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
-import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
 import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
@@ -38,6 +39,7 @@ import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
 import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
+import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
@@ -51,14 +53,14 @@ export interface DownstreamOptions {
    * Per-attempt timeout in ms, or `false` for none, or derived from latency, per key:
    * `{ percentile, factor, floorMs, ceilingMs }` sets each attempt's timeout to the
    * percentile of recent successful latency × factor, within [floorMs, ceilingMs] (the
-   * deadline stays the outer bound). @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout
+   * deadline stays the outer bound). @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeoutMs
    */
-  attemptTimeout?: number | false | DerivedTimeoutOptions;
+  attemptTimeoutMs?: number | false | DerivedTimeoutOptions;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
-  totalTimeout?: number;
+  totalTimeoutMs?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
-   * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
+   * default to idempotent (you chose to wrap them in retries); `fetchThrough` decides per method.
    * @default {@link DOWNSTREAM_DEFAULTS}.idempotent
    */
   idempotent?: boolean;
@@ -112,12 +114,8 @@ export interface DownstreamOptions {
   random?: Random;
 }
 
-/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
-export const DOWNSTREAM_DEFAULTS = {
-  attemptTimeout: 10_000,
-  idempotent: true,
-  maxKeys: 1_000,
-} as const;
+/** The defaults of {@link DownstreamOptions} (declared once, in the orchestration; a test pins them). */
+export { DOWNSTREAM_DEFAULTS };
 
 /** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
 export interface DownstreamSnapshot {
@@ -137,13 +135,13 @@ export type Fallback<T> = (info: FallbackInfo) => T | PromiseLike<T>;
 export interface CallOptions<T> {
   /** Aborting stops the call at once, sleeps included; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
-  /** Absolute deadline in the clock's monotonic ms. The earliest of this, the inherited one and `timeout` wins. */
+  /** Absolute deadline in the clock's monotonic ms. The earliest of this, the inherited one and `timeoutMs` wins. */
   deadline?: number;
   /** Whole-call timeout in ms for this call. */
-  timeout?: number;
+  timeoutMs?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
-  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`.fetch()`: the host) */
+  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`fetchThrough`: the host) */
   key?: string;
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
@@ -194,8 +192,8 @@ export interface CallOptions<T> {
 
 const KEYS = optionKeys<DownstreamOptions>({
   retry: true,
-  attemptTimeout: true,
-  totalTimeout: true,
+  attemptTimeoutMs: true,
+  totalTimeoutMs: true,
   idempotent: true,
   classify: true,
   fallback: true,
@@ -215,7 +213,7 @@ const KEYS = optionKeys<DownstreamOptions>({
 const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   signal: true,
   deadline: true,
-  timeout: true,
+  timeoutMs: true,
   idempotent: true,
   key: true,
   budgetKey: true,
@@ -228,14 +226,6 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   beforeAttempt: true,
 });
 
-const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
-
-/**
- * Where `kindly-calls/http` leaves `fetchThrough` for the deprecated `Downstream.fetch`
- * (on globalThis, so the ESM and CJS builds and two copies of the package find it).
- */
-export const FETCH_THROUGH = Symbol.for('kindly-calls.fetchThrough.v1');
-
 /**
  * One callee and everything that protects it and us from it: retry policy, timeouts, and
  * the shared state of those policies. Create one per callee and reuse it.
@@ -245,8 +235,8 @@ export class Downstream implements CallPlan {
   readonly clock: Clock;
   readonly random: Random;
   readonly retry: RetryPolicy;
-  readonly attemptTimeout: number;
-  readonly totalTimeout: number | undefined;
+  readonly attemptTimeoutMs: number;
+  readonly totalTimeoutMs: number | undefined;
   readonly idempotent: boolean;
   private readonly userClassify: DownstreamOptions['classify'];
   private readonly fallback: Fallback<unknown> | undefined;
@@ -270,30 +260,19 @@ export class Downstream implements CallPlan {
     v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
     v.knownKeys(options, KEYS);
     const derivedTimeout =
-      typeof options.attemptTimeout === 'object' && options.attemptTimeout !== null ? options.attemptTimeout : undefined;
-    if (derivedTimeout !== undefined) v.nested('attemptTimeout', () => new DerivedTimeout(derivedTimeout));
-    else if (options.attemptTimeout !== false) {
-      v.duration('attemptTimeout', options.attemptTimeout, { min: 1, allowInfinity: true });
+      typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
+    if (derivedTimeout !== undefined) v.nested('attemptTimeoutMs', () => new DerivedTimeout(derivedTimeout));
+    else if (options.attemptTimeoutMs !== false) {
+      v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
     }
-    v.duration('totalTimeout', options.totalTimeout, { min: 1 })
+    v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
       .func('classify', options.classify)
       .func('fallback', options.fallback);
     let retry: RetryPolicy | undefined;
-    if (options.retry === false) retry = NO_RETRY;
-    else {
-      const retryOptions = options.retry ?? {};
-      // Unbounded attempts may also be bounded by a total timeout on the downstream.
-      const bounded =
-        retryOptions.maxAttempts === Number.POSITIVE_INFINITY &&
-        retryOptions.maxElapsed === undefined &&
-        options.totalTimeout !== undefined
-          ? { ...retryOptions, maxElapsed: options.totalTimeout }
-          : retryOptions;
-      try {
-        retry = new RetryPolicy(bounded);
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-      }
+    try {
+      retry = retryPolicyOf(options.retry, options.totalTimeoutMs);
+    } catch (error) {
+      for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
     }
     v.integer('maxKeys', options.maxKeys, 1);
     v.check(
@@ -339,16 +318,10 @@ export class Downstream implements CallPlan {
     this.fleet = fleet;
     const ledger = fleet?.budgets ?? budgets;
     this.budgetLedger = ledger;
-    const budgetStage =
-      ledger === undefined
-        ? undefined
-        : new BudgetStage(ledger, {
-            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
-            onRefused: (key, atMs) => {
-              this.stats_.budgetRejections++;
-              if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
-            },
-          });
+    const budgetStage = budgetStageOf(ledger, options.budget, (key, atMs) => {
+      this.stats_.budgetRejections++;
+      if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
+    });
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
@@ -374,7 +347,7 @@ export class Downstream implements CallPlan {
       latency:
         concurrencyOptions === undefined && derivedTimeout === undefined && hedgingOptions === undefined
           ? undefined
-          : { concurrency: concurrencyOptions, attemptTimeout: derivedTimeout, hedging: hedgingOptions },
+          : { concurrency: concurrencyOptions, attemptTimeoutMs: derivedTimeout, hedging: hedgingOptions },
       onConcurrencyLimited: (key, limit, atMs, partition) => {
         this.stats_.concurrencyRejections++;
         if (this.events.active) {
@@ -402,13 +375,8 @@ export class Downstream implements CallPlan {
     this.clock = clock;
     this.random = random;
     // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
-    this.attemptTimeout =
-      options.attemptTimeout === false
-        ? Number.POSITIVE_INFINITY
-        : derivedTimeout !== undefined
-          ? (derivedTimeout.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs)
-          : ((options.attemptTimeout as number | undefined) ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
-    this.totalTimeout = options.totalTimeout;
+    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
+    this.totalTimeoutMs = options.totalTimeoutMs;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
     this.fallback = options.fallback;
@@ -446,25 +414,7 @@ export class Downstream implements CallPlan {
     });
   }
 
-  /**
-   * @deprecated Use `fetchThrough(api, input, init)` from `kindly-calls/http` (see the
-   * migration note in docs/http.md). Kept for code written against earlier versions: the
-   * root entry does not load HTTP code, so this works once `kindly-calls/http` has been
-   * imported somewhere in the process, and rejects with a `TypeError` saying so otherwise.
-   */
-  fetch(input: RequestInfo | URL, init?: RequestInit | Record<string, unknown>): Promise<Response> {
-    const through = (globalThis as Record<symbol, unknown>)[FETCH_THROUGH] as
-      | ((downstream: Downstream, input: RequestInfo | URL, init?: object) => Promise<Response>)
-      | undefined;
-    if (through === undefined) {
-      return Promise.reject(
-        new TypeError("Downstream.fetch needs the HTTP layer: use fetchThrough(api, input, init) from 'kindly-calls/http'"),
-      );
-    }
-    return through(this, input, init);
-  }
-
-  // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
+  // ── Breaker control, per lane (`key`: the call's `key`; `fetchThrough`'s lanes are hosts, e.g.
   // `payments.internal:8443`). Each throws when the downstream has no breaker. ──
 
   /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
@@ -518,21 +468,10 @@ export class Downstream implements CallPlan {
   }
 
   /**
-   * The call's classifier, then the downstream's, then kindly's. A classifier that throws
-   * is skipped: a bug in it must not leave a breaker permit or a bulkhead slot taken.
+   * The call's classifier, then the downstream's, then kindly's; one that throws is skipped.
    */
   private classifyFor(error: unknown, perCall: CallOptions<unknown>['classify']): Classification {
-    const now = this.clock.now();
-    for (const classifier of [perCall, this.userClassify]) {
-      if (classifier === undefined) continue;
-      try {
-        const c = classifier(error, now);
-        if (c !== undefined) return c;
-      } catch {
-        // fall through to the next classifier
-      }
-    }
-    return classifyError(error, now);
+    return classifyThrough(error, this.clock.now(), perCall, this.userClassify);
   }
 
   /**
@@ -592,7 +531,7 @@ export class Downstream implements CallPlan {
     const startedAt = clock.monotonic();
     const stats = this.stats_;
     stats.requests++;
-    const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeout ?? this.totalTimeout);
+    const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
     const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
     const fleet = this.fleet;
@@ -877,7 +816,7 @@ export class Downstream implements CallPlan {
       discard: g.discard,
       startHedge: (n) => {
         const now = clock.monotonic();
-        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTime) return undefined;
+        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTimeMs) return undefined;
         const bulkhead = lane.bulkhead;
         if (bulkhead !== undefined && !bulkhead.tryAcquire()) return undefined;
         const slot = latency.admit(now, g.partition);
@@ -900,7 +839,7 @@ export class Downstream implements CallPlan {
           if (slot >= 0) latency.limit?.release(slot, now, now, 'ignore');
           return undefined;
         }
-        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeout);
+        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeoutMs);
         const deadlineBound = g.deadline - now < fixed;
         const timeoutMs = deadlineBound ? g.deadline - now : fixed;
         const attemptDeadline = now + timeoutMs;
@@ -994,8 +933,8 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
   const v = new OptionsValidator('call');
   v.knownKeys(options, CALL_KEYS);
   if (typeof options !== 'object' || options === null) return v.problems;
-  const { timeout, deadline } = options;
-  v.duration('timeout', timeout, { allowInfinity: true })
+  const { timeoutMs, deadline } = options;
+  v.duration('timeoutMs', timeoutMs, { allowInfinity: true })
     .check(
       deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
       `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,

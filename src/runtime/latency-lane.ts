@@ -8,7 +8,7 @@ import type { Cancel, Clock } from '../time/clock.js';
 /** The latency-driven policies of one lane; each is optional. */
 export interface LatencyLaneOptions {
   concurrency: AdaptiveConcurrencyOptions | undefined;
-  attemptTimeout: DerivedTimeoutOptions | undefined;
+  attemptTimeoutMs: DerivedTimeoutOptions | undefined;
   hedging: HedgingOptions | undefined;
 }
 
@@ -53,7 +53,7 @@ export class LatencyLane {
     random: Random,
   ) {
     this.limit = options.concurrency === undefined ? undefined : new AdaptiveConcurrencyLimit(options.concurrency, random);
-    this.timeouts = options.attemptTimeout === undefined ? undefined : new DerivedTimeout(options.attemptTimeout);
+    this.timeouts = options.attemptTimeoutMs === undefined ? undefined : new DerivedTimeout(options.attemptTimeoutMs);
     this.hedging = options.hedging === undefined ? undefined : new HedgingPolicy(options.hedging);
   }
 

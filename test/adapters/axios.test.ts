@@ -18,9 +18,9 @@ afterEach(async () => {
 });
 
 const api = (base = 50) =>
-  downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', base, jitter: 'none' } } });
+  downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: base, jitter: 'none' } } });
 
-describe('axiosInterceptors (SPEC S8.3), real server on loopback', () => {
+describe('axiosInterceptors, real server on loopback', () => {
   it('retries 503 with backoff; interceptors and transforms run once per request; attempts are numbered', async () => {
     const at: number[] = [];
     const attempts: string[] = [];

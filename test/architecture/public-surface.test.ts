@@ -47,7 +47,15 @@ describe('public surface', () => {
 
   it('building blocks are reachable from their subpaths', () => {
     expect(Object.keys(policies)).toEqual(
-      expect.arrayContaining(['RetryPolicy', 'Backoff', 'CircuitBreaker', 'Bulkhead', 'Pacer', 'RetryBudget', 'BREAKER_ALLOWED']),
+      expect.arrayContaining([
+        'RetryPolicy',
+        'Backoff',
+        'CircuitBreaker',
+        'BulkheadSlots',
+        'Pacer',
+        'RetryBudget',
+        'BREAKER_ALLOWED',
+      ]),
     );
     expect(Object.keys(hints)).toEqual(expect.arrayContaining(['parseRetryAfter', 'readWaitHint', 'EPOCH_MS_THRESHOLD']));
     expect(Object.keys(classify)).toEqual(expect.arrayContaining(['classifyError', 'classifyStatus', 'isIdempotentMethod']));

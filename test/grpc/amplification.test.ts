@@ -14,7 +14,7 @@ import { ask, type EchoClient, type EchoServer, echoClient, startEchoServer } fr
  */
 const layer = (name: string) =>
   downstream(name, {
-    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
     budget: false,
   });
 
@@ -103,7 +103,7 @@ describe('gRPC deadline propagation across three hops', () => {
     );
     servers.push(c);
     const hop = async (name: string, next: string) => {
-      const client = echoClient(next, [grpcClientInterceptor(downstream(name, { attemptTimeout: false }))]);
+      const client = echoClient(next, [grpcClientInterceptor(downstream(name, { attemptTimeoutMs: false }))]);
       clients.push(client);
       const server = await startEchoServer(
         {
@@ -121,7 +121,7 @@ describe('gRPC deadline propagation across three hops', () => {
     };
     const b = await hop('B', c.address);
     const a = await hop('A', b.address);
-    const client = echoClient(a.address, [grpcClientInterceptor(downstream('client', { attemptTimeout: false }))]);
+    const client = echoClient(a.address, [grpcClientInterceptor(downstream('client', { attemptTimeoutMs: false }))]);
     clients.push(client);
     const { response, error } = await ask(client, {}, 'call', { deadline: wallNow() + 2_000 });
     expect(error).toBeUndefined();
@@ -147,7 +147,7 @@ describe('gRPC deadline propagation across three hops', () => {
       },
     });
     servers.push(c);
-    const client = echoClient(c.address, [grpcClientInterceptor(downstream('B', { attemptTimeout: false }))]);
+    const client = echoClient(c.address, [grpcClientInterceptor(downstream('B', { attemptTimeoutMs: false }))]);
     clients.push(client);
     const b = await startEchoServer(
       { call: (call, callback) => client.call(call.request, (error: ServiceError | null) => callback(error, {})) },

@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-const fast = { maxAttempts: 3, backoff: { shape: 'constant' as const, base: 1, jitter: 'none' as const } };
+const fast = { maxAttempts: 3, backoff: { shape: 'constant' as const, baseMs: 1, jitter: 'none' as const } };
 
 /** A server answering each call with the next status of `script` (then OK), counting calls. */
 async function scripted(script: Array<{ code: number; trailers?: Record<string, string> }>) {
@@ -140,7 +140,7 @@ describe('grpcClientInterceptor against a real grpc-js server', () => {
     });
     servers.push(server);
     const d = downstream('echo', {
-      retry: { maxAttempts: 5, backoff: { shape: 'constant', base: 60_000, jitter: 'none' } },
+      retry: { maxAttempts: 5, backoff: { shape: 'constant', baseMs: 60_000, jitter: 'none' } },
       budget: false,
     });
     const client = connect(server.address, d);

@@ -31,7 +31,7 @@ describe('gRPC attempts under OpenTelemetry', () => {
       },
     });
     servers.push(server);
-    const d = downstream('echo', { retry: { backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const d = downstream('echo', { retry: { backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     instrumentDownstreams(d, { tracer });
     const client = echoClient(server.address, [grpcClientInterceptor(d)]);
     clients.push(client);

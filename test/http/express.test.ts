@@ -65,7 +65,7 @@ describe('expressMiddleware (Express 5)', () => {
 
   it('marks a 503 sent after the dependency exhausted its retries x-retry-exhausted: 1', async () => {
     const dead = await dependency(503);
-    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const app = express();
     app.use(expressMiddleware());
     app.get('/', async (_req, res) => {

@@ -58,7 +58,7 @@ describe('fastifyPlugin (Fastify 5)', () => {
 
   it('marks a 503 reply sent after the dependency exhausted its retries x-retry-exhausted: 1', async () => {
     const dead = await dependency(503);
-    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const app = Fastify();
     await app.register(fastifyPlugin);
     app.get('/', async (_request, reply) => {

@@ -18,7 +18,7 @@ afterEach(async () => {
 async function failingDependency() {
   const dep = await listen((_req, res) => res.writeHead(503).end('busy'));
   closers.push(() => dep.close());
-  const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { base: 1, cap: 2 } }, budget: false });
+  const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { baseMs: 1, capMs: 2 } }, budget: false });
   return { url: dep.url, calls };
 }
 

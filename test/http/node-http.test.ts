@@ -35,7 +35,7 @@ async function recorder(clock: VirtualClock, options: Parameters<typeof nodeHttp
   return { server, seen };
 }
 
-describe('nodeHttpHandler — inbound deadline (SPEC S5)', () => {
+describe('nodeHttpHandler — inbound deadline', () => {
   it('pins its defaults', () => {
     expect(SERVER_DEFAULTS).toEqual({ maxTimeoutMs: 30_000, markExhausted: true });
     expect(EXHAUSTED_REASONS).toEqual(['max-attempts', 'budget', 'circuit-open', 'dont-retry']);
@@ -163,7 +163,7 @@ describe('nodeHttpHandler — inbound deadline (SPEC S5)', () => {
   });
 });
 
-describe('nodeHttpHandler — x-retry-exhausted (SPEC S7)', () => {
+describe('nodeHttpHandler — x-retry-exhausted', () => {
   async function failingDependency() {
     const dead = await listen((_req, res) => res.writeHead(503).end());
     servers.push(dead);
@@ -172,7 +172,7 @@ describe('nodeHttpHandler — x-retry-exhausted (SPEC S7)', () => {
 
   it('marks a 5xx answered after a kindly call exhausted its retries; not a 4xx, not a success', async () => {
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const server = await listen(
       nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
         const upstream = await fetchThrough(calls, dead);
@@ -208,7 +208,7 @@ describe('nodeHttpHandler — x-retry-exhausted (SPEC S7)', () => {
     const missing = await listen((_req, res) => res.writeHead(404).end());
     servers.push(missing);
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     let context: RequestContext | undefined;
     const server = await listen(
       nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
@@ -226,7 +226,7 @@ describe('nodeHttpHandler — x-retry-exhausted (SPEC S7)', () => {
 
   it('markExhausted: false leaves responses alone', async () => {
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const server = await listen(
       nodeHttpHandler(
         async (_req: IncomingMessage, res: ServerResponse) => {

@@ -21,7 +21,7 @@ function page(online: boolean, visibility: 'visible' | 'hidden' = 'visible') {
   };
 }
 
-describe('waiting instead of burning attempts in a browser (SPEC S3.2)', () => {
+describe('waiting instead of burning attempts in a browser', () => {
   it('nothing to wait for when online, or outside a page', () => {
     const clock = new VirtualClock();
     expect(waitUntilOnline(undefined, undefined, clock, page(true).env)).toBeUndefined();

@@ -11,7 +11,7 @@ async function readStream(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new TextDecoder().decode(new Uint8Array(await new Response(stream).arrayBuffer()));
 }
 
-describe('prepareBody (SPEC S8.1: non-replayable bodies)', () => {
+describe('prepareBody (non-replayable bodies)', () => {
   it('pins the buffering limit: 1 MiB', () => {
     expect(DEFAULT_MAX_BUFFERED_BODY).toBe(1_048_576);
   });

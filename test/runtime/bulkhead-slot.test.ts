@@ -9,7 +9,7 @@ describe('bulkhead slots (issue 8 defect 6)', () => {
       clock,
       retry: false,
       budget: false,
-      attemptTimeout: 50,
+      attemptTimeoutMs: 50,
       bulkhead: { maxConcurrent: 5, maxQueue: 100, queueTimeoutMs: 10_000 },
     });
     let running = 0;

@@ -24,12 +24,12 @@ async function points(reader: CollectingReader): Promise<Map<string, number>> {
   return out;
 }
 
-describe('OpenTelemetry bridge (SPEC S9)', () => {
+describe('OpenTelemetry bridge', () => {
   it('reports each downstream’s stats through a real MeterProvider, and stops when asked', async () => {
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
     const clock = new VirtualClock();
-    const api = downstream('payments', { clock, random: new SeededRandom(1), retry: { backoff: { base: 1, jitter: 'none' } } });
+    const api = downstream('payments', { clock, random: new SeededRandom(1), retry: { backoff: { baseMs: 1, jitter: 'none' } } });
     const other = downstream('search', { clock });
     const stop = instrumentDownstreams([api, other], { meter: provider.getMeter('test') });
 
@@ -68,7 +68,7 @@ describe('OpenTelemetry bridge (SPEC S9)', () => {
       clock,
       retry: false,
       concurrency: { probeConcurrency: 2 },
-      attemptTimeout: { minSamples: 1, floorMs: 1 },
+      attemptTimeoutMs: { minSamples: 1, floorMs: 1 },
       hedging: { delayMs: 5, maxExtraLoad: 1 },
     });
     const plain = downstream('plain', { clock });

@@ -67,7 +67,7 @@ export class PacingStage implements Stage {
 
   private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
     if (wait <= 0) return ADMIT;
-    if (nowMs + wait > call.deadline - call.minAttemptTime) {
+    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) {
       // A local slot is given back; one in a fleet's queue cannot be.
       if (local) this.pacer.cancelLastReservation();
       return call.refuse('deadline', undefined, undefined);

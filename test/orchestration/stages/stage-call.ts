@@ -14,7 +14,7 @@ export function stageCall(fields: Partial<StageCall> & { pendingReleases?: (() =
     startedAt: 0,
     attemptStart: 0,
     deadline: Number.POSITIVE_INFINITY,
-    minAttemptTime: 1,
+    minAttemptTimeMs: 1,
     budgetKey: 'api',
     partition: undefined as string | undefined,
     timeoutMs: 1_000,
