@@ -119,6 +119,6 @@ export interface Stage {
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
   /** May set the attempt timeout for an attempt starting now (derived from latency); `baseMs` is the downstream's. */
   attemptTimeoutMs?(call: StageCall, nowMs: number, baseMs: number): number;
-  /** Whether `exit` needs a real `now` after a success (the driver may skip a clock read). */
+  /** Whether `exit` needs a real `now` after a success, at this moment (the driver may skip a clock read). */
   readonly observesSuccess: boolean;
 }

@@ -38,13 +38,16 @@ import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyE
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
+import { AttemptContext, AttemptScope, type AttemptSettlement, type Operation, runAttempt } from './attempt.js';
 import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
 import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED } from './latency-lane.js';
 import { linkSignals } from './link-signals.js';
+
+/** `drive` from the top of an attempt: the `beforeAttempt` hook, then `begin`. */
+const STEP_BEGIN = 0;
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
@@ -252,6 +255,21 @@ export class Downstream implements CallPlan {
   /** The retry budgets (the fleet's when a store is given), for hedges. */
   private readonly budgetLedger: BudgetLedger | undefined;
   private inFlight = 0;
+  /**
+   * How an attempt of the common call settles it (see `run`): once per downstream, so an
+   * attempt carries no closures of its own for it.
+   */
+  private readonly settlement: AttemptSettlement<unknown, unknown> = {
+    onValue: (value, context) => {
+      const run = context.run as CallRun<unknown>;
+      return this.afterSuccess(run.call, run.lane, value);
+    },
+    onError: (error, context) => {
+      const run = context.run as CallRun<unknown>;
+      const next = this.afterFailure(run.call, context, error, run.signal, run.options);
+      return next === STEP_SLEEP ? this.drive(run, STEP_SLEEP) : next;
+    },
+  };
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
   private wrappers: readonly CallWrapper[] | undefined;
 
@@ -517,42 +535,84 @@ export class Downstream implements CallPlan {
 
   /**
    * Drives the call's state machine (src/orchestration/call-machine.ts) with real time: it
-   * decides, this method waits, runs the operation and reports back. Only I/O lives here —
+   * decides, the driver waits, runs the operation and reports back. Only I/O lives here —
    * the hooks, sleeps, the bulkhead's line, the attempt itself — plus stats and events.
+   *
+   * The common call — no hooks, every stage admits at once, no hedge — takes no async frame:
+   * the attempt's own promise settles it (`afterSuccess`), and only a failure or a wait
+   * continues in `drive`. That frame and its await were a fifth of a call's cost.
    */
-  private async run<T>(
+  private run<T>(
     operation: Operation<T>,
     options: CallOptions<T> | undefined,
     signal: AbortSignal | undefined,
     inherited: DeadlineScope | undefined,
   ): Promise<T> {
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    try {
+      const startedAt = this.clock.monotonic();
+      this.stats_.requests++;
+      const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
+      const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
+      const fleet = this.fleet;
+      if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
+      const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+      const call = new CallMachine(this, pipeline, startedAt, deadline, options);
+      call.start(startedAt);
+      if (options !== undefined && (options.beforeAttempt !== undefined || options.verify !== undefined)) {
+        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), STEP_BEGIN);
+      }
+      const step = call.begin(startedAt);
+      if (step !== STEP_ATTEMPT || (call.idempotent && lane?.latency?.hedging !== undefined)) {
+        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), step);
+      }
+      const context = this.attemptContext(call, signal, inherited);
+      context.run = new CallRun(call, operation, options, signal, inherited, lane);
+      return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The rest of a call, from `entry`: `STEP_BEGIN` (the `beforeAttempt` hook, then the next
+   * attempt's admission), `STEP_SLEEP` (the wait before a retry, `call.waitMs`), or the step
+   * admission returned.
+   */
+  private async drive<T>(run: CallRun<T>, entry: Step | typeof STEP_BEGIN): Promise<T> {
+    const { call, operation, options, signal, inherited, lane } = run;
     const clock = this.clock;
-    const startedAt = clock.monotonic();
     const stats = this.stats_;
-    stats.requests++;
-    const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
+    const { startedAt, deadline } = call;
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
-    const fleet = this.fleet;
-    if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
-    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
-    const call = new CallMachine(this, pipeline, startedAt, deadline, options);
-    call.start(startedAt);
     const beforeAttempt = options?.beforeAttempt;
     const unhooked = beforeAttempt === undefined && options?.verify === undefined;
+    let step: Step | typeof STEP_BEGIN = entry;
 
     for (;;) {
-      if (beforeAttempt !== undefined) {
-        try {
-          await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
-        } catch (error) {
-          if (signal?.aborted) return this.aborted(signal, call, startedAt);
-          throw error;
+      if (step === STEP_SLEEP) {
+        if (call.waitMs > 0 || call.yieldBeforeRetry) {
+          try {
+            await clock.sleep(call.waitMs, signal);
+          } catch {
+            // Only an abort interrupts a sleep.
+            return this.aborted(signal as AbortSignal, call, startedAt);
+          }
         }
-        if (signal?.aborted) return this.aborted(signal, call, startedAt);
+        step = STEP_BEGIN;
       }
-      let step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+      if (step === STEP_BEGIN) {
+        if (beforeAttempt !== undefined) {
+          try {
+            await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
+          } catch (error) {
+            if (signal?.aborted) return this.aborted(signal, call, startedAt);
+            throw error;
+          }
+          if (signal?.aborted) return this.aborted(signal, call, startedAt);
+        }
+        step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+      }
       // Admission: verify, then the stages (budget → breaker → pacing → bulkhead).
       while (step !== STEP_ATTEMPT) {
         if (step === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
@@ -576,21 +636,8 @@ export class Downstream implements CallPlan {
 
       const attempt = call.attempt;
       const attemptStart = call.attemptStart;
-      // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
-      // what the operation, nested kindly calls and outbound deadline headers see.
-      const context = new AttemptContext(this, call, signal);
-      // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
-      // process, so it is done only where deadlines are in play: the call has one, or runs
-      // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
-      // no attempt deadline; pass `context.signal` to them explicitly.
-      if (hasDeadline || inherited !== undefined) {
-        context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
-      }
-      stats.attempts++;
-      if (attempt > 1) stats.retries++;
-      this.inFlight++;
-      const emitting = this.events;
-      if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: attemptStart, attempt });
+      const context = this.attemptContext(call, signal, inherited);
+      let value: T;
       try {
         const first = runAttempt(operation, context);
         // Hedging (idempotent calls): a second attempt after a delay, without cancelling the
@@ -598,7 +645,6 @@ export class Downstream implements CallPlan {
         // and retry budget, then a bulkhead slot and a slot of the limit without waiting).
         const latency = lane?.latency;
         const hedgeDelay = call.idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
-        let value: T;
         if (hedgeDelay === undefined) value = await first;
         else {
           const won = await this.hedged({ promise: first, abort: (reason) => context.abort(reason) }, hedgeDelay, {
@@ -619,43 +665,89 @@ export class Downstream implements CallPlan {
             call.answerUnused = true;
           }
         }
-        this.inFlight--;
-        call.succeeded(pipeline.successNeedsClock ? clock.monotonic() : attemptStart);
-        this.succeeded(call, startedAt);
-        return value;
       } catch (error) {
-        this.inFlight--;
-        const now = clock.monotonic();
-        // The attempt ended while the operation runs on: what holds a slot for it (the
-        // bulkhead) keeps it until the operation settles.
-        if (context.running) call.operationSettles = (release) => context.whenSettled(release);
-        if (signal?.aborted) {
-          call.abandon(now);
-          return this.aborted(signal, call, startedAt);
-        }
-        if (call.deadlineBound && error === context.expiredWith) {
-          // Our own deadline cut the attempt short: the caller's limit, not the callee's
-          // failure, so the breaker does not count it and the reason is `deadline`.
-          call.cutByDeadline(now, error);
-          options?.onAttemptError?.(error, { attempt, willRetry: false });
-          return this.giveUp(call, startedAt, options);
-        }
-        const classification = this.classifyFor(error, options?.classify);
-        if (classification.timeout) stats.timeouts++;
-        const next = call.failed(now, error, classification);
-        this.attemptFailed(call, now, error, classification);
-        options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
-        if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
-        if (call.waitMs > 0 || call.yieldBeforeRetry) {
-          try {
-            await clock.sleep(call.waitMs, signal);
-          } catch {
-            // Only an abort interrupts a sleep.
-            return this.aborted(signal as AbortSignal, call, startedAt);
-          }
-        }
+        const next = this.afterFailure<T>(call, context, error, signal, options);
+        if (next !== STEP_SLEEP) return next;
+        step = STEP_SLEEP;
+        continue;
       }
+      return this.afterSuccess(call, lane, value);
     }
+  }
+
+  /**
+   * The attempt the machine just admitted (`STEP_ATTEMPT`), about to run: its context, its
+   * deadline scope, and the counts and event of its start.
+   */
+  private attemptContext(
+    call: CallMachine,
+    signal: AbortSignal | undefined,
+    inherited: DeadlineScope | undefined,
+  ): AttemptContext {
+    // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
+    // what the operation, nested kindly calls and outbound deadline headers see.
+    const context = new AttemptContext(this, call, signal);
+    // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
+    // process, so it is done only where deadlines are in play: the call has one, or runs
+    // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
+    // no attempt deadline; pass `context.signal` to them explicitly.
+    if (call.deadline !== Number.POSITIVE_INFINITY || inherited !== undefined) {
+      context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
+    }
+    const stats = this.stats_;
+    const attempt = call.attempt;
+    stats.attempts++;
+    if (attempt > 1) stats.retries++;
+    this.inFlight++;
+    const emitting = this.events;
+    if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: call.attemptStart, attempt });
+    return context;
+  }
+
+  /** The attempt (or a hedge of it) answered `value`: the call's result. */
+  private afterSuccess<T>(call: CallMachine, lane: Lane | undefined, value: T): T {
+    this.inFlight--;
+    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+    call.succeeded(pipeline.successNeedsClock ? this.clock.monotonic() : call.attemptStart);
+    this.succeeded(call, call.startedAt);
+    return value;
+  }
+
+  /**
+   * The attempt failed with `error`: `STEP_SLEEP` when the call retries (after `call.waitMs`),
+   * else the call's end (the give-up or fallback; an abort throws the caller's reason).
+   */
+  private afterFailure<T>(
+    call: CallMachine,
+    context: AttemptContext,
+    error: unknown,
+    signal: AbortSignal | undefined,
+    options: CallOptions<T> | undefined,
+  ): typeof STEP_SLEEP | Promise<T> {
+    this.inFlight--;
+    const now = this.clock.monotonic();
+    const { startedAt, attempt } = call;
+    // The attempt ended while the operation runs on: what holds a slot for it (the
+    // bulkhead) keeps it until the operation settles.
+    if (context.running) call.operationSettles = (release) => context.whenSettled(release);
+    if (signal?.aborted) {
+      call.abandon(now);
+      return this.aborted(signal, call, startedAt);
+    }
+    if (call.deadlineBound && error === context.expiredWith) {
+      // Our own deadline cut the attempt short: the caller's limit, not the callee's
+      // failure, so the breaker does not count it and the reason is `deadline`.
+      call.cutByDeadline(now, error);
+      options?.onAttemptError?.(error, { attempt, willRetry: false });
+      return this.giveUp(call, startedAt, options);
+    }
+    const classification = this.classifyFor(error, options?.classify);
+    if (classification.timeout) this.stats_.timeouts++;
+    const next = call.failed(now, error, classification);
+    this.attemptFailed(call, now, error, classification);
+    options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
+    if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
+    return STEP_SLEEP;
   }
 
   /**
@@ -930,6 +1022,7 @@ export class Downstream implements CallPlan {
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
 /** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
 function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  if (plainlyValid(options)) return undefined;
   const v = new OptionsValidator('call');
   v.knownKeys(options, CALL_KEYS);
   if (typeof options !== 'object' || options === null) return v.problems;
@@ -950,12 +1043,53 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
   return v.problems.length > 0 ? v.problems : undefined;
 }
 
+const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);
+
+/**
+ * The common case of `checkCallOptions`, without allocating: every key known and every value
+ * of its type (the same rules, read the same way). `false` only sends the options to the
+ * full check, which finds and words the problems.
+ */
+function plainlyValid(o: CallOptions<unknown>): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  for (const key in o) if (!CALL_KEY_SET.has(key)) return false;
+  const { timeoutMs: timeout, deadline } = o;
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) return false;
+  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) return false;
+  if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
+  if (o.key !== undefined && typeof o.key !== 'string') return false;
+  if (o.budgetKey !== undefined && typeof o.budgetKey !== 'string') return false;
+  return (
+    isFunctionOrAbsent(o.verify) &&
+    isFunctionOrAbsent(o.fallback) &&
+    isFunctionOrAbsent(o.onAttemptError) &&
+    isFunctionOrAbsent(o.classify) &&
+    isFunctionOrAbsent(o.beforeAttempt)
+  );
+}
+
+function isFunctionOrAbsent(value: unknown): boolean {
+  return value === undefined || typeof value === 'function';
+}
+
 function describeCause(classification: Classification, error: unknown): string {
   if (classification.status !== undefined) return `status ${classification.status}`;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
   if (error instanceof Error) return error.name;
   return 'error';
+}
+
+/** One call as its driver sees it: what `drive` and the attempt's settlement read. */
+class CallRun<T> {
+  constructor(
+    readonly call: CallMachine,
+    readonly operation: Operation<T>,
+    readonly options: CallOptions<T> | undefined,
+    readonly signal: AbortSignal | undefined,
+    readonly inherited: DeadlineScope | undefined,
+    readonly lane: Lane | undefined,
+  ) {}
 }
 
 function wrapAll<T>(
