@@ -278,6 +278,16 @@ export class Pacer {
     return true;
   }
 
+  /**
+   * A slot for this pacer's request was booked in another queue (a fleet's shared queue,
+   * `kindly-calls/redis`), which now ends at `nextMs`: this pacer's queue follows it, so
+   * answers to requests booked before a cut do not cut again (the gate is the end of the
+   * queue they were booked in), and a fall-back to local pacing books after them.
+   */
+  followQueue(nextMs: number): void {
+    if (nextMs > this.next) this.next = nextMs;
+  }
+
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
     if (this.active && nowMs - this.lastRejectAt >= this.quietMs && this.next <= nowMs && this.hintUntil <= nowMs) {
