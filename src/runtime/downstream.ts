@@ -308,7 +308,7 @@ export class Downstream implements CallPlan {
     if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
     const concurrencyOptions = enabledOptions(options.concurrency);
     const hedgingOptions = enabledOptions(options.hedging);
-    if (concurrencyOptions !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrencyOptions));
+    if (concurrencyOptions !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrencyOptions, random));
     if (hedgingOptions !== undefined) v.nested('hedging', () => new HedgingPolicy(hedgingOptions));
     v.done();
     this.name = name;
