@@ -13,7 +13,7 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
-import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
+import { attemptTimeoutOf, budgetStageOf, corePolicies, DOWNSTREAM_DEFAULTS } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
 import type { BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
@@ -27,8 +27,8 @@ import {
 } from '../policies/circuit-breaker.js';
 import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
-import { Pacer, type PacerOptions } from '../policies/pacer.js';
-import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
+import type { PacerOptions } from '../policies/pacer.js';
+import type { KeyedRetryBudgets, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
@@ -883,9 +883,7 @@ export class Downstream implements CallPlan {
           bulkhead?.release();
           return undefined;
         }
-        const trouble =
-          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') ||
-          (lane.pacer !== undefined && lane.pacer.throttling(now));
+        const trouble = (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') || lane.pacer?.throttling(now) === true;
         const refusal = hedging.decide({
           nowMs: now,
           idempotent: true,
@@ -1018,27 +1016,17 @@ function resolveOptions(name: string, options: DownstreamOptions): ResolvedOptio
   v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
     .func('classify', options.classify)
     .func('fallback', options.fallback);
-  const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
-  v.integer('maxKeys', options.maxKeys, 1);
   v.check(
     options.store === undefined || isFleetStore(options.store),
     `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
   );
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
-  const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
-  const budgets =
-    options.budget === false
-      ? undefined
-      : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
-  const breaker = enabledOptions(options.breaker);
+  const { retry, budgets, maxKeys, breaker, pacing } = corePolicies(v, options, random);
   const bulkhead = enabledOptions(options.bulkhead);
-  const pacing = enabledOptions(options.pacing);
   const concurrency = enabledOptions(options.concurrency);
   const hedging = enabledOptions(options.hedging);
-  if (breaker !== undefined) v.nested('breaker', () => new CircuitBreaker(breaker, random));
   if (bulkhead !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkhead, clock));
-  if (pacing !== undefined) v.nested('pacing', () => new Pacer(pacing));
   if (concurrency !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrency, random));
   if (hedging !== undefined) v.nested('hedging', () => new HedgingPolicy(hedging));
   v.done();
