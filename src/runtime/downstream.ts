@@ -883,7 +883,8 @@ export class Downstream implements CallPlan {
           bulkhead?.release();
           return undefined;
         }
-        const trouble = (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') || lane.pacer?.throttling(now) === true;
+        const trouble =
+          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') || lane.pacer?.throttling(now) === true;
         const refusal = hedging.decide({
           nowMs: now,
           idempotent: true,
