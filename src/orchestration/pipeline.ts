@@ -21,6 +21,10 @@ export class Pipeline {
   readonly retryTimers: readonly Stage[];
   /** The stage that sets attempt timeouts, if any (the last one that offers to). */
   readonly timer: Stage | undefined;
+  /** Stages that take part in admitting hedges, innermost first. */
+  readonly hedgeGates: readonly Stage[];
+  /** The stage that says when to hedge, if any. */
+  readonly hedger: Stage | undefined;
 
   constructor(stages: readonly Stage[]) {
     this.stages = stages;
@@ -29,6 +33,8 @@ export class Pipeline {
     this.retryAdmitters = stages.filter((s) => s.admitRetry !== undefined).reverse();
     this.retryTimers = stages.filter((s) => s.retryDelay !== undefined).reverse();
     this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
+    this.hedgeGates = stages.filter((s) => s.enterHedge !== undefined || s.exitHedge !== undefined).reverse();
+    this.hedger = stages.find((s) => s.hedgeDelayMs !== undefined);
   }
 
   /**
