@@ -36,11 +36,12 @@ export type Queue =
   | VirtualLine;
 
 /**
- * A line on virtual time (the simulator's): `join` refuses at once, or tells `waiter` later —
- * by an event, never from inside `join` — that it was granted a slot or refused.
+ * A line on virtual time (the simulator's): `join` returns the refusal when the caller may
+ * not wait (line full, no time), else `undefined` — then `waiter` is told later, by an event
+ * and never from inside `join` or a release, that it was granted a slot or refused.
  */
 export interface VirtualLine {
-  join(waiter: LineWaiter, nowMs: number, maxWaitMs: number): void;
+  join(waiter: LineWaiter, nowMs: number, maxWaitMs: number): unknown;
 }
 
 /** Told how a wait in a `VirtualLine` ended. */
