@@ -1,11 +1,11 @@
-import { ADAPTIVE_CONCURRENCY_DEFAULTS, AdaptiveConcurrencyLimit, LIMIT_REJECTED } from '../../policies/adaptive-concurrency.js';
-import { BulkheadSlots } from '../../policies/bulkhead-slots.js';
+import { ADAPTIVE_CONCURRENCY_DEFAULTS } from '../../policies/adaptive-concurrency.js';
 import { Simulation } from '../engine.js';
 import { percentile } from '../percentile.js';
 import { QueueingCallee } from '../queueing-callee.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 
 /**
  * `oracle` is a reference, not a strategy anyone can run: a limit of the callee's worker count
@@ -63,10 +63,25 @@ export const QUEUEING_BUCKET_MS = 250;
 export const QUEUEING_JUDGED_ANSWERS = 500;
 
 /**
+ * What each strategy's callers are: `downstream()` with one attempt and the callers' timeout,
+ * and a bulkhead (`maxConcurrent` = the setup's, no line) or the adaptive concurrency limit
+ * (its defaults), or nothing in the way (`none`; `oracle` admits before the downstream).
+ */
+export function queueingOptions(setup: QueueingSetup, strategy: QueueingStrategy): SimDownstreamOptions {
+  return {
+    retry: false,
+    attemptTimeoutMs: setup.timeoutMs,
+    ...(strategy === 'bulkhead' ? { bulkhead: { maxConcurrent: setup.bulkhead } } : {}),
+    ...(strategy === 'adaptive' ? { concurrency: {} } : {}),
+  };
+}
+
+/**
  * One run: Poisson arrivals at `load ×` the callee's starting capacity, through one of the
- * strategies, to a `QueueingCallee`. The bulkhead and the adaptive limit are kindly's own
- * `Bulkhead` and `AdaptiveConcurrencyLimit`: admitted requests hold a slot until they are
- * answered or their caller's timeout fires (the callee keeps working on those, unaware).
+ * strategies, to a `QueueingCallee`. Each request is a call of a `SimDownstream` — the
+ * runtime's pipeline, so the bulkhead and the adaptive limit are kindly's own stages:
+ * admitted requests hold a slot until they are answered or their caller's timeout fires
+ * (the callee keeps working on those, unaware).
  */
 export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, unloadedP99Ms: number): QueueingRun {
   const sim = new Simulation({ seed: setup.seed });
@@ -82,14 +97,10 @@ export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, un
   const ratePerMs = (setup.load * setup.workers) / meanService;
   const capacityAt = (t: number) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers);
 
-  const bulkhead = strategy === 'bulkhead' ? new BulkheadSlots({ maxConcurrent: setup.bulkhead }) : undefined;
-  const limiter = strategy === 'adaptive' ? new AdaptiveConcurrencyLimit({}, sim.random) : undefined;
   let oracleInFlight = 0;
 
-  // Per request: start time, admitted partition, and whether its caller stopped waiting.
-  let capacity = 1 << 14;
-  let startedAt = new Float64Array(capacity);
-  let state = new Uint8Array(capacity); // 0 waiting, 1 answered, 2 timed out
+  // Per request: its start time.
+  let startedAt = new Float64Array(1 << 14);
   const latencies: number[] = [];
   const latencyBucket: number[] = [];
   const buckets = Math.ceil(setup.durationMs / QUEUEING_BUCKET_MS);
@@ -99,49 +110,36 @@ export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, un
   let good = 0;
   let rejected = 0;
   let timedOut = 0;
+  const bucketOf = (t: number) => Math.min(buckets - 1, Math.floor(t / QUEUEING_BUCKET_MS));
 
-  const release = (request: number, now: number, sample: 'ok' | 'dropped') => {
-    if (strategy === 'oracle') oracleInFlight--;
-    bulkhead?.release();
-    limiter?.release(0, startedAt[request]!, now, sample);
+  // The callers: one downstream() as the runtime would build it, driven on virtual time.
+  const onEnd = (end: SimCallEnd) => {
+    const request = end.call;
+    if (strategy === 'oracle' && !end.refused) oracleInFlight--;
+    if (end.ok) {
+      good++;
+      goodPerBucket[bucketOf(startedAt[request]!)]!++;
+      latencies.push(end.atMs - startedAt[request]!);
+      latencyBucket.push(bucketOf(startedAt[request]!));
+    } else if (end.reason === 'rejected') rejected++;
+    else {
+      timedOut++;
+      latencies.push(setup.timeoutMs);
+      latencyBucket.push(bucketOf(startedAt[request]!));
+    }
   };
   const callee = new QueueingCallee(
     sim,
     { workers: setup.workers, changes, serviceMedianMs: setup.serviceMedianMs, serviceSigma: setup.serviceSigma },
-    (request, now) => {
-      if (state[request] !== 0) return;
-      state[request] = 1;
-      const latency = now - startedAt[request]!;
-      good++;
-      const b = Math.min(buckets - 1, Math.floor(startedAt[request]! / QUEUEING_BUCKET_MS));
-      goodPerBucket[b]!++;
-      latencies.push(latency);
-      latencyBucket.push(b);
-      release(request, now, 'ok');
-    },
+    (request, now) => api.answer(request, now, undefined),
   );
-  const timeout = sim.on((request, now) => {
-    if (state[request] !== 0) return;
-    state[request] = 2;
-    timedOut++;
-    latencies.push(setup.timeoutMs);
-    latencyBucket.push(Math.min(buckets - 1, Math.floor(startedAt[request]! / QUEUEING_BUCKET_MS)));
-    release(request, now, 'dropped');
-  });
+  const api: SimDownstream = new SimDownstream(sim, 'callee', queueingOptions(setup, strategy), callee.asSimCallee(), onEnd);
+  const limiter = api.latency?.limit;
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const b = Math.min(buckets - 1, Math.floor(now / QUEUEING_BUCKET_MS));
-    if (limiter !== undefined) limitPerBucket[b] = limiter.limit;
-    requests++;
-    if (bulkhead !== undefined && !bulkhead.tryAcquire()) {
-      rejected++;
-      return;
-    }
-    if (limiter !== undefined && limiter.tryAcquire(now) === LIMIT_REJECTED) {
-      rejected++;
-      return;
-    }
+    if (limiter !== undefined) limitPerBucket[bucketOf(now)] = limiter.limit;
+    const request = requests++;
     if (strategy === 'oracle') {
       const workersNow = capacityAt(now);
       if (oracleInFlight >= workersNow + Math.ceil(Math.sqrt(workersNow))) {
@@ -150,19 +148,13 @@ export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, un
       }
       oracleInFlight++;
     }
-    const request = requests - 1;
-    if (request >= capacity) {
-      capacity *= 2;
-      const s = new Float64Array(capacity);
-      s.set(startedAt);
-      startedAt = s;
-      const st = new Uint8Array(capacity);
-      st.set(state);
-      state = st;
+    if (request >= startedAt.length) {
+      const longer = new Float64Array(startedAt.length * 2);
+      longer.set(startedAt);
+      startedAt = longer;
     }
     startedAt[request] = now;
-    sim.after(setup.timeoutMs, timeout, request);
-    callee.arrive(request);
+    api.start(request, now);
   });
   sim.at(0, arrival);
   sim.run(setup.durationMs + setup.timeoutMs);
