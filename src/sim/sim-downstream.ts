@@ -192,7 +192,7 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
     const machine = this.calls[call];
     if (machine === undefined || !machine.inAttempt) return;
     const hedges = this.hedges;
-    if (hedges !== undefined && hedges.hedged(call)) {
+    if (hedges?.hedged(call)) {
       hedges.answer(call, machine, now, failure, hedge);
       return;
     }
@@ -262,17 +262,18 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
   private drive(call: number, machine: CallMachine, first: Step, now: number, admitting: boolean): void {
     let step = first;
     let admission = admitting;
-    for (;;) {
-      if (step === STEP_ATTEMPT) return this.attempt(call, machine, now);
-      if (step === STEP_WAIT) return this.sim.after(machine.waitMs, this.resumeKind, call);
-      if (step === STEP_QUEUE) return this.queue(call, machine, now);
-      if (step === STEP_GIVE_UP) return this.end(call, machine, now, false, admission);
-      if (step !== STEP_SLEEP) throw new Error(`SimDownstream '${this.name}': step ${step} is not simulated`);
-      // Like the runtime: a zero delay runs on at once, unless the pacer asked for a yield.
-      if (machine.waitMs > 0 || machine.yieldBeforeRetry) return this.sim.after(machine.waitMs, this.beginKind, call);
+    // Like the runtime: a zero delay before a retry runs on at once, unless the pacer asked for a yield.
+    if (step === STEP_SLEEP && !(machine.waitMs > 0 || machine.yieldBeforeRetry)) {
       step = machine.begin(now);
       admission = true;
     }
+    if (step === STEP_ATTEMPT) this.attempt(call, machine, now);
+    else if (step === STEP_SLEEP) this.sim.after(machine.waitMs, this.beginKind, call);
+    else if (step === STEP_WAIT) this.sim.after(machine.waitMs, this.resumeKind, call);
+    else if (step === STEP_QUEUE) this.queue(call, machine, now);
+    else if (step === STEP_GIVE_UP) this.end(call, machine, now, false, admission);
+    // STEP_VERIFY (a verify hook) is not modelled: simulated calls pass no per-call options.
+    else throw new Error(`SimDownstream '${this.name}': step ${step} is not simulated`);
   }
 
   /** `STEP_ATTEMPT`: the attempt leaves, timed; a hedged call's first hedge is scheduled. */
@@ -302,7 +303,7 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
     // A timer of an earlier attempt may fire while a later one runs: only a due deadline counts.
     if (machine === undefined || !machine.inAttempt || machine.attemptDeadline > now) return;
     const hedges = this.hedges;
-    if (hedges !== undefined && hedges.hedged(call)) hedges.attemptTimedOut(call, machine, now);
+    if (hedges?.hedged(call)) hedges.attemptTimedOut(call, machine, now);
     else this.lost(call, machine, now, TIMED_OUT, machine.deadlineBound);
   }
 
