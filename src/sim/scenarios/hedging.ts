@@ -1,5 +1,4 @@
-import { HEDGING_DEFAULTS, HedgingPolicy } from '../../policies/hedging.js';
-import { RetryBudget } from '../../policies/retry-budget.js';
+import { HEDGING_DEFAULTS } from '../../policies/hedging.js';
 import { type Random, SeededRandom } from '../../random/random.js';
 import { lognormal } from '../distributions.js';
 import { Simulation } from '../engine.js';
@@ -7,6 +6,7 @@ import { percentile } from '../percentile.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 import { spread } from '../summary.js';
 
 export interface HedgingSetup {
@@ -38,12 +38,21 @@ export interface HedgingRun {
 }
 
 /**
+ * The callers: `downstream()` with one attempt and no attempt timeout (every attempt answers
+ * in the end), hedging at the learned `percentile` (`maxExtraLoad` 5 %), the default retry budget.
+ */
+export function hedgingOptions(setup: HedgingSetup, hedging: boolean): SimDownstreamOptions {
+  return { retry: false, attemptTimeoutMs: false, ...(hedging ? { hedging: { percentile: setup.percentile } } : {}) };
+}
+
+/**
  * One run: Poisson arrivals; every attempt's latency is log-normal (median, σ) and, with
  * probability `tail`, `slowdown` times longer — independently per attempt, as when a hedge
- * lands on another replica or misses the pause that held the first. With hedging, kindly's
- * `HedgingPolicy` (learned delay at `percentile`, `maxExtraLoad` 5 %) and a default
- * `RetryBudget` decide each hedge exactly as the runtime does; the first answer wins and the
- * other attempt is abandoned, its elapsed time recorded as a (censored) latency.
+ * lands on another replica or misses the pause that held the first. The callers are a
+ * `SimDownstream` (the runtime's pipeline): with hedging, each hedge is admitted by its stages
+ * — kindly's `HedgingPolicy` (learned delay, `maxExtraLoad`) and the retry budget — exactly as
+ * the runtime admits it; the first answer wins and the other attempt is abandoned, its
+ * elapsed time recorded as a (censored) latency.
  *
  * Paired: arrivals and first attempts draw from one stream and hedges from another, so a run
  * with hedging sees exactly the traffic and the slow first attempts of the run without — the
@@ -53,18 +62,9 @@ export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
   const sim = new Simulation({ seed: setup.seed });
   // Hedges' own draws: a second stream, so that the first stream stays the same with and without.
   const hedgeRandom = new SeededRandom(setup.seed ^ 0x5bd1e995);
-  const policy = hedging ? new HedgingPolicy({ percentile: setup.percentile }) : undefined;
-  const budget = new RetryBudget();
   const ratePerMs = setup.ratePerSecond / 1000;
-  const expected = Math.ceil(setup.durationMs * ratePerMs * 1.2) + 16;
-  let startedAt = new Float64Array(expected);
-  let primaryStart = new Float64Array(expected);
-  let hedgeStart = new Float64Array(expected);
-  let done = new Uint8Array(expected);
+  const startedAt: number[] = [];
   const latencies: number[] = [];
-  let requests = 0;
-  let hedges = 0;
-  let hedgeWins = 0;
   let slowFirstAttempts = 0;
 
   const meanMs = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
@@ -74,70 +74,39 @@ export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
     if (first) slowFirstAttempts++;
     return base * setup.slowdown;
   };
-
-  const answered = (request: number, now: number, isHedge: boolean) => {
-    if (done[request] === 1) return;
-    done[request] = 1;
-    latencies.push(now - startedAt[request]!);
-    if (isHedge) hedgeWins++;
-    if (policy !== undefined) {
-      policy.recordLatency(now - (isHedge ? hedgeStart[request]! : primaryStart[request]!), now);
-      // The loser is abandoned now: its elapsed time is all we learn of it.
-      const other = isHedge ? primaryStart[request]! : hedgeStart[request]!;
-      if (!Number.isNaN(other)) policy.recordLatency(now - other, now);
-    }
-  };
-  const primaryAnswer = sim.on((request, now) => answered(request, now, false));
-  const hedgeAnswer = sim.on((request, now) => answered(request, now, true));
-  const hedgeDue = sim.on((request, now) => {
-    if (done[request] === 1 || policy === undefined) return;
-    const refusal = policy.decide({
-      nowMs: now,
-      idempotent: true,
-      hedgesSent: 0,
-      trouble: false,
-      retryBudget: () => budget.tryRetry(now),
-    });
-    if (refusal !== undefined) return;
-    hedges++;
-    hedgeStart[request] = now;
-    sim.after(attemptLatency(hedgeRandom, false), hedgeAnswer, request);
-  });
+  const primaryAnswer = sim.on((call, now) => api.answer(call, now, undefined, 0));
+  const hedgeAnswer = sim.on((call, now) => api.answer(call, now, undefined, 1));
+  const api: SimDownstream = new SimDownstream(
+    sim,
+    'callee',
+    hedgingOptions(setup, hedging),
+    {
+      send: (call, _attempt, _now, hedge) =>
+        hedge === 0
+          ? sim.after(attemptLatency(sim.random, true), primaryAnswer, call)
+          : sim.after(attemptLatency(hedgeRandom, false), hedgeAnswer, call),
+    },
+    (end) => latencies.push(end.atMs - startedAt[end.call]!),
+  );
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const request = requests++;
-    if (request >= startedAt.length) {
-      const grow = <A extends Float64Array | Uint8Array>(a: A): A => {
-        const b = new (a.constructor as new (n: number) => A)(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      startedAt = grow(startedAt);
-      primaryStart = grow(primaryStart);
-      hedgeStart = grow(hedgeStart);
-      done = grow(done);
-    }
-    startedAt[request] = now;
-    primaryStart[request] = now;
-    hedgeStart[request] = Number.NaN;
-    budget.recordRequest(now);
-    policy?.recordRequest(now);
-    sim.after(attemptLatency(sim.random, true), primaryAnswer, request);
-    const delay = policy?.delayMs(now);
-    if (delay !== undefined) sim.after(delay, hedgeDue, request);
+    const call = startedAt.length;
+    startedAt.push(now);
+    api.start(call, now);
   });
   sim.at(0, arrival);
   sim.run();
+  const requests = startedAt.length;
   return {
     requests,
     slowShare: requests === 0 ? 0 : slowFirstAttempts / requests,
-    hedges,
-    hedgeWins,
+    hedges: api.hedgesSent,
+    hedgeWins: api.hedgeWins,
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     p999Ms: percentile(latencies, 0.999),
-    extraLoad: requests === 0 ? 0 : hedges / requests,
+    extraLoad: requests === 0 ? 0 : api.hedgesSent / requests,
   };
 }
 
