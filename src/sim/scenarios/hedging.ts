@@ -6,7 +6,7 @@ import { percentile } from '../percentile.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
-import { SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
+import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 import { spread } from '../summary.js';
 
 export interface HedgingSetup {
@@ -37,6 +37,21 @@ export interface HedgingRun {
   extraLoad: number;
 }
 
+/** The callee: an attempt's latency, log-normal and `slowdown` times longer with probability `tail`. */
+export function attemptLatencies(setup: HedgingSetup): (random: Random) => { ms: number; slow: boolean } {
+  const meanMs = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
+  return (random) => {
+    const base = lognormal(random, meanMs, setup.sigma);
+    if (!(random.next() < setup.tail)) return { ms: base, slow: false };
+    return { ms: base * setup.slowdown, slow: true };
+  };
+}
+
+/** The seed of the hedges' own stream of draws. */
+export function hedgeSeed(seed: number): number {
+  return seed ^ 0x5bd1e995;
+}
+
 /**
  * The callers: `downstream()` with one attempt and no attempt timeout (every attempt answers
  * in the end), hedging at the learned `percentile` (`maxExtraLoad` 5 %), the default retry budget.
@@ -58,21 +73,20 @@ export function hedgingOptions(setup: HedgingSetup, hedging: boolean): SimDownst
  * with hedging sees exactly the traffic and the slow first attempts of the run without — the
  * difference between the two is hedging's alone.
  */
-export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
+export function runHedging(setup: HedgingSetup, hedging: boolean, observe?: (end: SimCallEnd) => void): HedgingRun {
   const sim = new Simulation({ seed: setup.seed });
   // Hedges' own draws: a second stream, so that the first stream stays the same with and without.
-  const hedgeRandom = new SeededRandom(setup.seed ^ 0x5bd1e995);
+  const hedgeRandom = new SeededRandom(hedgeSeed(setup.seed));
   const ratePerMs = setup.ratePerSecond / 1000;
   const startedAt: number[] = [];
   const latencies: number[] = [];
   let slowFirstAttempts = 0;
 
-  const meanMs = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
+  const latencyOf = attemptLatencies(setup);
   const attemptLatency = (random: Random, first: boolean) => {
-    const base = lognormal(random, meanMs, setup.sigma);
-    if (!(random.next() < setup.tail)) return base;
-    if (first) slowFirstAttempts++;
-    return base * setup.slowdown;
+    const latency = latencyOf(random);
+    if (first && latency.slow) slowFirstAttempts++;
+    return latency.ms;
   };
   const primaryAnswer = sim.on((call, now) => api.answer(call, now, undefined, 0));
   const hedgeAnswer = sim.on((call, now) => api.answer(call, now, undefined, 1));
@@ -86,7 +100,10 @@ export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
           ? sim.after(attemptLatency(sim.random, true), primaryAnswer, call)
           : sim.after(attemptLatency(hedgeRandom, false), hedgeAnswer, call),
     },
-    (end) => latencies.push(end.atMs - startedAt[end.call]!),
+    (end) => {
+      latencies.push(end.atMs - startedAt[end.call]!);
+      observe?.(end);
+    },
   );
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
