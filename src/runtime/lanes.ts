@@ -167,6 +167,7 @@ export class Lanes {
           paceFirstAttempts: o.paceFirstAttempts,
           onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
           booker: o.paceBooker?.(key, pacer),
+          clock: o.clock,
         }),
       );
     }

@@ -26,12 +26,13 @@ export function adaptiveStrategy(options: PacerOptions = {}): HerdStrategy {
   new Pacer(options);
   return {
     name: 'adaptive',
-    description: 'kindly Pacer (default options): retry at now + pacer.reserve(now), learning from every answer',
+    description: 'kindly Pacer (default options): retry when the pacer’s queue says, learning from every answer',
     random: false,
     create(sim, setup): HerdClients {
       const pacer = new Pacer(options);
       const state = new RetryState(policy, sim.random, setup.clients);
       const sentAt = new Float64Array(setup.clients);
+      const tickets = new Float64Array(setup.clients);
       return {
         send(client, now) {
           sentAt[client] = now;
@@ -43,7 +44,15 @@ export function adaptiveStrategy(options: PacerOptions = {}): HerdStrategy {
         rejected(client, now) {
           pacer.onResult(now, 'rejected', undefined, sentAt[client]);
           if (state.next(client, REJECTED, now) === GIVE_UP) return GIVE_UP;
-          return pacer.reserve(now);
+          const wait = pacer.reserve(now);
+          tickets[client] = pacer.lastTicket;
+          return wait;
+        },
+        // The pacer's slots move as it learns: a client asks again when its wait ends.
+        hold(client, now) {
+          const more = pacer.holdFor(tickets[client]!, now);
+          if (more === 0) tickets[client] = 0;
+          return more;
         },
       };
     },

@@ -46,6 +46,11 @@ export interface HerdClients {
   served(client: number, now: number): void;
   /** Its attempt was rejected (response delivered now): ms until it tries again, or `GIVE_UP`. */
   rejected(client: number, now: number): number;
+  /**
+   * When a client's wait ends: further ms to wait before it sends (0: send now). Lets a
+   * strategy whose waits can move (a pacer's queue) keep the client waiting. @default 0
+   */
+  hold?(client: number, now: number): number;
 }
 
 /** A named way for rejected clients to come back. */
@@ -113,7 +118,15 @@ export function runHerd(
     // A client finished: report every 2^16 of them.
     if (onProgress !== undefined && ((succeeded + gaveUp) & 0xffff) === 0) onProgress(succeeded + gaveUp);
   });
+  const hold = clients.hold;
   const send = sim.on((client, now) => {
+    if (hold !== undefined) {
+      const more = hold(client, now);
+      if (more > 0) {
+        sim.after(more, send, client);
+        return;
+      }
+    }
     const attempt = clients.send(client, now);
     total++;
     perSlot?.add(now);

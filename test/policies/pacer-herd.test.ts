@@ -4,6 +4,22 @@ import { SeededRandom } from '../../src/random/random.js';
 import { VirtualClock } from '../../src/time/virtual-clock.js';
 
 /**
+ * The pacer's protocol: book a slot, and when the wait ends ask again (slots move as the
+ * pacer learns) until it says 0; then `go`.
+ */
+function paced(clock: VirtualClock, pacer: Pacer, now: number, go: () => void): void {
+  const wait = pacer.reserve(now);
+  const ticket = pacer.lastTicket;
+  const check = () => {
+    const more = pacer.holdFor(ticket, clock.monotonic());
+    if (more > 0) clock.schedule(more, check);
+    else go();
+  };
+  if (wait > 0) clock.schedule(wait, check);
+  else clock.schedule(0, go);
+}
+
+/**
  * The herd of SPEC S11.1 with adaptive pacing, on a virtual clock: `clients` clients send at
  * t = 0; the server serves the first `capacity` arrivals of each `slotMs` slot and rejects
  * the rest with 429 (no hint); every answer is delivered at the end of its slot, in arrival
@@ -61,7 +77,7 @@ function herd(
         succeeded++;
         allSucceededMs = now;
       } else {
-        clock.schedule(pacer.reserve(now), () => send(client));
+        paced(clock, pacer, now, () => send(client));
       }
     }
   };

@@ -1,4 +1,5 @@
 import type { Pacer, PacerSignal } from '../../policies/pacer.js';
+import type { Clock } from '../../time/clock.js';
 import {
   ADMIT,
   type Admission,
@@ -24,10 +25,18 @@ export interface PaceBooker {
   hint?(nowMs: number, hintMs: number): void;
 }
 
+/** What the pacer's line resolves to when the slot would come too late for the deadline. */
+const TOO_LATE = -1;
+
 /**
  * Adaptive pacing: while the callee is throttling us, attempts leave at the learned rate.
  * A slot whose wait would not end in time for an attempt is given back and the call ends
  * with reason `deadline`. Every answer is reported with its attempt's send time.
+ *
+ * A paced attempt holds a ticket in the pacer's queue and waits in a line that asks the
+ * pacer again whenever a wait ends: slots move as the pacer learns (a cut spaces the queue
+ * out, a better estimate brings it in). A caller that gives up or is aborted while waiting
+ * hands its slot back.
  */
 export class PacingStage implements Stage {
   readonly name = 'pacing';
@@ -44,6 +53,8 @@ export class PacingStage implements Stage {
       onDelay?: (nowMs: number, delayMs: number) => void;
       /** Where slots are booked. @default the pacer */
       booker?: PaceBooker;
+      /** The clock a held ticket's line sleeps on (required to hold tickets). */
+      clock?: Clock;
     } = {},
   ) {
     this.booker = options.booker ?? pacer;
@@ -57,12 +68,47 @@ export class PacingStage implements Stage {
       call.queueWaitMs = call.deadline - nowMs;
       return QUEUE;
     }
+    const ticket = this.booker === this.pacer ? this.pacer.lastTicket : 0;
+    const clock = this.options.clock;
+    if (ticket !== 0 && clock !== undefined) {
+      // Searching, a slot is provisional: only a definite one is held against the deadline.
+      const until = call.deadline - call.minAttemptTime;
+      if (!this.pacer.searching && nowMs + this.pacer.slotWait(ticket, nowMs) > until) {
+        this.pacer.release(ticket, nowMs);
+        return call.refuse('deadline', undefined, undefined);
+      }
+      this.options.onDelay?.(nowMs, this.pacer.slotWait(ticket, nowMs));
+      call.queue = { acquire: (signal) => this.hold(clock, ticket, until, signal) };
+      call.queueWaitMs = call.deadline - nowMs;
+      return QUEUE;
+    }
     return this.waitFor(call, nowMs, booked, true);
   }
 
-  /** A shared booking answered: `value` is the wait. */
+  /** A shared booking answered: `value` is the wait (or the held ticket's line ended). */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
+    if (value === TOO_LATE) return call.refuse('deadline', undefined, undefined);
     return this.waitFor(call, nowMs, value as number, false);
+  }
+
+  /** Waits for `ticket`'s slot, asking the pacer again after each wait; 0 when it is due. */
+  private async hold(clock: Clock, ticket: number, until: number, signal: AbortSignal | undefined): Promise<number> {
+    const pacer = this.pacer;
+    for (;;) {
+      const now = clock.monotonic();
+      const wait = pacer.holdFor(ticket, now);
+      if (wait <= 0) return 0;
+      if (now + (pacer.searching ? 0 : pacer.slotWait(ticket, now)) > until) {
+        pacer.release(ticket, now);
+        return TOO_LATE;
+      }
+      try {
+        await clock.sleep(wait, signal);
+      } catch (error) {
+        pacer.release(ticket, clock.monotonic());
+        throw error;
+      }
+    }
   }
 
   private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
