@@ -72,7 +72,10 @@ const KEYS = [
 const RTT_GAIN = 1 / 8;
 
 /** Each paced success before the first cut raises the rate by this factor (doubling every 4). */
-const STARTUP_GAIN = 2 ** (1 / 4);
+const STARTUP_GAIN = 2 ** (1 / 2);
+
+/** Rejections without any success for this many gaps at the new rate cut again. */
+const STALL_GAPS = 16;
 
 /** A cut with nothing measured on paced requests yet halves (TCP's multiplicative decrease). */
 const BLIND_CUT = 0.5;
@@ -182,6 +185,9 @@ export class Pacer {
   /** Smoothed latency of successes: how long the callee takes to serve one. */
   private okLatency: number | undefined;
   private cutCount = 0;
+  private lastCutAt = Number.NEGATIVE_INFINITY;
+  /** A request sent after the last cut was served. */
+  private servedSinceCut = true;
   private pacedCount = 0;
 
   // Search.
@@ -246,8 +252,11 @@ export class Pacer {
    * attempt was sent: pass it — it is what measures the delivery rate and tells answers to
    * old requests from answers to paced ones. Without it the pacer assumes
    * `now − smoothed latency` (latency learned from the answers that did carry it, else 0).
+   * `paced`: whether that attempt waited for this pacer's slot (`false` for a first try that
+   * was never held): while searching, only paced attempts are probes. Unknown: judged by
+   * its send time.
    */
-  onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number): void {
+  onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number, paced?: boolean): void {
     let sent: number;
     let latency = Number.NaN;
     if (sentAtMs === undefined) sent = nowMs - (this.srtt ?? 0);
@@ -270,7 +279,7 @@ export class Pacer {
       if (this.mode === 0) this.enter(nowMs);
     }
     if (ok) {
-      if (this.mode === SEARCH) this.searchSuccess(nowMs, sent, latency);
+      if (this.mode === SEARCH) this.searchSuccess(nowMs, sent, latency, paced !== false);
       else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
       return;
     }
@@ -282,10 +291,14 @@ export class Pacer {
     }
     if (this.mode === SEARCH) {
       if (latency >= 0 && latency < this.rejectLatency) this.rejectLatency = latency;
-      if (sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
+      if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
       return;
     }
-    if (sent > this.cutGateAt) this.cut(nowMs);
+    // One cut per episode: after a cut, only once a request sent since has been served (the
+    // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
+    // again — or, if nothing is served at all, after a long stretch at the new rate.
+    if (sent > this.cutGateAt && (this.servedSinceCut || sent - this.lastCutAt > STALL_GAPS / this.allowed(nowMs)))
+      this.cut(nowMs);
   }
 
   /**
@@ -305,7 +318,16 @@ export class Pacer {
         break;
       }
     }
-    if (ticket === 0) ticket = this.nextTicket++;
+    if (ticket === 0) {
+      // Nobody booked for a while: the schedule is behind, and a slot in the past would send
+      // a burst. The queue starts again from now (probes keep their current gap).
+      const next = this.slotOf(this.nextTicket);
+      if (next < nowMs) {
+        const gap = this.geometric && this.nextTicket > this.baseTicket ? next - this.slotOf(this.nextTicket - 1) : this.gap;
+        this.respace(nowMs, this.geometric, this.geometric ? Math.min(gap, this.maxSpacingMs) : this.gap);
+      }
+      ticket = this.nextTicket++;
+    }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait <= 0) return 0;
     this.ticket = ticket;
@@ -514,12 +536,12 @@ export class Pacer {
     this.searchBase = this.baseAt;
   }
 
-  private searchSuccess(nowMs: number, sent: number, latency: number): void {
+  private searchSuccess(nowMs: number, sent: number, latency: number, probe: boolean): void {
     let x: number | undefined;
     let bracketed = false;
     this.fromFlight = false;
     this.startedFromProbe = false;
-    if (sent >= this.searchBase) {
+    if (sent >= this.searchBase && probe) {
       // A probe was served: capacity came back between the last rejected probe and it.
       const rejected = this.rejectedProbeAt < sent ? this.rejectedProbeAt - this.searchBase : 0;
       const span = rejected > 0 ? rejected : sent - this.searchBase;
@@ -555,6 +577,7 @@ export class Pacer {
   }
 
   private cruiseSuccess(nowMs: number, sent: number, latency: number): void {
+    if (sent > this.lastCutAt) this.servedSinceCut = true;
     if (sent < this.cruiseAt && sent >= this.searchBase) {
       // Another probe of the search, answered with the one that ended it (answers read in any
       // order): an earlier probe served, with none rejected before it, means a higher rate.
@@ -618,6 +641,8 @@ export class Pacer {
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
     this.cutGateAt = nowMs + (this.okLatency ?? 0);
+    this.lastCutAt = nowMs;
+    this.servedSinceCut = false;
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }

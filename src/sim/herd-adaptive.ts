@@ -33,19 +33,22 @@ export function adaptiveStrategy(options: PacerOptions = {}): HerdStrategy {
       const state = new RetryState(policy, sim.random, setup.clients);
       const sentAt = new Float64Array(setup.clients);
       const tickets = new Float64Array(setup.clients);
+      /** Whether the client's current attempt waited for the pacer. */
+      const paced = new Uint8Array(setup.clients);
       return {
         send(client, now) {
           sentAt[client] = now;
           return state.attempt(client, now);
         },
         served(client, now) {
-          pacer.onResult(now, 'ok', undefined, sentAt[client]);
+          pacer.onResult(now, 'ok', undefined, sentAt[client], paced[client] === 1);
         },
         rejected(client, now) {
-          pacer.onResult(now, 'rejected', undefined, sentAt[client]);
+          pacer.onResult(now, 'rejected', undefined, sentAt[client], paced[client] === 1);
           if (state.next(client, REJECTED, now) === GIVE_UP) return GIVE_UP;
           const wait = pacer.reserve(now);
           tickets[client] = pacer.lastTicket;
+          paced[client] = pacer.lastTicket === 0 ? 0 : 1;
           return wait;
         },
         // The pacer's slots move as it learns: a client asks again when its wait ends.

@@ -180,8 +180,16 @@ describe('Pacer', () => {
     // the load from before it, no second cut.
     p.onResult(240, 'rejected', undefined, 230);
     expect(p.cuts).toBe(1);
+    // Nor does one before the callee served anything sent since the cut (a fixed window
+    // rejects everything until it resets: one episode, one cut).
+    p.onResult(340, 'rejected', undefined, 330);
+    expect(p.cuts).toBe(1);
+    p.onResult(390, 'ok', undefined, 340);
     p.onResult(400, 'rejected', undefined, 390);
     expect(p.cuts).toBe(2);
+    // Rejected with nothing served for 16 gaps at the new rate: cuts again all the same.
+    p.onResult(700, 'rejected', undefined, 690);
+    expect(p.cuts).toBe(3);
   });
 
   it('a cut re-spaces the requests already waiting; a caller asks again when its wait ends', () => {

@@ -28,6 +28,9 @@ export interface PaceBooker {
 /** What the pacer's line resolves to when the slot would come too late for the deadline. */
 const TOO_LATE = -1;
 
+/** The stage's token for an attempt that waited for a slot: its answer is a probe's. */
+const PACED = 'paced';
+
 /**
  * Adaptive pacing: while the callee is throttling us, attempts leave at the learned rate.
  * A slot whose wait would not end in time for an attempt is given back and the call ends
@@ -78,6 +81,7 @@ export class PacingStage implements Stage {
         return call.refuse('deadline', undefined, undefined);
       }
       this.options.onDelay?.(nowMs, this.pacer.slotWait(ticket, nowMs));
+      call.token = PACED;
       call.queue = { acquire: (signal) => this.hold(clock, ticket, until, signal) };
       call.queueWaitMs = call.deadline - nowMs;
       return QUEUE;
@@ -88,6 +92,7 @@ export class PacingStage implements Stage {
   /** A shared booking answered: `value` is the wait (or the held ticket's line ended). */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
     if (value === TOO_LATE) return call.refuse('deadline', undefined, undefined);
+    call.token = PACED;
     return this.waitFor(call, nowMs, value as number, false);
   }
 
@@ -113,6 +118,7 @@ export class PacingStage implements Stage {
 
   private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
     if (wait <= 0) return ADMIT;
+    call.token = PACED;
     if (nowMs + wait > call.deadline - call.minAttemptTime) {
       // A local slot is given back; one in a fleet's queue cannot be.
       if (local) this.pacer.cancelLastReservation();
@@ -124,14 +130,15 @@ export class PacingStage implements Stage {
   }
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
+    const paced = call.token === PACED;
     if (result === RESULT_OK) {
-      this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart);
+      this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart, paced);
     } else if (result === RESULT_FAILED) {
       const c = call.classification;
       if (c === undefined) return;
       const signal: PacerSignal | undefined = c.throttled ? 'rejected' : c.timeout ? 'timeout' : undefined;
       if (signal !== undefined || c.hintMs !== undefined)
-        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart);
+        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
     }
   }
 
