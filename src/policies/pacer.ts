@@ -325,6 +325,8 @@ export class Pacer {
       if (next < nowMs) {
         const gap = this.geometric && this.nextTicket > this.baseTicket ? next - this.slotOf(this.nextTicket - 1) : this.gap;
         this.respace(nowMs, this.geometric, this.geometric ? Math.min(gap, this.maxSpacingMs) : this.gap);
+        // Probing starts again from now: offsets are measured from here.
+        if (this.geometric) this.searchBase = this.baseAt;
       }
       ticket = this.nextTicket++;
     }
@@ -564,7 +566,9 @@ export class Pacer {
     }
     if (x === undefined) return;
     this.mode = CRUISE;
-    this.startup = bracketed;
+    // Start up (the rate grows each round trip until a paced request is rejected) unless a
+    // flight measured the rate: a probe's answer only bounds it.
+    this.startup = !this.fromFlight;
     this.bracketed = bracketed;
     this.plateauAt = nowMs;
     this.level = Math.max(x, this.minRate);

@@ -104,8 +104,10 @@ describe('Pacer on the herd of SPEC S11.1', () => {
     expect(total.median).toBeLessThanOrEqual(209);
     expect(done.min).toBeGreaterThanOrEqual(1_000);
     expect(done.max).toBeLessThanOrEqual(1_300);
-    // Measured: 190 / 1 000 ms for every seed — the lower bound — with 10 retries per slot.
-    expect(summary(runs.map((r) => r.peakRetriesPerSlot)).max).toBeLessThanOrEqual(10);
+    // Measured: 200 requests / 1 100 ms for every seed, at most 15 retries in a slot. (Before
+    // the search phase: 190 / 1 000 ms, the bound — by trusting the first flight's rate, which
+    // a token bucket answering at once makes 100× too high; see docs/simulator.md.)
+    expect(summary(runs.map((r) => r.peakRetriesPerSlot)).max).toBeLessThanOrEqual(15);
   });
 
   it('learns other herds the same way (no rate is written anywhere)', () => {
@@ -124,9 +126,9 @@ describe('Pacer on the herd of SPEC S11.1', () => {
   });
 
   it('stays reasonable when a slot’s answers are processed in random order', () => {
-    // Rejections processed before the slot's successes book on a partial estimate; a
-    // reservation is fixed once made. Measured over 200 seeds: requests 190 / 215 / 248,
-    // all succeeded 1.0 / 1.4 / 3.9 s (min / median / max).
+    // Rejections processed before the slot's successes start the search on a partial
+    // estimate; later answers of the same slot respace the probes. Measured over 200 seeds:
+    // requests 197 / 197 / 200, all succeeded 1.1 s (min / median / max).
     const runs = SEEDS.map((seed) => herd(seed, { shuffleAnswers: true }));
     const total = summary(runs.map((r) => r.totalRequests));
     const done = summary(runs.map((r) => r.allSucceededMs));
