@@ -218,6 +218,7 @@ export class Pacer {
   private readonly released: number[] = [];
   private ticket = 0;
   private respacedAt = Number.NaN;
+  private generationCount = 0;
 
   constructor(options: PacerOptions = {}) {
     const v = new OptionsValidator('pacer');
@@ -363,6 +364,15 @@ export class Pacer {
     return Math.max(0, this.slotOf(ticket) - nowMs);
   }
 
+  /**
+   * Changes whenever waiting slots may have moved (a cut, the search's end, a new rate): a
+   * runtime that can wake its waiting callers does so when it changes, instead of polling
+   * with `holdFor`'s split waits.
+   */
+  get generation(): number {
+    return this.generationCount;
+  }
+
   /** Whether the pacer is still searching for the callee's rate (slots are provisional). */
   get searching(): boolean {
     return this.mode === SEARCH;
@@ -503,6 +513,7 @@ export class Pacer {
    */
   private respace(nowMs: number, geometric: boolean, gap: number): void {
     this.respacedAt = nowMs;
+    this.generationCount++;
     let first = this.baseTicket;
     while (first < this.nextTicket && this.slotOf(first) <= nowMs) first++;
     const lastDue = first > this.baseTicket ? this.slotOf(first - 1) : this.lastDueAt;

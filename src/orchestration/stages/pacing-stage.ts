@@ -46,6 +46,8 @@ export class PacingStage implements Stage {
   readonly observesSuccess = true;
 
   private readonly booker: PaceBooker;
+  /** Callers sleeping until their slot: woken when the schedule changes. */
+  private readonly sleepers = new Set<AbortController>();
 
   constructor(
     readonly pacer: Pacer,
@@ -65,7 +67,10 @@ export class PacingStage implements Stage {
 
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
+    const generation = this.pacer.generation;
     const booked = this.booker.reserve(nowMs);
+    // A booking may restart a schedule that had fallen behind: wake whoever waits on it.
+    if (this.pacer.generation !== generation) this.wakeSleepers();
     if (typeof booked !== 'number') {
       call.queue = booked;
       call.queueWaitMs = call.deadline - nowMs;
@@ -96,24 +101,49 @@ export class PacingStage implements Stage {
     return this.waitFor(call, nowMs, value as number, false);
   }
 
-  /** Waits for `ticket`'s slot, asking the pacer again after each wait; 0 when it is due. */
+  /**
+   * Waits for `ticket`'s slot; 0 when it is due. Slots move as the pacer learns: every waiting
+   * caller sleeps until its slot as booked now or until the pacer's schedule changes (told by
+   * `exit`, which reports answers), whichever comes first — no polling.
+   */
   private async hold(clock: Clock, ticket: number, until: number, signal: AbortSignal | undefined): Promise<number> {
     const pacer = this.pacer;
     for (;;) {
       const now = clock.monotonic();
-      const wait = pacer.holdFor(ticket, now);
+      const wait = pacer.slotWait(ticket, now);
       if (wait <= 0) return 0;
-      if (now + (pacer.searching ? 0 : pacer.slotWait(ticket, now)) > until) {
+      // Searching, a slot is provisional: the caller waits until its deadline at most.
+      if (now + (pacer.searching ? 0 : wait) > until || now >= until) {
         pacer.release(ticket, now);
         return TOO_LATE;
       }
+      const generation = pacer.generation;
+      const wake = new AbortController();
+      const onAbort = () => wake.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.sleepers.add(wake);
       try {
-        await clock.sleep(wait, signal);
+        await clock.sleep(Math.min(wait, until - now), wake.signal);
       } catch (error) {
-        pacer.release(ticket, clock.monotonic());
-        throw error;
+        if (signal?.aborted) {
+          pacer.release(ticket, clock.monotonic());
+          throw signal.reason;
+        }
+        // Woken: the schedule changed.
+        if (pacer.generation === generation && !wake.signal.aborted) throw error;
+      } finally {
+        this.sleepers.delete(wake);
+        signal?.removeEventListener('abort', onAbort);
       }
     }
+  }
+
+  /** Wakes every caller waiting for a slot (the pacer's schedule changed). */
+  private wakeSleepers(): void {
+    if (this.sleepers.size === 0) return;
+    const woken = [...this.sleepers];
+    this.sleepers.clear();
+    for (const wake of woken) wake.abort();
   }
 
   private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
@@ -131,6 +161,7 @@ export class PacingStage implements Stage {
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
     const paced = call.token === PACED;
+    const before = this.pacer.generation;
     if (result === RESULT_OK) {
       this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart, paced);
     } else if (result === RESULT_FAILED) {
@@ -140,15 +171,16 @@ export class PacingStage implements Stage {
       if (signal !== undefined || c.hintMs !== undefined)
         this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
     }
+    if (this.pacer.generation !== before) this.wakeSleepers();
   }
 
   /**
-   * While pacing, the pacer (not each caller's own backoff) decides when retries leave: its
-   * queue releases them at the learned rate, wait hints included. The zero delay still
-   * yields, so that every answer that arrived together is reported to the pacer before any
-   * of those callers books its slot.
+   * While pacing, a retry still waits its own backoff first (the pacer never sends a retry
+   * earlier than the caller asked), then for its slot at the learned rate. The delay is
+   * marked paced so that even a zero one yields: every answer that arrived together is
+   * reported to the pacer before any of those callers books its slot.
    */
-  retryDelay(_call: StageCall, nowMs: number): number {
-    return this.booker.throttling(nowMs) ? 0 : -1;
+  retryDelay(_call: StageCall, nowMs: number, delayMs: number): number {
+    return this.booker.throttling(nowMs) ? delayMs : -1;
   }
 }

@@ -40,9 +40,10 @@ describe('PacingStage', () => {
     expect(stage.pacer.paced).toBe(before);
   });
 
-  it('takes over the retry delay while throttling', () => {
+  it('while throttling, a retry keeps its own backoff (marked paced, so even 0 yields); otherwise untouched', () => {
     const stage = throttledStage();
-    expect(stage.retryDelay(stageCall(), 10)).toBe(0);
-    expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10)).toBe(-1);
+    expect(stage.retryDelay(stageCall(), 10, 0)).toBe(0);
+    expect(stage.retryDelay(stageCall(), 10, 250)).toBe(250);
+    expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10, 250)).toBe(-1);
   });
 });
