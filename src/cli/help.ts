@@ -24,6 +24,7 @@ export function mainHelp(): string {
 export function simHelp(): string {
   return [
     'Usage: kindly-calls sim <scenario> [options]',
+    '       kindly-calls sim ./my-scenario.ts [options]   (your own scenario module: see docs/simulator.md)',
     '',
     "Runs kindly's own policies against a simulated callee on a virtual clock with a seeded PRNG:",
     'the same options and seed give the same output, bit for bit.',

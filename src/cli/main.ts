@@ -14,6 +14,7 @@ import { loadRetryConfig } from './config.js';
 import { mainHelp, scenarioHelp, simHelp } from './help.js';
 import { Progress, type Writable } from './progress.js';
 import { UsageError } from './usage-error.js';
+import { isScenarioFile, loadUserScenario } from './user-scenario.js';
 import { packageVersion } from './version.js';
 
 /** Where the CLI writes, and what it may know about the terminal. */
@@ -75,7 +76,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       `sim: missing scenario, one of ${SCENARIOS.map((s) => s.name).join(', ')} (see kindly-calls sim --help)`,
     );
   }
-  const scenario = findScenario(name);
+  const cwd = io.cwd ?? process.cwd();
+  // A path (./my-scenario.ts) runs the user's own scenario module, like a built-in.
+  const scenario = isScenarioFile(name) ? await loadUserScenario(name, cwd) : findScenario(name);
   if (scenario === undefined) {
     throw new UsageError(`sim: unknown scenario "${name}", expected one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
   }
@@ -84,7 +87,6 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout.write(scenarioHelp(scenario));
     return EXIT_OK;
   }
-  const cwd = io.cwd ?? process.cwd();
   let retry: RetryOptions | undefined;
   if (parsed.config !== undefined) retry = await loadRetryConfig(parsed.config, cwd);
 

@@ -11,6 +11,15 @@ export {
   REFUSED,
   TIMED_OUT,
 } from './dependency.js';
+export {
+  exponential,
+  LATENCY_DISTRIBUTIONS,
+  type Latency,
+  type LatencyDistribution,
+  lognormal,
+  normal,
+  sampleLatency,
+} from './distributions.js';
 export { type EventHandler, type EventKind, Simulation } from './engine.js';
 export { EventQueue } from './event-queue.js';
 export { ADAPTIVE_HERD_STRATEGY, adaptiveStrategy } from './herd-adaptive.js';
@@ -25,12 +34,13 @@ export {
 } from './herd-run.js';
 export { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from './herd-strategies.js';
 export { LayerChain, type LayerChainOptions } from './layer-chain.js';
+export { arrivalRandom, networkRandom } from './models/index.js';
 export { renderHtml } from './report/html.js';
 export type { Chart, Marker, Report, Series, Table } from './report/model.js';
 export { renderTable, renderText } from './report/text.js';
 export { GIVE_UP, RetryState } from './retry-state.js';
 export type { Scenario, ScenarioContext, ScenarioOption, ScenarioParams, ScenarioResult } from './scenario.js';
-export { withDefaults } from './scenario.js';
+export { num, str, withDefaults } from './scenario.js';
 export { HERD_STRATEGIES, HERD_STRATEGY_NAMES } from './scenarios/herd.js';
 export { findScenario, SCENARIOS } from './scenarios.js';
 export { type SlotResponse, SlotServer, type SlotServerOptions } from './slot-server.js';
