@@ -34,7 +34,15 @@ export {
 } from './herd-run.js';
 export { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from './herd-strategies.js';
 export { LayerChain, type LayerChainOptions } from './layer-chain.js';
-export { arrivalRandom, networkRandom } from './models/index.js';
+export {
+  arrivalRandom,
+  buildServer,
+  networkRandom,
+  SERVER_MODELS,
+  type ServerModel,
+  type ServerSpec,
+  serverLowerBound,
+} from './models/index.js';
 export { renderHtml } from './report/html.js';
 export type { Chart, Marker, Report, Series, Table } from './report/model.js';
 export { renderTable, renderText } from './report/text.js';
