@@ -12,7 +12,7 @@
  *     npx kindly-calls sim examples/scenarios/occ-contention.ts --clients 50 --seeds 100
  */
 import { Backoff, type Jitter, SeededRandom } from 'kindly-calls';
-import { networkRandom, num, type Scenario, type ScenarioParams, sampleLatency, Simulation, spread, str } from 'kindly-calls/sim';
+import { networkRandom, num, type Scenario, type ScenarioParams, Simulation, sampleLatency, spread, str } from 'kindly-calls/sim';
 
 const STRATEGIES: ReadonlyArray<{ name: string; jitter: Jitter }> = [
   { name: 'no jitter', jitter: 'none' },

@@ -2,6 +2,7 @@
 
 declare module 'redis-gcra' {
   import type { Redis } from 'ioredis';
+
   interface Limiter {
     limit(args: {
       key: string;
