@@ -3,6 +3,10 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    policies: 'src/policies/index.ts',
+    hints: 'src/hints/index.ts',
+    classify: 'src/classify/index.ts',
+    testing: 'src/testing/index.ts',
     cli: 'src/cli/main.ts',
     otel: 'src/telemetry/opentelemetry.ts',
     http: 'src/http/index.ts',
@@ -20,7 +24,7 @@ export default defineConfig({
     footer: [
       "declare module 'fastify' {",
       '  interface FastifyRequest {',
-      "    /** Set by the `kindlyFastify` plugin: the request's deadline, signal and retry state. */",
+      "    /** Set by the `fastifyPlugin` plugin: the request's deadline, signal and retry state. */",
       "    kindly: import('./http.js').RequestContext | null;",
       '  }',
       '}',

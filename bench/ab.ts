@@ -23,9 +23,9 @@ type Make = (name: string, options?: object) => Api;
 const load = async (dir: string) => (await import(pathToFileURL(resolve(dir, 'index.js')).href)) as { downstream: Make };
 
 const operation = async () => 42;
-const FULL = { retry: { maxAttempts: 3 }, attemptTimeout: 10_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 } };
+const FULL = { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 } };
 const cases = (make: Make) => {
-  const plain = make('ab', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+  const plain = make('ab', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
   const full = make('ab-full', FULL);
   return {
     'retry+timeout': () => plain.call(operation),

@@ -1,4 +1,4 @@
-import { RetryBudget } from '../dist/index.js';
+import { RetryBudget } from '../dist/policies.js';
 import type { BenchCase } from './cases.js';
 
 /**

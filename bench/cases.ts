@@ -26,7 +26,7 @@ export const cases: BenchCase[] = [
   {
     name: 'kindly:retry+timeout',
     setup: () => {
-      const api = downstream('bench', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+      const api = downstream('bench', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
       return () => api.call(operation);
     },
   },
@@ -42,7 +42,7 @@ export const cases: BenchCase[] = [
     // is created, linked and torn down.
     name: 'kindly:signal',
     setup: () => {
-      const api = downstream('bench-signal', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+      const api = downstream('bench-signal', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
       return () => api.call((context) => (context.signal.aborted ? 0 : operation()));
     },
   },
@@ -65,7 +65,7 @@ cases.push(
     setup: () => {
       const api = downstream('bench-full', {
         retry: { maxAttempts: 3 },
-        attemptTimeout: 10_000,
+        attemptTimeoutMs: 10_000,
         budget: {},
         breaker: {},
         bulkhead: { maxConcurrent: 1_000 },

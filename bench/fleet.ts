@@ -26,7 +26,7 @@ export async function fleetBench(): Promise<{
   const downStore = redisStore({ client: downClient, prefix: 'bench-down' });
   const options = {
     retry: { maxAttempts: 3 },
-    attemptTimeout: 10_000,
+    attemptTimeoutMs: 10_000,
     budget: {},
     breaker: {},
     bulkhead: { maxConcurrent: 1_000 },

@@ -18,7 +18,7 @@ const HOOKS = new URL('./import-hooks.mjs', import.meta.url).href;
 const MARKERS: Record<string, RegExp> = {
   http: definitions('fetchThrough', 'AttemptSignal', 'connectTimeoutFetch'),
   sim: definitions('EventQueue', 'Simulation', 'SlotServer'),
-  adapters: definitions('kindlyAxios', 'queryRetry', 'attemptFromFailureCount'),
+  adapters: definitions('axiosInterceptors', 'queryRetry', 'attemptFromFailureCount'),
 };
 
 /** A definition of any of `names` as the bundler writes it (`function X`, `class X`, `var X = class`). */

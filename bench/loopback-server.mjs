@@ -1,12 +1,14 @@
 // The HTTP benchmarks' callee: a keep-alive node:http server on loopback port 0, in its own
 // process so that its work does not share the client's event loop. Prints its port, answers
-// every request `200 ok` (2 bytes), and exits when its parent closes stdin.
+// every request `200 ok` (2 bytes), and exits when its parent closes stdin. `x-seen-headers`
+// lists the request's header names, so the bench can check that a floor sends what kindly sends.
 import { createServer } from 'node:http';
 
 const body = Buffer.from('ok');
 const server = createServer((request, response) => {
   request.resume();
-  response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length });
+  const seen = Object.keys(request.headers).sort().join(',');
+  response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length, 'x-seen-headers': seen });
   response.end(body);
 });
 server.keepAliveTimeout = 60_000;

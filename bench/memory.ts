@@ -11,7 +11,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { bulkhead, ConsecutiveBreaker, circuitBreaker, handleAll, retry, wrap } from 'cockatiel';
-import { downstream, RetryBudget } from '../dist/index.js';
+import { downstream } from '../dist/index.js';
+import { RetryBudget } from '../dist/policies.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
@@ -40,7 +41,7 @@ async function retainedPer(build: () => Promise<unknown> | unknown, count: numbe
 
 const FULL = {
   retry: { maxAttempts: 3 },
-  attemptTimeout: 10_000,
+  attemptTimeoutMs: 10_000,
   budget: {},
   breaker: {},
   bulkhead: { maxConcurrent: 1_000 },

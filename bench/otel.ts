@@ -22,7 +22,7 @@ import { instrumentDownstreams } from '../dist/otel.js';
 
 const json = process.argv.includes('--json');
 const operation = async () => 42;
-const options = { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 } as const;
+const options = { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 } as const;
 const dropAll: SpanProcessor = {
   onStart: () => undefined,
   onEnd: () => undefined,

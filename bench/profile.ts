@@ -25,9 +25,9 @@ if (name.startsWith('http:')) {
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const [port] = (await once(lines, 'line')) as [string];
   const url = `http://127.0.0.1:${Number(port)}/item`;
-  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeout: 10_000 });
+  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
   const full = downstream('profile-full', {
-    totalTimeout: 30_000,
+    totalTimeoutMs: 30_000,
     breaker: {},
     bulkhead: { maxConcurrent: 1_000 },
     pacing: {},
@@ -35,8 +35,8 @@ if (name.startsWith('http:')) {
   const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
   const one: Record<string, () => Promise<Response>> = {
     'http:bare': () => fetch(url),
-    'http:floor': () =>
-      fetch(url, { signal: new AbortController().signal, headers: { 'x-retry-attempt': '0', 'x-request-timeout-ms': '10000' } }),
+    // kindly sends no internal header by default (no deadline scope): the floor sends none either.
+    'http:floor': () => fetch(url, { signal: new AbortController().signal, headers: {} }),
     'http:kindly': () => fetchThrough(api, url),
     'http:kindly-full': () => fetchThrough(full, url),
     'http:ky': () => client.get(url),

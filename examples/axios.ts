@@ -22,10 +22,10 @@ process.env.REPOS_API_URL = `http://127.0.0.1:${(server.address() as AddressInfo
 // #region readme
 import axios, { isAxiosError } from 'axios';
 import { downstream } from 'kindly-calls';
-import { kindlyAxios } from 'kindly-calls/adapters';
+import { axiosInterceptors } from 'kindly-calls/adapters';
 
 const baseURL = process.env.REPOS_API_URL ?? 'http://localhost:8080';
-const client = kindlyAxios(axios.create({ baseURL }), downstream('repos-api'));
+const client = axiosInterceptors(axios.create({ baseURL }), downstream('repos-api'));
 
 const started = performance.now();
 const { data } = await client.get('/repos');

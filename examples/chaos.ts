@@ -18,7 +18,7 @@ await new Promise<void>((resolve) => inventoryServer.listen(0, '127.0.0.1', reso
 const url = `http://127.0.0.1:${(inventoryServer.address() as AddressInfo).port}/stock`;
 
 const inventory = downstream('inventory', {
-  retry: { maxAttempts: 3, backoff: { base: 2 } },
+  retry: { maxAttempts: 3, backoff: { baseMs: 2 } },
   breaker: { mode: 'ratio', failureRatio: 0.5, minThroughput: 20 },
 });
 const stopChaos = enableChaos(inventory, {

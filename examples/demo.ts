@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: the thundering-herd experiment (SPEC S11.1) measured for real.
+ * `npm run demo`: the thundering-herd experiment measured for real.
  *
  * A real HTTP server on loopback serves at most 10 requests per 100 ms slot and answers 429
  * to the rest. 100 callers in this process each make one request at the same moment through
@@ -25,27 +25,27 @@ const LOWER_BOUND = { requests: CLIENTS + (CLIENTS - CAPACITY), ms: (CLIENTS / C
  * about 120 here), which is the budget's job but would hide what the schedules do. The
  * adaptive row keeps every default, budget included: pacing needs few enough retries.
  */
-const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 };
+const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 };
 
 const strategies: Array<{ name: string; options: DownstreamOptions }> = [
   {
     name: 'fixed 1 s',
-    options: { budget: false, retry: { ...untilSuccess, backoff: { shape: 'constant', base: 1_000, jitter: 'none' } } },
+    options: { budget: false, retry: { ...untilSuccess, backoff: { shape: 'constant', baseMs: 1_000, jitter: 'none' } } },
   },
   {
     name: 'exponential, no jitter',
-    options: { budget: false, retry: { ...untilSuccess, backoff: { base: 200, factor: 2, cap: 5_000, jitter: 'none' } } },
+    options: { budget: false, retry: { ...untilSuccess, backoff: { baseMs: 200, factor: 2, capMs: 5_000, jitter: 'none' } } },
   },
   {
     name: 'exponential + full jitter',
-    options: { budget: false, retry: { ...untilSuccess, backoff: { base: 200, factor: 2, cap: 5_000, jitter: 'full' } } },
+    options: { budget: false, retry: { ...untilSuccess, backoff: { baseMs: 200, factor: 2, capMs: 5_000, jitter: 'full' } } },
   },
   {
     // The pacer learns the server's capacity from what it serves and releases retries at
     // that rate; no rate is configured anywhere.
     name: 'kindly adaptive pacing',
     options: {
-      retry: { ...untilSuccess, backoff: { base: 200, factor: 2, cap: 5_000, jitter: 'full' } },
+      retry: { ...untilSuccess, backoff: { baseMs: 200, factor: 2, capMs: 5_000, jitter: 'full' } },
       pacing: {},
     },
   },

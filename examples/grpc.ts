@@ -18,8 +18,9 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
-import { downstream, systemClock } from 'kindly-calls';
-import { kindlyInterceptor, kindlyServerInterceptor } from 'kindly-calls/grpc';
+import { downstream } from 'kindly-calls';
+import { grpcClientInterceptor, grpcServerInterceptor } from 'kindly-calls/grpc';
+import { systemClock } from 'kindly-calls/testing';
 
 // A service definition written by hand (JSON messages): no .proto, no code generation.
 const json = {
@@ -35,7 +36,7 @@ type Stock = InstanceType<typeof StockClient> & {
 };
 
 async function serve(handler: (request: unknown, deadline: number | Date) => Promise<unknown>): Promise<[Server, string]> {
-  const server = new Server({ interceptors: [kindlyServerInterceptor()] });
+  const server = new Server({ interceptors: [grpcServerInterceptor()] });
   server.addService(StockService, {
     get: ((call, callback) =>
       handler(call.request, call.getDeadline()).then(
@@ -73,7 +74,7 @@ inventoryDownstream.on('retry-scheduled', (e) =>
   console.log(`orders → inventory: ${e.cause}, retry ${e.nextAttempt} in ${Math.round(e.delayMs)} ms (hint: ${e.hintSource})`),
 );
 const toInventory = new StockClient(inventoryAddress, credentials.createInsecure(), {
-  interceptors: [kindlyInterceptor(inventoryDownstream)],
+  interceptors: [grpcClientInterceptor(inventoryDownstream)],
 }) as Stock;
 const [orders, ordersAddress] = await serve((request) => ask(toInventory, request));
 

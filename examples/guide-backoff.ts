@@ -5,10 +5,12 @@
  * Run: npx tsx examples/guide-backoff.ts
  */
 // #region readme
-import { Backoff, type Jitter, SeededRandom } from 'kindly-calls';
+import type { Jitter } from 'kindly-calls';
+import { Backoff } from 'kindly-calls/policies';
+import { SeededRandom } from 'kindly-calls/testing';
 
 for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
-  const backoff = new Backoff({ shape: 'exponential', base: 100, factor: 2, cap: 1_000, floor: 50, jitter });
+  const backoff = new Backoff({ shape: 'exponential', baseMs: 100, factor: 2, capMs: 1_000, floorMs: 50, jitter });
   const random = new SeededRandom(42); // the same seed gives the same schedule, on every platform
   const delays: number[] = [];
   let previous: number | undefined;
@@ -27,7 +29,7 @@ for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
 // The invariant floor ≤ delay ≤ cap, checked over many draws.
 const random = new SeededRandom(7);
 for (const jitter of ['none', 'full', 'equal', 'decorrelated'] as Jitter[]) {
-  const backoff = new Backoff({ base: 100, cap: 1_000, floor: 50, jitter });
+  const backoff = new Backoff({ baseMs: 100, capMs: 1_000, floorMs: 50, jitter });
   let previous: number | undefined;
   for (let n = 1; n <= 1_000; n++) {
     previous = backoff.delay(n, random, previous);

@@ -5,7 +5,9 @@
  * Run: npx tsx examples/guide-body-hint.ts
  */
 // #region readme
-import { type BodyHintExtractor, classifyError, DEFAULT_BODY_HINT_EXTRACTORS, downstream } from 'kindly-calls';
+import { downstream } from 'kindly-calls';
+import { classifyError } from 'kindly-calls/classify';
+import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from 'kindly-calls/hints';
 
 // Stand-ins for your own code:
 /** An axios-style error: the parsed body is `response.data`. */

@@ -14,7 +14,7 @@ async function readStock(): Promise<number> {
 }
 
 const stock = downstream('stock', {
-  retry: { maxAttempts: 3, backoff: { base: 1, cap: 5 } },
+  retry: { maxAttempts: 3, backoff: { baseMs: 1, capMs: 5 } },
   // retries ≤ 0.1 × requests + 0.1/s × 10 s over a 10 s window
   budget: { ratio: 0.1, windowMs: 10_000, reservePerSecond: 0.1 },
 });

@@ -6,7 +6,8 @@
  */
 // #region readme
 import { setTimeout as sleep } from 'node:timers/promises';
-import { downstream, isGiveUpError, runWithDeadline, systemClock } from 'kindly-calls';
+import { downstream, isGiveUpError, runWithDeadline } from 'kindly-calls';
+import { systemClock } from 'kindly-calls/testing';
 
 // Stand-ins for your own code:
 /** A slow stand-in for a stock lookup; it stops when its signal aborts. */
@@ -16,7 +17,7 @@ async function lookUpStock(sku: string, signal: AbortSignal): Promise<number> {
 }
 
 const inventory = downstream('inventory'); // no timeout of its own
-const orders = downstream('orders', { totalTimeout: 1_000 }); // the whole call, sleeps included
+const orders = downstream('orders', { totalTimeoutMs: 1_000 }); // the whole call, sleeps included
 
 await orders.call(async (outer) => {
   // A nested call inherits the outer deadline: no parameter to thread through. Passing the

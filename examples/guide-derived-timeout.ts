@@ -16,7 +16,7 @@ async function lookup(ms: number, signal: AbortSignal): Promise<number> {
 const profiles = downstream('profiles', {
   retry: false,
   // p99 of recent latency × 3, never under 50 ms nor over 2 s; 2 s until 10 latencies are known.
-  attemptTimeout: { percentile: 0.99, factor: 3, floorMs: 50, ceilingMs: 2_000, minSamples: 10 },
+  attemptTimeoutMs: { percentile: 0.99, factor: 3, floorMs: 50, ceilingMs: 2_000, minSamples: 10 },
 });
 
 for (let i = 0; i < 20; i++) await profiles.call(({ signal }) => lookup(20, signal));

@@ -12,21 +12,22 @@ import { downstream, InvalidOptionsError, isAttemptTimeoutError, isGiveUpError, 
 
 try {
   downstream('typos', {
-    retry: { maxAttempts: 0, backoff: { base: -1, floor: 500, cap: 100 }, maxElapsd: 1_000 } as RetryOptions,
-    attemptTimeout: Number.NaN,
+    retry: { maxAttempts: 0, backoff: { baseMs: -1, floorMs: 500, capMs: 100 }, maxElapsd: 1_000 } as RetryOptions,
+    attemptTimeoutMs: Number.NaN,
   });
 } catch (error) {
   if (!(error instanceof InvalidOptionsError)) throw error;
   console.log(error.code, error.problems.length); // ERR_KINDLY_INVALID_OPTIONS 5
   console.log(error.message);
   // Invalid downstream 'typos' options:
-  //   - Expected `attemptTimeout` to be a number of milliseconds, got NaN
-  //   - retry: Unknown option `maxElapsd` (known: maxAttempts, maxElapsed, backoff, …)
+  //   - Expected `attemptTimeoutMs` to be a number of milliseconds, got NaN
+  //   - retry: Unknown option `maxElapsd` (known: maxAttempts, maxElapsedMs, backoff, …)
   //   - retry: Expected `maxAttempts` to be an integer ≥ 1, got 0
-  //   - retry: Invalid backoff options: - Expected `base` ≥ 0, got -1 - Expected `floor` ≤ `cap`, got floor 500 > cap 100
+  //   - retry: backoff: Expected `baseMs` ≥ 0, got -1
+  //   - retry: backoff: Expected `floorMs` ≤ `capMs`, got floorMs 500 > capMs 100
 }
 
-const slow = downstream('slow', { retry: { maxAttempts: 2, backoff: { base: 1 } }, attemptTimeout: 20 });
+const slow = downstream('slow', { retry: { maxAttempts: 2, backoff: { baseMs: 1 } }, attemptTimeoutMs: 20 });
 try {
   await slow.call(({ signal }) => sleep(1_000, 'too late', { signal })); // aborted by the 20 ms attempt timeout
 } catch (error) {

@@ -14,7 +14,7 @@ async function ping(): Promise<string> {
   return 'pong';
 }
 
-const api = downstream('status-api', { retry: { backoff: { base: 5 } } });
+const api = downstream('status-api', { retry: { backoff: { baseMs: 5 } } });
 
 const log = (e: KindlyEvent) => console.log(e.downstream, e.type, e.type === 'attempt-end' ? e.outcome : '');
 const stopLogging = api.onAny(log); // every event

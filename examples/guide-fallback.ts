@@ -13,7 +13,7 @@ async function fetchRecommendations(): Promise<string[]> {
 }
 
 const recommendations = downstream('recommendations', {
-  retry: { maxAttempts: 2, backoff: { base: 5 } },
+  retry: { maxAttempts: 2, backoff: { baseMs: 5 } },
   // For every call of this downstream; receives { reason, error, attempts }.
   fallback: ({ reason, attempts }) => {
     console.log(`fallback after ${attempts} attempts (${reason})`);

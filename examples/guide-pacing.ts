@@ -25,8 +25,8 @@ async function lookUp(id: number): Promise<number> {
 }
 
 const geo = downstream('geo', {
-  retry: { maxAttempts: 20, backoff: { base: 50, cap: 1_000 } },
-  totalTimeout: 5_000,
+  retry: { maxAttempts: 20, backoff: { baseMs: 50, capMs: 1_000 } },
+  totalTimeoutMs: 5_000,
   budget: false, // this demo retries far beyond a 20% budget on purpose
   pacing: {}, // defaults; no rate anywhere
 });

@@ -5,7 +5,7 @@
  * Run: npx tsx examples/guide-retry-after.ts
  */
 // #region readme
-import { parseRetryAfter, readWaitHint } from 'kindly-calls';
+import { parseRetryAfter, readWaitHint } from 'kindly-calls/hints';
 
 const now = Date.UTC(2025, 0, 1, 12, 0, 0); // any epoch-ms "now"
 console.log(parseRetryAfter('120', now)); // 120000 (delay-seconds)

@@ -24,8 +24,8 @@ async function getReport(): Promise<string> {
 }
 
 const quotes = downstream('quotes', {
-  retry: { maxAttempts: 4, maxElapsed: 2_000, backoff: { base: 20, cap: 200 } },
-  attemptTimeout: 500,
+  retry: { maxAttempts: 4, maxElapsedMs: 2_000, backoff: { baseMs: 20, capMs: 200 } },
+  attemptTimeoutMs: 500,
 });
 
 // The operation gets { signal, attempt, retriesLeft, deadline, timeLeft() } on every attempt.

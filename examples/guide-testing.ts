@@ -7,14 +7,15 @@
  */
 // #region readme
 import assert from 'node:assert/strict';
-import { downstream, isGiveUpError, SeededRandom, VirtualClock } from 'kindly-calls';
+import { downstream, isGiveUpError } from 'kindly-calls';
+import { SeededRandom, VirtualClock } from 'kindly-calls/testing';
 
 const clock = new VirtualClock(); // starts at 0 ms; moves only when told
 const api = downstream('under-test', {
   clock,
   random: new SeededRandom(1), // jitter draws are reproducible too
-  retry: { maxAttempts: 3, backoff: { base: 1_000, jitter: 'none' } },
-  attemptTimeout: 5_000,
+  retry: { maxAttempts: 3, backoff: { baseMs: 1_000, jitter: 'none' } },
+  attemptTimeoutMs: 5_000,
 });
 
 const starts: number[] = [];

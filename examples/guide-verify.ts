@@ -21,7 +21,7 @@ async function paymentExists(id: string): Promise<boolean> {
   return applied.has(id);
 }
 
-const payments = downstream('payments', { retry: { backoff: { base: 10 } } });
+const payments = downstream('payments', { retry: { backoff: { baseMs: 10 } } });
 
 try {
   const receipt = await payments.call(() => postPayment('pay_1'), {

@@ -22,7 +22,7 @@ async function exportAll(): Promise<string> {
   throw tooManyRequests({ 'retry-after': '120' });
 }
 
-const api = downstream('search-api', { retry: { backoff: { base: 10 }, maxRetryAfter: 5_000 } });
+const api = downstream('search-api', { retry: { backoff: { baseMs: 10 }, maxRetryAfterMs: 5_000 } });
 api.on('retry-scheduled', (e) =>
   console.log(`retry in ${Math.round(e.delayMs)} ms, ${e.hintSource}, backoff ${Math.round(e.backoffMs)} ms`),
 );
@@ -30,7 +30,7 @@ api.on('retry-scheduled', (e) =>
 console.log(await api.call(() => search())); // retry in 150…180 ms, grpc-retry-pushback-ms, backoff 0…10 ms; [ 'result' ]
 
 try {
-  await api.call(() => exportAll()); // 429 with Retry-After: 120 — longer than maxRetryAfter
+  await api.call(() => exportAll()); // 429 with Retry-After: 120 — longer than maxRetryAfterMs
 } catch (error) {
   if (!isGiveUpError(error)) throw error;
   console.log(error.reason, error.attempts, error.retryAfterMs); // hint-too-long 1 120000 — no pointless sleep

@@ -26,12 +26,12 @@ import { createFetch } from 'kindly-calls/http';
 
 const base = process.env.INVENTORY_URL ?? 'http://localhost:8080';
 const inventory = downstream('inventory', {
-  retry: { maxAttempts: 3, backoff: { base: 50, cap: 1_000 } },
-  attemptTimeout: 2_000,
+  retry: { maxAttempts: 3, backoff: { baseMs: 50, capMs: 1_000 } },
+  attemptTimeoutMs: 2_000,
 });
 const kindlyFetch = createFetch(inventory, { idempotencyKey: true });
 
-const stock = await kindlyFetch(`${base}/stock/book`, { timeout: 5_000 });
+const stock = await kindlyFetch(`${base}/stock/book`, { timeoutMs: 5_000 });
 console.log(stock.status, await stock.json()); // 200 { sku: 'book', stock: 7 } after two 503s
 
 // POST is retried only because it carries an Idempotency-Key (the same on every attempt).

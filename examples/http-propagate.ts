@@ -27,8 +27,8 @@ const WEATHER = process.env.WEATHER_URL ?? 'https://api.weather.example';
 
 // One fetch for everything this job calls; only our own services get the headers.
 const kindlyFetch = createFetch(downstream('job'), { propagateHeaders: { hosts: ['127.0.0.1', '*.internal'] } });
-await kindlyFetch(`${ORDERS}/orders`, { timeout: 2_000 }); // x-retry-attempt: 0, x-request-timeout-ms: ≤ 2000
-await kindlyFetch(`${WEATHER}/today`, { timeout: 2_000 }); // neither header
+await kindlyFetch(`${ORDERS}/orders`, { timeoutMs: 2_000 }); // x-retry-attempt: 0, x-request-timeout-ms: ≤ 2000
+await kindlyFetch(`${WEATHER}/today`, { timeoutMs: 2_000 }); // neither header
 // #endregion
 
 console.log(seen.join('\n'));

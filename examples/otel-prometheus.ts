@@ -23,7 +23,7 @@ const serviceUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}/
 
 const exporter = new PrometheusExporter({ preventServerStart: true });
 const meterProvider = new MeterProvider({ readers: [exporter] });
-const orders = downstream('orders', { retry: { backoff: { base: 5 } } });
+const orders = downstream('orders', { retry: { backoff: { baseMs: 5 } } });
 const stop = instrumentDownstreams(orders, { meter: meterProvider.getMeter('shop') });
 
 for (let i = 0; i < 12; i++) await fetchThrough(orders, serviceUrl);

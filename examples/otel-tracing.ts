@@ -34,7 +34,7 @@ const service = createServer((req, res) => {
 await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(service.address() as AddressInfo).port}/stock`;
 
-const stock = downstream('stock', { retry: { backoff: { base: 10 } } });
+const stock = downstream('stock', { retry: { backoff: { baseMs: 10 } } });
 const stop = instrumentDownstreams(stock, { tracer });
 
 await tracer.startActiveSpan('GET /checkout', async (request) => {

@@ -13,13 +13,13 @@ process.env.PAYMENTS_URL = payments.url;
 // #region readme
 import express from 'express';
 import { downstream } from 'kindly-calls';
-import { createFetch, kindlyExpress } from 'kindly-calls/http';
+import { createFetch, expressMiddleware } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const app = express();
-app.use(kindlyExpress({ maxTimeoutMs: 10_000 })); // first, before body parsers and routes
+app.use(expressMiddleware({ maxTimeoutMs: 10_000 })); // first, before body parsers and routes
 app.post('/orders', async (req, res) => {
   const charge = await paymentsApi(`${PAYMENTS}/charge`, { method: 'POST', idempotencyKey: true });
   res.status(charge.ok ? 201 : 503).send(`budget ${req.kindly?.timeoutMs} ms`);

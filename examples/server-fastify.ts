@@ -12,13 +12,13 @@ process.env.PAYMENTS_URL = payments.url;
 // #region readme
 import Fastify from 'fastify';
 import { downstream } from 'kindly-calls';
-import { createFetch, kindlyFastify } from 'kindly-calls/http';
+import { createFetch, fastifyPlugin } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const fastify = Fastify();
-await fastify.register(kindlyFastify, { maxTimeoutMs: 10_000 });
+await fastify.register(fastifyPlugin, { maxTimeoutMs: 10_000 });
 fastify.post('/orders', async (request, reply) => {
   const charge = await paymentsApi(`${PAYMENTS}/charge`, { method: 'POST', idempotencyKey: true });
   return reply.code(charge.ok ? 201 : 503).send(`budget ${request.kindly?.timeoutMs} ms`);

@@ -16,13 +16,13 @@ process.env.PAYMENTS_URL = payments.url;
 // #region readme
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { downstream } from 'kindly-calls';
-import { createFetch, withKindly } from 'kindly-calls/http';
+import { createFetch, nodeHttpHandler } from 'kindly-calls/http';
 
 const PAYMENTS = process.env.PAYMENTS_URL ?? 'http://localhost:8081';
-const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { base: 20 } } }));
+const paymentsApi = createFetch(downstream('payments', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }));
 
 const orders = createServer(
-  withKindly(
+  nodeHttpHandler(
     async (req: IncomingMessage, res: ServerResponse) => {
       // Inherits this request's deadline and signal; sends what is left of it downstream.
       const charge = await paymentsApi(`${PAYMENTS}/charge`, { method: 'POST', idempotencyKey: true });

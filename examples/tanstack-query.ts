@@ -27,7 +27,7 @@ import { httpStatusError } from 'kindly-calls/http';
 const base = process.env.PROFILES_URL ?? 'http://localhost:8080';
 const queryClient = new QueryClient({
   defaultOptions: {
-    queries: { ...queryRetry({ retry: { maxAttempts: 4, backoff: { base: 100 } } }) },
+    queries: { ...queryRetry({ retry: { maxAttempts: 4, backoff: { baseMs: 100 } } }) },
     mutations: { ...mutationRetry() },
   },
 });

@@ -17,8 +17,8 @@ export interface WorkerConfig {
   prefix?: string;
 }
 
-const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 };
-const backoff = { base: 200, factor: 2, cap: 5_000, jitter: 'full' as const };
+const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 };
+const backoff = { baseMs: 200, factor: 2, capMs: 5_000, jitter: 'full' as const };
 
 process.once('message', async (config: WorkerConfig) => {
   const redis = config.strategy === 'pacing-store' ? await connectRedis(config.redisPort as number) : undefined;

@@ -31,11 +31,11 @@ export async function startDeadPayments(): Promise<{ url: string; calls: () => n
  * `x-retry-exhausted: 1`, the client does not retry it: 3 calls reach payments, not 9.
  */
 export async function callOrders(name: string, url: string, payments: { calls: () => number }): Promise<void> {
-  const client = createFetch(downstream('orders', { retry: { maxAttempts: 3, backoff: { base: 20 } } }), {
+  const client = createFetch(downstream('orders', { retry: { maxAttempts: 3, backoff: { baseMs: 20 } } }), {
     propagateHeaders: { hosts: ['127.0.0.1'] },
   });
   const before = payments.calls();
-  const response = await client(url, { method: 'POST', idempotencyKey: true, timeout: 2_000 });
+  const response = await client(url, { method: 'POST', idempotencyKey: true, timeoutMs: 2_000 });
   console.log(
     `${name}: ${response.status} x-retry-exhausted=${response.headers.get('x-retry-exhausted')} ` +
       `"${await response.text()}" — payments called ${payments.calls() - before} times`,

@@ -1,5 +1,5 @@
 /**
- * The herd experiment's callee (SPEC S11.1) as a real HTTP server in its own process, so that
+ * The herd experiment's callee as a real HTTP server in its own process, so that
  * serving 100 responses and the 100 callers parsing them do not share one thread.
  *
  * Time is cut into slots from the last `reset`; the first `capacity` requests arriving in a

@@ -45,8 +45,8 @@ export interface AxiosInstanceLike {
   defaults: { adapter?: unknown };
 }
 
-/** Options of {@link kindlyAxios}. */
-export interface KindlyAxiosOptions {
+/** Options of {@link axiosInterceptors}. */
+export interface AxiosInterceptorsOptions {
   /**
    * Give every request whose method is not idempotent (POST, PATCH) an `Idempotency-Key`,
    * generated once per request and identical on every attempt. A key the request already
@@ -91,8 +91,12 @@ const KEYS = ['idempotencyKey', 'propagateHeaders', 'secretQueryParams', 'adapte
  *
  * Returns the instance.
  */
-export function kindlyAxios<T extends AxiosInstanceLike>(instance: T, downstream: Downstream, options?: KindlyAxiosOptions): T {
-  const v = new OptionsValidator('kindlyAxios');
+export function axiosInterceptors<T extends AxiosInstanceLike>(
+  instance: T,
+  downstream: Downstream,
+  options?: AxiosInterceptorsOptions,
+): T {
+  const v = new OptionsValidator('axiosInterceptors');
   v.knownKeys(options, KEYS).func('adapter', options?.adapter);
   v.check(typeof instance?.defaults === 'object' && instance.defaults !== null, 'Expected an axios instance (with `defaults`)');
   v.boolean('idempotencyKey', options?.idempotencyKey);

@@ -4,8 +4,8 @@ export {
   type AxiosAdapterLike,
   type AxiosConfigLike,
   type AxiosInstanceLike,
-  type KindlyAxiosOptions,
-  kindlyAxios,
+  type AxiosInterceptorsOptions,
+  axiosInterceptors,
 } from './axios.js';
 export {
   attemptFromFailureCount,

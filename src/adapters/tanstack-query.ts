@@ -1,4 +1,4 @@
-import { classifyError } from '../classify/classify-error.js';
+import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { OptionsValidator } from '../options/validate.js';
 import { type RetryDecision, type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
@@ -9,11 +9,11 @@ import { systemClock } from '../time/system-clock.js';
 /** Options of {@link queryRetry} and {@link mutationRetry}. */
 export interface QueryRetryOptions {
   /**
-   * kindly's retry settings (attempts, backoff, hint limits). `maxElapsed` is not accepted:
+   * kindly's retry settings (attempts, backoff, hint limits). `maxElapsedMs` is not accepted:
    * TanStack does not tell a `retry` function when the query started, so it could not be kept.
    * @default RETRY_DEFAULTS
    */
-  retry?: Omit<RetryOptions, 'maxElapsed'>;
+  retry?: Omit<RetryOptions, 'maxElapsedMs'>;
   /** Your reading of an error first; return undefined for kindly's classifier. */
   classify?: (error: unknown, nowMs: number) => Classification | undefined;
   /** Wall clock for HTTP-date hints. @default the system clock */
@@ -89,8 +89,8 @@ function build(
   const v = new OptionsValidator(subject);
   v.knownKeys(options, keys).func('classify', options?.classify);
   v.check(
-    typeof options?.retry !== 'object' || options.retry === null || !('maxElapsed' in options.retry),
-    '`retry.maxElapsed` is not supported: TanStack does not say when the query started (bound the query with a signal instead)',
+    typeof options?.retry !== 'object' || options.retry === null || !('maxElapsedMs' in options.retry),
+    '`retry.maxElapsedMs` is not supported: TanStack does not say when the query started (bound the query with a signal instead)',
   );
   v.check(
     options?.idempotent === undefined || typeof options.idempotent === 'boolean',
@@ -133,7 +133,7 @@ function build(
     const decision = retryPolicy.decide(
       {
         attempt,
-        classification: classifyWithUser(error, now),
+        classification: classifyThrough(error, now, userClassify),
         idempotent,
         verifiable: false,
         elapsedMs: monotonic - firstFailureAt,
@@ -145,18 +145,6 @@ function build(
     chain = { attempt, delayMs: decision.retry ? decision.delayMs : undefined, firstFailureAt };
     if (keyed !== undefined) pending.set(keyed, { attempt, decision });
     return decision;
-  };
-  // The user's classifier first; one that throws is skipped (as in every kindly call).
-  const classifyWithUser = (error: unknown, now: number): Classification => {
-    if (userClassify !== undefined) {
-      try {
-        const mine = userClassify(error, now);
-        if (mine !== undefined) return mine;
-      } catch {
-        // fall through to kindly's classifier
-      }
-    }
-    return classifyError(error, now);
   };
   return {
     retry: (failureCount, error) => decide(failureCount, error).retry,

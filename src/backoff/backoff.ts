@@ -3,27 +3,27 @@ import type { Random } from '../random/random.js';
 
 /**
  * How the delay ceiling grows with the number of failures so far, `n ≥ 1`:
- * - `constant`:    ceiling(n) = base
- * - `linear`:      ceiling(n) = base + step × (n − 1)
- * - `exponential`: ceiling(n) = base × factor^(n − 1)
- * `base` is therefore always the first delay.
+ * - `constant`:    ceiling(n) = baseMs
+ * - `linear`:      ceiling(n) = baseMs + stepMs × (n − 1)
+ * - `exponential`: ceiling(n) = baseMs × factor^(n − 1)
+ * `baseMs` is therefore always the first delay.
  */
 export type BackoffShape = 'constant' | 'linear' | 'exponential';
 
 /**
- * How a delay is drawn from the ceiling `c = min(cap, ceiling(n))`, with u uniform in [0, 1),
- * f = floor (0 by default, where these are the classic formulas) and the window's top
- * t = min(cap, max(c, 2f)):
+ * How a delay is drawn from the ceiling `c = min(capMs, ceiling(n))`, with u uniform in [0, 1),
+ * f = floorMs (0 by default, where these are the classic formulas) and the window's top
+ * t = min(capMs, max(c, 2f)):
  * - `none`:         delay = max(c, f)
  * - `full`:         delay = f + u × (t − f)                        (AWS "full jitter")
  * - `equal`:        delay = f + (t − f)/2 + u × (t − f)/2
- * - `decorrelated`: delay = b + u × (min(cap, 3 × previous) − b), b = max(base, f), previous₀ = b
+ * - `decorrelated`: delay = b + u × (min(capMs, 3 × previous) − b), b = max(baseMs, f), previous₀ = b
  *                   (ignores the shape; grows from the previous delay instead; drawn below
  *                   the cap, not clamped to it, so long delays stay spread too)
- * Then, for every jitter: delay = clamp(delay, floor, cap). Jitter spreads over [f, t], not
+ * Then, for every jitter: delay = clamp(delay, floorMs, capMs). Jitter spreads over [f, t], not
  * [0, c] clamped up to f, so a floor does not put clients back in step; and the window is
  * never narrower than the floor itself (t ≥ 2f), so a floor at or above the ceiling still
- * leaves room to spread (only `floor = cap` leaves none: no delay may be longer than `cap`).
+ * leaves room to spread (only `floorMs = capMs` leaves none: no delay may be longer than `capMs`).
  */
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated';
 
@@ -31,64 +31,64 @@ export interface BackoffOptions {
   /** @default 'exponential' */
   shape?: BackoffShape;
   /** First delay in ms. @default 100 */
-  base?: number;
-  /** Linear growth per failure in ms. @default base */
-  step?: number;
+  baseMs?: number;
+  /** Linear growth per failure in ms. @default baseMs */
+  stepMs?: number;
   /** Exponential growth factor, ≥ 1. @default 2 */
   factor?: number;
   /** @default 'full' */
   jitter?: Jitter;
   /** No delay is ever longer. @default 20_000 */
-  cap?: number;
+  capMs?: number;
   /** No delay is ever shorter (a "minimum wait", like RFC 6298's 1 s initial RTO). @default 0 */
-  floor?: number;
+  floorMs?: number;
 }
 
 export const BACKOFF_DEFAULTS = {
   shape: 'exponential',
-  base: 100,
+  baseMs: 100,
   factor: 2,
   jitter: 'full',
-  cap: 20_000,
-  floor: 0,
+  capMs: 20_000,
+  floorMs: 0,
 } as const satisfies BackoffOptions;
 
-const KEYS = ['shape', 'base', 'step', 'factor', 'jitter', 'cap', 'floor'] as const;
+const KEYS = ['shape', 'baseMs', 'stepMs', 'factor', 'jitter', 'capMs', 'floorMs'] as const;
 
 /** A validated backoff schedule. Pure: the same inputs and random draws give the same delay. */
 export class Backoff {
   readonly shape: BackoffShape;
-  readonly base: number;
-  readonly step: number;
+  readonly baseMs: number;
+  readonly stepMs: number;
   readonly factor: number;
   readonly jitter: Jitter;
-  readonly cap: number;
-  readonly floor: number;
+  readonly capMs: number;
+  readonly floorMs: number;
 
   constructor(options: BackoffOptions = {}) {
     const v = new OptionsValidator('backoff');
     v.knownKeys(options, KEYS)
       .oneOf('shape', options.shape, ['constant', 'linear', 'exponential'])
       .oneOf('jitter', options.jitter, ['none', 'full', 'equal', 'decorrelated'])
-      .duration('base', options.base)
-      .duration('step', options.step)
+      .duration('baseMs', options.baseMs)
+      .duration('stepMs', options.stepMs)
       .number('factor', options.factor, 1, 1000)
-      .duration('cap', options.cap)
-      .duration('floor', options.floor);
-    const cap = options.cap ?? BACKOFF_DEFAULTS.cap;
-    const floor = options.floor ?? BACKOFF_DEFAULTS.floor;
+      .duration('capMs', options.capMs)
+      .duration('floorMs', options.floorMs);
+    const cap = options.capMs ?? BACKOFF_DEFAULTS.capMs;
+    const floor = options.floorMs ?? BACKOFF_DEFAULTS.floorMs;
     v.check(
       !(typeof floor === 'number' && typeof cap === 'number' && floor > cap),
-      `Expected \`floor\` ≤ \`cap\`, got floor ${floor} > cap ${cap}`,
+      `Expected \`floorMs\` ≤ \`capMs\`, got floorMs ${floor} > capMs ${cap}`,
     );
     v.done();
     this.shape = options.shape ?? BACKOFF_DEFAULTS.shape;
-    this.base = options.base ?? BACKOFF_DEFAULTS.base;
-    this.step = options.step ?? this.base;
+    this.baseMs = options.baseMs ?? BACKOFF_DEFAULTS.baseMs;
+    this.stepMs = options.stepMs ?? this.baseMs;
     this.factor = options.factor ?? BACKOFF_DEFAULTS.factor;
     this.jitter = options.jitter ?? BACKOFF_DEFAULTS.jitter;
-    this.cap = cap;
-    this.floor = floor;
+    this.capMs = cap;
+    this.floorMs = floor;
   }
 
   /** The un-jittered ceiling after `failures` failures, capped. */
@@ -97,16 +97,16 @@ export class Backoff {
     let raw: number;
     switch (this.shape) {
       case 'constant':
-        raw = this.base;
+        raw = this.baseMs;
         break;
       case 'linear':
-        raw = this.base + this.step * (n - 1);
+        raw = this.baseMs + this.stepMs * (n - 1);
         break;
       default:
         // factor^(n-1) overflows to Infinity for huge n; min() with cap keeps it finite.
-        raw = this.base * this.factor ** (n - 1);
+        raw = this.baseMs * this.factor ** (n - 1);
     }
-    return Number.isFinite(raw) ? Math.min(this.cap, raw) : this.cap;
+    return Number.isFinite(raw) ? Math.min(this.capMs, raw) : this.capMs;
   }
 
   /**
@@ -117,7 +117,7 @@ export class Backoff {
     // Jitter spreads delays over [floor, top] rather than [0, c] and clamping up afterwards:
     // clamping would put every short draw on exactly `floor`, back in step with each other.
     // The window is at least as wide as the floor, or a floor ≥ c would leave nothing to spread.
-    const floor = this.floor;
+    const floor = this.floorMs;
     let d: number;
     switch (this.jitter) {
       case 'none':
@@ -132,20 +132,20 @@ export class Backoff {
         break;
       }
       default: {
-        const low = Math.max(this.base, floor);
+        const low = Math.max(this.baseMs, floor);
         const prev = previousMs !== undefined && previousMs > 0 ? previousMs : low;
         // Drawn below the cap rather than clamped to it: clamping would put every long draw
         // on exactly `cap`, in step again.
-        const upper = Math.min(this.cap, Math.max(low, 3 * prev));
+        const upper = Math.min(this.capMs, Math.max(low, 3 * prev));
         d = low + random.next() * (upper - low);
       }
     }
     if (!(d >= floor)) d = floor; // also catches NaN
-    return Math.min(d, this.cap);
+    return Math.min(d, this.capMs);
   }
 
   /** t = min(cap, max(c, 2 × floor)): the top of the jitter window after `failures` failures. */
   private windowTop(failures: number): number {
-    return Math.min(this.cap, Math.max(this.ceiling(failures), 2 * this.floor));
+    return Math.min(this.capMs, Math.max(this.ceiling(failures), 2 * this.floorMs));
   }
 }

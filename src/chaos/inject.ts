@@ -104,7 +104,7 @@ async function inject<T>(fault: DrawnFault, ctx: CallContext, operation: Operati
       });
     case 'status': {
       const response = new Response(null, { status: fault.status, headers: fault.headers });
-      // `chaos: true` lets `.fetch()` end a call that gives up on it with this response,
+      // `chaos: true` lets `fetchThrough` end a call that gives up on it with this response,
       // as it does with a real one.
       throw Object.assign(
         new HttpStatusError(fault.status, {

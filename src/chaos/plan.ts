@@ -1,7 +1,7 @@
 import { OptionsValidator, show } from '../options/validate.js';
 import { SeededRandom } from '../random/random.js';
 
-/** Which calls a fault applies to: a lane key (host for `.fetch()`), a pattern, or a test of the key. */
+/** Which calls a fault applies to: a lane key (host for `fetchThrough`), a pattern, or a test of the key. */
 export type ChaosKeyMatch = string | RegExp | ((key: string) => boolean);
 
 /** How long an injected delay lasts: fixed ms, uniform in [min, max], or exponential with a mean. */

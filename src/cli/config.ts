@@ -14,7 +14,7 @@ function oneLine(message: string): string {
 /**
  * Reads the user's retry options for `--config`:
  * - a `.json` file holding a `RetryOptions` object. JSON has no `Infinity`, so
- *   `"maxAttempts": "Infinity"` stands for it (and, as always, needs a finite `maxElapsed`);
+ *   `"maxAttempts": "Infinity"` stands for it (and, as always, needs a finite `maxElapsedMs`);
  * - a JavaScript or TypeScript module whose default export is the options. TypeScript loads
  *   natively on Node ≥ 22.18, through tsx (when installed) on older Node, and otherwise fails
  *   with a message saying so (see `importUserModule`).

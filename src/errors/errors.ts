@@ -15,7 +15,7 @@ export type GiveUpReason =
   | 'dont-retry'
   /** (3) `maxAttempts` reached. */
   | 'max-attempts'
-  /** (3) `maxElapsed` (or the total timeout) would be exceeded. */
+  /** (3) `maxElapsedMs` (or the total timeout) would be exceeded. */
   | 'max-elapsed'
   /** (3/5) The deadline would pass before the next attempt could start. */
   | 'deadline'
@@ -23,7 +23,7 @@ export type GiveUpReason =
   | 'budget'
   /** (4) The circuit breaker is open. */
   | 'circuit-open'
-  /** (5) The callee's wait hint is longer than the time left or `maxRetryAfter`. */
+  /** (5) The callee's wait hint is longer than the time left or `maxRetryAfterMs`. */
   | 'hint-too-long'
   /**
    * The bulkhead refused the attempt (queue full, or no slot within the wait limit), or the

@@ -73,16 +73,16 @@ const KEYS = ['key', 'budgetKey', 'idempotent', 'retryableCodes'] as const;
  * `grpc-retry-pushback-ms` honoured (negative: no retry), `x-retry-exhausted` trailers
  * obeyed, budget / breaker / bulkhead / pacing per service or method, and the deadline
  * both ways: a call made inside an inbound request (HTTP middleware or
- * {@link kindlyServerInterceptor}) inherits its deadline, and every attempt carries its own
+ * {@link grpcServerInterceptor}) inherits its deadline, and every attempt carries its own
  * deadline out as `grpc-timeout`.
  *
  * Streaming methods pass through untouched: a stream cannot be replayed safely.
  *
  * ```ts
- * const client = new Greeter(address, credentials, { interceptors: [kindlyInterceptor(downstream('greeter'))] });
+ * const client = new Greeter(address, credentials, { interceptors: [grpcClientInterceptor(downstream('greeter'))] });
  * ```
  */
-export function kindlyInterceptor(downstream: Downstream, options: GrpcClientOptions = {}): Interceptor {
+export function grpcClientInterceptor(downstream: Downstream, options: GrpcClientOptions = {}): Interceptor {
   const v = new OptionsValidator('kindly gRPC interceptor');
   v.knownKeys(options, KEYS);
   for (const name of ['key', 'budgetKey'] as const) {

@@ -3,9 +3,9 @@ export {
   GRPC_PREVIOUS_ATTEMPTS,
   type GrpcClientOptions,
   type GrpcKeyBy,
-  kindlyInterceptor,
+  grpcClientInterceptor,
   statusOf,
 } from './client-interceptor.js';
-export { kindlyServerInterceptor } from './server-interceptor.js';
+export { grpcServerInterceptor } from './server-interceptor.js';
 export { type ClassifyGrpcStatusOptions, classifyGrpcStatus, GRPC_STATUS, grpcCodeName } from './status.js';
 export { GrpcStatusError } from './status-error.js';

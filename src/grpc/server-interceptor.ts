@@ -21,10 +21,10 @@ import { GRPC_STATUS } from './status.js';
  *   client upstream then does not multiply the retries already made here.
  *
  * ```ts
- * const server = new Server({ interceptors: [kindlyServerInterceptor()] });
+ * const server = new Server({ interceptors: [grpcServerInterceptor()] });
  * ```
  */
-export function kindlyServerInterceptor(options?: KindlyServerOptions): ServerInterceptor {
+export function grpcServerInterceptor(options?: KindlyServerOptions): ServerInterceptor {
   const settings = resolveServerOptions(options, 'kindly gRPC server interceptor');
   const clock = settings.clock;
   return (_method, call: ServerInterceptingCallInterface) => {

@@ -3,7 +3,7 @@
  * A callee may send `Retry-After: 99999999999999999999`; we keep its meaning ("very long")
  * instead of rejecting it, but stop where integer arithmetic stops being exact, so that
  * `now + hint` and comparisons against deadlines never lose precision or reach Infinity.
- * The retry layer then clamps the hint with `maxRetryAfter` / the deadline.
+ * The retry layer then clamps the hint with `maxRetryAfterMs` / the deadline.
  */
 export const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
 
@@ -13,7 +13,7 @@ export const MAX_HINT_MS = Number.MAX_SAFE_INTEGER;
  * bring a client back a moment too early), and capped at {@link MAX_HINT_MS}. A value too
  * large to represent (`{"retry_after": 1e308}` × 1000 is `Infinity`) means what a huge
  * `Retry-After` header means — "very long" — and saturates the same way, so that the retry
- * layer's `maxRetryAfter` stops it (`hint-too-long`) instead of the hint being ignored.
+ * layer's `maxRetryAfterMs` stops it (`hint-too-long`) instead of the hint being ignored.
  * Anything else (NaN, negative, −Infinity, non-numbers) ⇒ `undefined`.
  */
 export function sanitizeHintMs(value: unknown): number | undefined {

@@ -1,3 +1,6 @@
+// kindly-calls/hints: read what a callee says about when to come back — Retry-After, RateLimit
+// fields, gRPC pushback, "do not retry" headers and wait hints in error bodies. Every value is
+// untrusted: parsers return undefined for anything malformed and clamp what they accept.
 export {
   type BodyHintExtractor,
   DEFAULT_BODY_HINT_EXTRACTORS,

@@ -10,7 +10,7 @@ export const RETRY_AFTER_HEADER = 'retry-after';
  * `Retry-After = HTTP-date / delay-seconds`, `delay-seconds = 1*DIGIT`:
  * - delay-seconds ⇒ `seconds × 1000`; leading zeros allowed; `0` means "now" (0 ms).
  *   Enormous values keep their meaning ("very long") and are capped at {@link MAX_HINT_MS}
- *   instead of overflowing; the retry layer clamps further (`maxRetryAfter`, deadline).
+ *   instead of overflowing; the retry layer clamps further (`maxRetryAfterMs`, deadline).
  * - HTTP-date in any of its three formats (see {@link parseHttpDate}) ⇒
  *   `max(0, date − nowMs)`: a date in the past means "now".
  * - Surrounding OWS (spaces, tabs) is ignored.

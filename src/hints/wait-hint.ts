@@ -66,7 +66,7 @@ export interface WaitHintOptions {
  *    see `readDontRetry`, never a wait).
  *
  * The result is a minimum: the retry layer waits max(hint, backoff) and clamps it to the
- * deadline and `maxRetryAfter`. Never throws; `ms` is always finite, whole and ≥ 0.
+ * deadline and `maxRetryAfterMs`. Never throws; `ms` is always finite, whole and ≥ 0.
  */
 export function readWaitHint(headers: HeaderSource, nowMs: number, options?: WaitHintOptions): WaitHint | undefined {
   const retryAfter = headerValue(headers, RETRY_AFTER_HEADER);

@@ -12,7 +12,7 @@ export interface BodyDeadline {
 
 /**
  * The signal one attempt's `fetch` runs under when the call has a caller's signal (its own or
- * an inbound request's), or a limit on reading the body (the call's deadline, `bodyTimeout`).
+ * an inbound request's), or a limit on reading the body (the call's deadline, `bodyTimeoutMs`).
  * `fetch` keeps following its signal after the headers arrive: an abort then errors the body
  * being read. During the attempt `ctx.signal` already follows the caller; after the attempt
  * only the caller's signal and the body's deadline matter. So the attempt gets its own

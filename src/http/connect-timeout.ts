@@ -34,7 +34,7 @@ async function load(ms: number): Promise<FetchFunction> {
   try {
     undici = (await import(/* @vite-ignore */ specifier)) as Undici;
   } catch (error) {
-    throw new Error('The `connectTimeout` option needs the optional dependency undici@7 (npm i undici@7), on Node only', {
+    throw new Error('The `connectTimeoutMs` option needs the optional dependency undici@7 (npm i undici@7), on Node only', {
       cause: error,
     });
   }

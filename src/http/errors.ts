@@ -49,7 +49,7 @@ export class HttpRequestError extends KindlyError {
 }
 
 /**
- * The body of a response kindly handed back was not read within `bodyTimeout` ms of the
+ * The body of a response kindly handed back was not read within `bodyTimeoutMs` ms of the
  * response's arrival: reading it rejects with this error (the connection is closed). When the
  * call's deadline comes first, the read rejects with `DeadlineExceededError` instead.
  */
@@ -60,7 +60,7 @@ export class BodyTimeoutError extends KindlyError {
     readonly bodyTimeoutMs: number,
     details: ConstructorParameters<typeof KindlyError>[1],
   ) {
-    super(`the response body was not read within bodyTimeout (${bodyTimeoutMs} ms)`, details);
+    super(`the response body was not read within bodyTimeoutMs (${bodyTimeoutMs} ms)`, details);
   }
 }
 

@@ -3,20 +3,20 @@ import { runWithDeadline } from '../runtime/deadline-context.js';
 import { beginRequest, type KindlyServerOptions, resolveServerOptions } from './server-context.js';
 
 /**
- * Express middleware (Express 4 and 5) doing what `withKindly` does for `node:http`: the
+ * Express middleware (Express 4 and 5) doing what `nodeHttpHandler` does for `node:http`: the
  * request's clamped deadline and signal (`req.kindly`, `getRequestSignal(req)`), inherited by
  * every kindly call made while handling it, and `x-retry-exhausted: 1` on a failure response
  * after an exhausted kindly call. Register it before the routes, and before body parsers, so
  * that everything after it runs inside the request's scope.
  *
  * ```ts
- * app.use(kindlyExpress({ maxTimeoutMs: 10_000 }));
+ * app.use(expressMiddleware({ maxTimeoutMs: 10_000 }));
  * ```
  */
-export function kindlyExpress(
+export function expressMiddleware(
   options?: KindlyServerOptions,
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
-  const settings = resolveServerOptions(options, 'kindlyExpress');
+  const settings = resolveServerOptions(options, 'expressMiddleware');
   return (req, res, next) => {
     const context = beginRequest(req, res, settings);
     req.kindly = context;

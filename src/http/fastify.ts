@@ -60,17 +60,17 @@ const FASTIFY_OWN_KEYS = ['prefix', 'logLevel', 'logSerializers'];
  * Registered application-wide (it is not encapsulated, like a `fastify-plugin` plugin).
  *
  * ```ts
- * await app.register(kindlyFastify, { maxTimeoutMs: 10_000 });
+ * await app.register(fastifyPlugin, { maxTimeoutMs: 10_000 });
  * ```
  */
-export const kindlyFastify = Object.assign(
+export const fastifyPlugin = Object.assign(
   // `instance` is typed loosely so that a real FastifyInstance is accepted whatever its
   // generics; the plugin uses only the slice described by FastifyLike.
-  function kindlyFastify(instance: object, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
+  function fastifyPlugin(instance: object, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
     const fastify = instance as FastifyLike;
     const own: Record<string, unknown> = { ...(options ?? {}) };
     for (const key of FASTIFY_OWN_KEYS) delete own[key];
-    const settings = resolveServerOptions(own as KindlyServerOptions, 'kindlyFastify');
+    const settings = resolveServerOptions(own as KindlyServerOptions, 'fastifyPlugin');
     fastify.decorateRequest('kindly', null);
     fastify.addHook('onRequest', (request, reply, next) => {
       const context = beginRequest(request.raw, reply.raw, settings);

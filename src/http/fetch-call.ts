@@ -44,7 +44,7 @@ export interface FetchPlan {
   callerSignal: AbortSignal | undefined;
   /** The call's deadline in monotonic ms (`Infinity`: none); it bounds reading the body too. */
   deadline: number;
-  bodyTimeout: number | undefined;
+  bodyTimeoutMs: number | undefined;
   hasIdempotencyKey: boolean;
   propagate: boolean;
   /** Whether the attempt's trace context (kindly-calls/otel, the user's propagator) may go out. */
@@ -93,7 +93,7 @@ export class FetchCall {
 
   constructor(private readonly plan: FetchPlan) {
     this.clock = plan.downstream.clock;
-    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeout !== undefined;
+    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeoutMs !== undefined;
   }
 
   /** Runs the call: the last response on give-up (unless `throwHttpErrors`), rejects otherwise. */
@@ -111,8 +111,23 @@ export class FetchCall {
   }
 
   private callOptions(): CallOptions<Response> {
-    const options: CallOptions<Response> = {
-      ...this.plan.callOptions,
+    // Field by field, not spread: a spread copy is a slow (dictionary) object here, and the
+    // downstream reads every field of it per call.
+    const p = this.plan.callOptions;
+    const waitFor = this.plan.waitFor;
+    return {
+      idempotent: p.idempotent,
+      key: p.key,
+      signal: p.signal,
+      deadline: p.deadline,
+      timeoutMs: p.timeoutMs,
+      verify: p.verify,
+      fallback: p.fallback,
+      budgetKey: p.budgetKey,
+      beforeAttempt:
+        waitFor === undefined
+          ? undefined
+          : ({ signal, deadline }) => waitUntilReady(waitFor.online, waitFor.visible, signal, deadline, this.clock),
       classify: (error, nowMs) => this.classify(error, nowMs),
       onAttemptError: (error, { willRetry }) => {
         if (!willRetry) return;
@@ -132,12 +147,6 @@ export class FetchCall {
         }
       },
     };
-    const waitFor = this.plan.waitFor;
-    if (waitFor !== undefined) {
-      options.beforeAttempt = ({ signal, deadline }) =>
-        waitUntilReady(waitFor.online, waitFor.visible, signal, deadline, this.clock);
-    }
-    return options;
   }
 
   /** This call's reading of what only it knows; `undefined`: the downstream's. */
@@ -163,7 +172,8 @@ export class FetchCall {
 
   /** One attempt: the previous failed body let go, the request sent, the response judged. */
   private async attempt(ctx: CallContext): Promise<Response> {
-    await this.releasePrevious(ctx);
+    // Only after a failed response: an await costs every first attempt a promise and a tick.
+    if (this.lastFailure !== undefined) await this.releasePrevious(ctx);
     const { plan } = this;
     // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
     if (!plan.body.replayable && ctx.attempt > 1) throw notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined);
@@ -342,10 +352,10 @@ export class FetchCall {
   private bodyDeadline(): BodyDeadline | undefined {
     if (!this.bodyLimited) return undefined;
     const { clock } = this;
-    const { bodyTimeout, deadline, downstream } = this.plan;
-    const byTimeout = bodyTimeout === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeout;
+    const { bodyTimeoutMs, deadline, downstream } = this.plan;
+    const byTimeout = bodyTimeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeoutMs;
     if (byTimeout < deadline) {
-      const ms = bodyTimeout as number;
+      const ms = bodyTimeoutMs as number;
       return {
         at: byTimeout,
         clock,

@@ -1,7 +1,7 @@
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
-import { type CallOptions, type Downstream, type Fallback, FETCH_THROUGH } from '../runtime/downstream.js';
+import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
 import type { Clock } from '../time/clock.js';
 import { connectTimeoutFetch, type FetchFunction } from './connect-timeout.js';
@@ -69,17 +69,17 @@ export interface KindlyFetchOptions {
    * it the platform's own connect timeout applies (undici: 10 s); the attempt timeout and the
    * deadline bound the whole attempt in any case.
    */
-  connectTimeout?: number;
+  connectTimeoutMs?: number;
   /**
    * ms allowed for reading the body of a response handed back (success, or the last failed
    * response on give-up), counted from its arrival; past it, reading the body rejects with
    * `BodyTimeoutError` and the connection is closed. Whatever this says, a call with a
-   * deadline (`timeout`, the downstream's `totalTimeout`, an inherited deadline) must have
+   * deadline (`timeoutMs`, the downstream's `totalTimeoutMs`, an inherited deadline) must have
    * read its body by then: reading rejects with `DeadlineExceededError` at the deadline. The
    * attempt timeout bounds the wait for the response headers, not the body.
    * @default none (only the call's deadline, when it has one)
    */
-  bodyTimeout?: number;
+  bodyTimeoutMs?: number;
   /** The fetch implementation each attempt calls. @default globalThis.fetch */
   fetch?: FetchFunction;
 }
@@ -89,7 +89,7 @@ export interface KindlyRequestInit extends RequestInit, KindlyFetchOptions {
   /** Absolute deadline, in the downstream clock's monotonic ms. */
   deadline?: number;
   /** Whole-call timeout in ms (all attempts and waits). */
-  timeout?: number;
+  timeoutMs?: number;
   /**
    * Whether repeating the request after an `unknown` outcome is safe. Default: by method —
    * GET, HEAD, OPTIONS, PUT, DELETE, TRACE yes; POST, PATCH only with an `Idempotency-Key`.
@@ -123,11 +123,11 @@ const OPTION_KEYS = [
   'pauseWhileHidden',
   'retryableStatuses',
   'bodyHintExtractors',
-  'connectTimeout',
-  'bodyTimeout',
+  'connectTimeoutMs',
+  'bodyTimeoutMs',
   'fetch',
 ] as const;
-const CALL_KEYS = ['deadline', 'timeout', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
+const CALL_KEYS = ['deadline', 'timeoutMs', 'idempotent', 'verify', 'fallback', 'key', 'budgetKey'] as const;
 const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CALL_KEYS]);
 
 /**
@@ -156,10 +156,6 @@ export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, i
   return send(downstream, input, init ?? undefined, undefined);
 }
 
-// The deprecated `Downstream.fetch` finds `fetchThrough` here once this module is loaded (the
-// runtime never imports the HTTP layer).
-(globalThis as Record<symbol, unknown>)[FETCH_THROUGH] ??= fetchThrough;
-
 /**
  * A `fetch`-compatible function that sends every request through `downstream`'s pipeline,
  * with `options` as defaults for each call (a call's init overrides them). The options are
@@ -175,24 +171,32 @@ export function createFetch(
   return (input, init) => send(downstream, input, init ?? undefined, defaults);
 }
 
-async function send(
+function send(
   downstream: Downstream,
   input: RequestInfo | URL,
   init: KindlyRequestInit | undefined,
   defaults: KindlyFetchOptions | undefined,
 ): Promise<Response> {
-  if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
-  const plan = await planCall(downstream, normalize(input, init), init, defaults);
-  return new FetchCall(plan).run();
+  try {
+    if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
+    const plan = planCall(downstream, normalize(input, init), init, defaults);
+    return plan instanceof Promise ? plan.then((p) => new FetchCall(p).run()) : new FetchCall(plan).run();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
-/** Everything decided once per call, before the first attempt: options, key, body, deadline. */
-async function planCall(
+/**
+ * Everything decided once per call, before the first attempt: options, key, body, deadline.
+ * Synchronous unless a body must be buffered or a connect-timeout fetch loaded (an await
+ * per request is a promise and a tick that bare `fetch` does not pay).
+ */
+function planCall(
   downstream: Downstream,
   request: NormalizedRequest,
   init: KindlyRequestInit | undefined,
   defaults: KindlyFetchOptions | undefined,
-): Promise<FetchPlan> {
+): FetchPlan | Promise<FetchPlan> {
   const method = request.method.toUpperCase();
   const secretParams = init?.secretQueryParams ?? defaults?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
@@ -212,17 +216,55 @@ async function planCall(
 
   const scope = currentDeadlineScope();
   const deadline = callDeadline(downstream, init, scope);
-  let body = preparedAsIs(request.init.body);
-  // A stream is buffered (so it can be sent again) within the call's deadline.
-  if (body === undefined) {
-    body = await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name);
-  }
+  const asIs = preparedAsIs(request.init.body);
   const page = pageEnvironment().window !== undefined;
-  const connectTimeout = init?.connectTimeout ?? defaults?.connectTimeout;
-  const fetch =
-    init?.fetch ??
-    defaults?.fetch ??
-    (connectTimeout !== undefined && !page ? await connectTimeoutFetch(connectTimeout) : platformFetch);
+  const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
+  const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeoutMs !== undefined && !page ? undefined : platformFetch);
+  const plan = (body: PreparedBody, fetch: FetchFunction): FetchPlan =>
+    finishPlan(downstream, request, init, defaults, {
+      method,
+      secretParams,
+      limit,
+      headers,
+      key,
+      idempotent,
+      scope,
+      deadline,
+      page,
+      body,
+      fetch,
+    });
+  if (asIs !== undefined && chosen !== undefined) return plan(asIs, chosen);
+  return (async () => {
+    // A stream is buffered (so it can be sent again) within the call's deadline.
+    const body =
+      asIs ?? (await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name));
+    return plan(body, chosen ?? (await connectTimeoutFetch(connectTimeoutMs as number)));
+  })();
+}
+
+/** The plan, once its body and its fetch function are known. */
+function finishPlan(
+  downstream: Downstream,
+  request: NormalizedRequest,
+  init: KindlyRequestInit | undefined,
+  defaults: KindlyFetchOptions | undefined,
+  d: {
+    method: string;
+    secretParams: readonly string[];
+    limit: number;
+    headers: Headers | undefined;
+    key: string | undefined;
+    idempotent: boolean;
+    scope: DeadlineScope | undefined;
+    deadline: number;
+    page: boolean;
+    body: PreparedBody;
+    fetch: FetchFunction;
+  },
+): FetchPlan {
+  const { method, secretParams, limit, headers, key, idempotent, scope, deadline, page, body, fetch } = d;
+  const name = downstream.name;
   const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
   const requestInit: RequestInit = { ...request.init };
@@ -238,7 +280,7 @@ async function planCall(
     fetch,
     callerSignal: request.signal ?? scope?.signal,
     deadline,
-    bodyTimeout: init?.bodyTimeout ?? defaults?.bodyTimeout,
+    bodyTimeoutMs: init?.bodyTimeoutMs ?? defaults?.bodyTimeoutMs,
     hasIdempotencyKey: key !== undefined,
     propagate: propagatesTo(request.url, init?.propagateHeaders ?? defaults?.propagateHeaders),
     // Trace context goes wherever the user's propagator sends it, except that an explicit
@@ -264,18 +306,20 @@ function callOptionsOf(
   idempotent: boolean,
   deadline: number,
 ): CallOptions<Response> {
-  const options: CallOptions<Response> = { idempotent, key: init?.key ?? laneKeyOf(request.url) };
-  if (request.signal !== undefined) options.signal = request.signal;
-  if (init !== undefined) {
-    if (init.deadline !== undefined) options.deadline = init.deadline;
-    if (init.timeout !== undefined) options.timeout = init.timeout;
-    if (init.verify !== undefined) options.verify = init.verify;
-    if (init.fallback !== undefined) options.fallback = init.fallback;
-    if (init.budgetKey !== undefined) options.budgetKey = init.budgetKey;
-  }
-  // Fixed before any buffering: the whole-call timeout counts the time spent buffering the body.
-  if (deadline < (options.deadline ?? Number.POSITIVE_INFINITY)) options.deadline = deadline;
-  return options;
+  // Every field present, in one order, whatever the init says: an object built up key by key
+  // (or spread) is a different shape per request, and reading one costs ~1 µs (measured).
+  const earliest = Math.min(init?.deadline ?? Number.POSITIVE_INFINITY, deadline);
+  return {
+    idempotent,
+    key: init?.key ?? laneKeyOf(request.url),
+    signal: request.signal,
+    // Fixed before any buffering: the whole-call timeout counts the time spent buffering the body.
+    deadline: earliest === Number.POSITIVE_INFINITY ? undefined : earliest,
+    timeoutMs: init?.timeoutMs,
+    verify: init?.verify,
+    fallback: init?.fallback,
+    budgetKey: init?.budgetKey,
+  };
 }
 
 /** True when `init` carries one of kindly's own keys (only then is it checked). */
@@ -290,9 +334,9 @@ function validate(options: KindlyRequestInit, subject: string, onlyOptions: bool
   const v = new OptionsValidator(subject);
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
   v.duration('maxBufferedBody', options.maxBufferedBody)
-    .duration('connectTimeout', options.connectTimeout, { min: 1 })
-    .duration('bodyTimeout', options.bodyTimeout, { min: 1 })
-    .duration('timeout', options.timeout, { min: 0 })
+    .duration('connectTimeoutMs', options.connectTimeoutMs, { min: 1 })
+    .duration('bodyTimeoutMs', options.bodyTimeoutMs, { min: 1 })
+    .duration('timeoutMs', options.timeoutMs, { min: 0 })
     .func('fetch', options.fetch)
     .func('verify', options.verify)
     .func('fallback', options.fallback);
@@ -391,7 +435,7 @@ function requestHeaders(headers: HeadersInit | undefined): Headers {
 function callDeadline(downstream: Downstream, init: KindlyRequestInit | undefined, scope: DeadlineScope | undefined): number {
   let deadline = scope?.deadline ?? Number.POSITIVE_INFINITY;
   if (init?.deadline !== undefined && init.deadline < deadline) deadline = init.deadline;
-  const timeout = init?.timeout ?? downstream.totalTimeout;
+  const timeout = init?.timeoutMs ?? downstream.totalTimeoutMs;
   if (timeout !== undefined) deadline = Math.min(deadline, downstream.clock.monotonic() + timeout);
   return deadline;
 }

@@ -25,11 +25,11 @@ export {
   isRequestBodyNotReplayableError,
   RequestBodyNotReplayableError,
 } from './errors.js';
-export { kindlyExpress } from './express.js';
-export { kindlyFastify } from './fastify.js';
+export { expressMiddleware } from './express.js';
+export { fastifyPlugin } from './fastify.js';
 export { createFetch, FETCH_DEFAULTS, fetchThrough, type KindlyFetchOptions, type KindlyRequestInit } from './fetch.js';
 export { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './idempotency-key.js';
-export { withKindly } from './node-http.js';
+export { nodeHttpHandler } from './node-http.js';
 export { type PageEnvironment, pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
 export { type PropagateHeaders, propagatesTo } from './propagation.js';
 export { DEFAULT_SECRET_QUERY_PARAMS, REDACTED, redactHeaders, redactUrl, SECRET_HEADERS } from './redact.js';

@@ -26,18 +26,18 @@ declare module 'node:http' {
  * handed to `onError`; it never crashes the server nor resets the connection.
  *
  * ```ts
- * http.createServer(withKindly(async (req, res) => {
+ * http.createServer(nodeHttpHandler(async (req, res) => {
  *   const upstream = await fetchThrough(payments, 'http://payments/charge'); // inherits the deadline
  *   res.writeHead(upstream.status).end();
  * }));
  * ```
  */
-export function withKindly<Req extends IncomingMessage, Res extends ServerResponse>(
+export function nodeHttpHandler<Req extends IncomingMessage, Res extends ServerResponse>(
   handler: (req: Req, res: Res) => unknown,
   options?: KindlyServerOptions,
 ): (req: Req, res: Res) => unknown {
-  if (typeof handler !== 'function') throw new TypeError(`withKindly: expected a request handler, got ${typeof handler}`);
-  const settings = resolveServerOptions(options, 'withKindly');
+  if (typeof handler !== 'function') throw new TypeError(`nodeHttpHandler: expected a request handler, got ${typeof handler}`);
+  const settings = resolveServerOptions(options, 'nodeHttpHandler');
   return (req, res) => {
     const context = beginRequest(req, res, settings);
     req.kindly = context;

@@ -14,8 +14,8 @@ import { formatRequestTimeout, REQUEST_TIMEOUT_HEADER } from './deadline-header.
  * - `{ hosts: [...] }`: only requests to these hosts: `payments.internal` (any port),
  *   `payments.internal:8443` (that port only), `*.svc.cluster.local` (any subdomain);
  * - not set (the default): only requests made **while a deadline scope is active** — inside
- *   a request handled by kindly's server middleware (`withKindly`, `kindlyExpress`,
- *   `kindlyFastify`) or `runWithDeadline` — i.e. by a service that itself takes part; and in
+ *   a request handled by kindly's server middleware (`nodeHttpHandler`, `expressMiddleware`,
+ *   `fastifyPlugin`) or `runWithDeadline` — i.e. by a service that itself takes part; and in
  *   a web page only to the page's own origin (a custom header on a cross-origin request would
  *   trigger a CORS preflight). A script, job or CLI calling an API sends neither header.
  */

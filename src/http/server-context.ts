@@ -28,7 +28,7 @@ export interface KindlyServerOptions {
   /** @default the system clock */
   clock?: Clock;
   /**
-   * `withKindly` (node:http): told about an error that escaped the handler, after the
+   * `nodeHttpHandler` (node:http): told about an error that escaped the handler, after the
    * middleware answered for it (503 when a kindly call inside gave up, else 500; the answer
    * never carries the error's text). Express and Fastify report such errors their own way.
    * @default writes the error to stderr, as Express does

@@ -16,7 +16,11 @@ export class OptionsValidator {
       return this;
     }
     for (const key of Object.keys(options)) {
-      if (!known.includes(key)) this.problems.push(`Unknown option \`${key}\` (known: ${known.join(', ')})`);
+      if (known.includes(key)) continue;
+      // Every duration is named for its unit (`baseMs`, `attemptTimeoutMs`); point users of the
+      // older unit-less names straight at the new one.
+      if (known.includes(`${key}Ms`)) this.problems.push(`Unknown option \`${key}\`: durations end in Ms, use \`${key}Ms\``);
+      else this.problems.push(`Unknown option \`${key}\` (known: ${known.join(', ')})`);
     }
     return this;
   }

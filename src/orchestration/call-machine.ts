@@ -14,7 +14,7 @@
  *   attempt and exited innermost first after it; the retry decision's step 4 asks them
  *   (`admitRetry`) innermost first;
  * - attempt timeout: the attempt's own deadline, the earlier of the call's and
- *   `attemptStart + attemptTimeout`;
+ *   `attemptStart + attemptTimeoutMs`;
  * - operation: run by the driver (`STEP_ATTEMPT`); it reports `succeeded`, `failed`
  *   (classified), `cutByDeadline` or `abandon` (the caller aborted).
  *
@@ -83,7 +83,7 @@ export interface CallPlan {
   readonly retry: RetryPolicy;
   readonly random: Random;
   /** Per-attempt timeout in ms (`Infinity` for none). */
-  readonly attemptTimeout: number;
+  readonly attemptTimeoutMs: number;
   /** Whether calls are safe to repeat after an `unknown` outcome, unless a call says otherwise. */
   readonly idempotent: boolean;
 }
@@ -138,6 +138,7 @@ export class CallMachine implements StageCall {
 
   declare token: unknown;
   declare waitMs: number;
+  declare waitAgain: boolean;
   declare queue: Queue | undefined;
   declare queueWaitMs: number;
   declare retryAfterMs: number | undefined;
@@ -171,7 +172,7 @@ export class CallMachine implements StageCall {
     this.deadline = deadline;
     this.budgetKey = choices?.budgetKey ?? plan.name;
     this.partition = choices?.partition;
-    this.attemptTimeoutMs = plan.attemptTimeout;
+    this.attemptTimeoutMs = plan.attemptTimeoutMs;
     this.cutByOwnDeadline = false;
     this.answerUnused = false;
     this.plan = plan;
@@ -192,6 +193,7 @@ export class CallMachine implements StageCall {
     this.inAttempt = false;
     this.token = undefined;
     this.waitMs = 0;
+    this.waitAgain = false;
     this.queue = undefined;
     this.queueWaitMs = 0;
     this.retryAfterMs = undefined;
@@ -212,8 +214,8 @@ export class CallMachine implements StageCall {
     return this.plan.name;
   }
 
-  get minAttemptTime(): number {
-    return this.plan.retry.minAttemptTime;
+  get minAttemptTimeMs(): number {
+    return this.plan.retry.minAttemptTimeMs;
   }
 
   /** The call begins: stages that count calls (the budget) are told. */
@@ -259,7 +261,7 @@ export class CallMachine implements StageCall {
       this.entered = i;
       return STEP_QUEUE;
     }
-    if (!attemptFits(this.deadline, nowMs, this.minAttemptTime)) {
+    if (!attemptFits(this.deadline, nowMs, this.minAttemptTimeMs)) {
       this.unwind(nowMs);
       return this.giveUp('deadline', undefined, undefined);
     }
@@ -375,7 +377,7 @@ export class CallMachine implements StageCall {
   private admit(nowMs: number): Step {
     this.attemptStart = nowMs;
     this.entered = 0;
-    if (!attemptFits(this.deadline, nowMs, this.minAttemptTime)) {
+    if (!attemptFits(this.deadline, nowMs, this.minAttemptTimeMs)) {
       return this.giveUp(
         'deadline',
         () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
@@ -398,7 +400,8 @@ export class CallMachine implements StageCall {
       }
       if (admission === WAIT) {
         this.keep(i, this.token);
-        this.entered = i + 1;
+        this.entered = this.waitAgain ? i : i + 1;
+        this.waitAgain = false;
         return STEP_WAIT;
       }
       if (admission === QUEUE) return STEP_QUEUE;
@@ -419,7 +422,7 @@ export class CallMachine implements StageCall {
   private startAttempt(): Step {
     const remaining = this.deadline - this.attemptStart;
     const timer = this.pipeline.timer;
-    const base = this.plan.attemptTimeout;
+    const base = this.plan.attemptTimeoutMs;
     let timeoutMs = timer === undefined ? base : (timer.attemptTimeoutMs?.(this, this.attemptStart, base) ?? base);
     this.attemptTimeoutMs = timeoutMs;
     let deadlineBound = false;

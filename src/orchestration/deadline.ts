@@ -18,9 +18,9 @@ export function callDeadline(
 }
 
 /**
- * Whether an attempt may start at `nowMs`: at least `minAttemptTime` ms must be left, and a
+ * Whether an attempt may start at `nowMs`: at least `minAttemptTimeMs` ms must be left, and a
  * finite deadline must not have passed.
  */
-export function attemptFits(deadline: number, nowMs: number, minAttemptTime: number): boolean {
-  return !(deadline - nowMs < minAttemptTime || (deadline !== Number.POSITIVE_INFINITY && deadline <= nowMs));
+export function attemptFits(deadline: number, nowMs: number, minAttemptTimeMs: number): boolean {
+  return !(deadline - nowMs < minAttemptTimeMs || (deadline !== Number.POSITIVE_INFINITY && deadline <= nowMs));
 }

@@ -21,8 +21,6 @@ export class Pipeline {
   readonly retryTimers: readonly Stage[];
   /** The stage that sets attempt timeouts, if any (the last one that offers to). */
   readonly timer: Stage | undefined;
-  /** Whether a success must be reported with a real `now` (some gate observes it). */
-  readonly successNeedsClock: boolean;
 
   constructor(stages: readonly Stage[]) {
     this.stages = stages;
@@ -30,7 +28,17 @@ export class Pipeline {
     this.gates = stages.filter((s) => s.enter !== undefined || s.exit !== undefined);
     this.retryAdmitters = stages.filter((s) => s.admitRetry !== undefined).reverse();
     this.retryTimers = stages.filter((s) => s.retryDelay !== undefined).reverse();
-    this.successNeedsClock = this.gates.some((s) => s.observesSuccess);
     this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
+  }
+
+  /**
+   * Whether a success must be reported with a real `now`: some gate observes it at this
+   * moment (a closed consecutive-mode breaker does not, so the common success skips a clock
+   * read, ~45 ns on Node 20).
+   */
+  get successNeedsClock(): boolean {
+    const gates = this.gates;
+    for (let i = 0; i < gates.length; i++) if (gates[i]!.observesSuccess) return true;
+    return false;
   }
 }

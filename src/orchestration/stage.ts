@@ -45,7 +45,7 @@ export interface StageCall {
   /** The call's deadline (monotonic ms; `Infinity` without one). */
   readonly deadline: number;
   /** An attempt is not started with less than this many ms left before `deadline`. */
-  readonly minAttemptTime: number;
+  readonly minAttemptTimeMs: number;
   /** Which retry budget the call draws on. */
   readonly budgetKey: string;
   /** The call's class for partitioned limits (`CallOptions.partition`). */
@@ -67,6 +67,11 @@ export interface StageCall {
   token: unknown;
   /** With `WAIT`: how long to wait. */
   waitMs: number;
+  /**
+   * With `WAIT`: enter this stage again when the wait ends, instead of going on to the next
+   * (a pacer's slot may have moved meanwhile). Reset after each admission step.
+   */
+  waitAgain: boolean;
   /** With `QUEUE`: what the driver waits on (a `Queue`), and for how long at most. */
   queue: Queue | undefined;
   queueWaitMs: number;
@@ -119,6 +124,6 @@ export interface Stage {
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
   /** May set the attempt timeout for an attempt starting now (derived from latency); `baseMs` is the downstream's. */
   attemptTimeoutMs?(call: StageCall, nowMs: number, baseMs: number): number;
-  /** Whether `exit` needs a real `now` after a success (the driver may skip a clock read). */
+  /** Whether `exit` needs a real `now` after a success, at this moment (the driver may skip a clock read). */
   readonly observesSuccess: boolean;
 }

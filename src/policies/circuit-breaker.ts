@@ -253,6 +253,14 @@ export class CircuitBreaker {
   }
 
   /** The call admitted with `permit` succeeded. */
+  /**
+   * Whether `onSuccess` would read its `nowMs` now: a ratio-mode window files it by time, a
+   * probe may close the breaker; a closed consecutive-mode breaker only resets its count.
+   */
+  get successNeedsTime(): boolean {
+    return this.window !== undefined || this.st !== CLOSED;
+  }
+
   onSuccess(nowMs: number, permit: number): void {
     if (permit > 0) {
       if (this.st !== HALF_OPEN || permit !== this.generation) return;

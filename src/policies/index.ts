@@ -1,3 +1,8 @@
+// kindly-calls/policies: the sans-IO building blocks `downstream()` is made of — retry decisions,
+// backoff, budgets, breaker, bulkhead, pacing, adaptive concurrency, hedging, latency quantiles —
+// and their defaults, for users who compose their own call loop or test a policy alone.
+
+export { BACKOFF_DEFAULTS, Backoff, type BackoffOptions, type BackoffShape, type Jitter } from '../backoff/backoff.js';
 export {
   ADAPTIVE_CONCURRENCY_DEFAULTS,
   AdaptiveConcurrencyLimit,
@@ -5,6 +10,7 @@ export {
   LIMIT_REJECTED,
   type LimitSample,
 } from './adaptive-concurrency.js';
+export { BULKHEAD_DEFAULTS, type BulkheadOptions, type BulkheadRefusal, BulkheadSlots } from './bulkhead-slots.js';
 export {
   BREAKER_ALLOWED,
   BREAKER_REJECTED,
@@ -36,7 +42,6 @@ export {
   SHRINK_ON_ERRORS_DEFAULTS,
   type ShrinkOnErrorsOptions,
 } from './retry-budget.js';
-
 export {
   background,
   interactive,

@@ -463,12 +463,14 @@ export class Pacer {
     if (this.geometric) {
       let probe = this.baseTicket;
       while (probe < this.nextTicket && this.slotOf(probe) <= nowMs) probe++;
-      // The search ends when an answer arrives, at the earliest about half a round trip
-      // from now: a parked caller is then at most that late to a slot brought in.
       // At the instant the probes were (re)spaced, more answers of that flight may follow and
       // respace them again: check again right after it.
       if (nowMs === this.respacedAt) return Math.min(wait, RECHECK_MS);
-      const step = Math.max(Math.min(this.slotOf(probe) - nowMs, (this.srtt ?? 0) / 2), this.gap);
+      // The search ends when an answer arrives: a parked caller checks again at the next
+      // probe, or half a round trip from now if sooner — but at least a quarter of the way to
+      // that probe, so that polling costs a few checks per probe, not one per gap.
+      const toProbe = this.slotOf(probe) - nowMs;
+      const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
     // In startup the rate grows every round trip: check again at least that often.

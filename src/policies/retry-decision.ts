@@ -7,12 +7,12 @@ import type { Random } from '../random/random.js';
 export interface RetryOptions {
   /**
    * Attempts in total, the first included. `Infinity` must be written explicitly and then
-   * needs a finite `maxElapsed` (or the downstream's `totalTimeout`).
+   * needs a finite `maxElapsedMs` (or the downstream's `totalTimeoutMs`).
    * @default 3
    */
   maxAttempts?: number;
   /** Longest time from the first attempt's start to the last attempt's start, sleeps included. */
-  maxElapsed?: number;
+  maxElapsedMs?: number;
   /** The delay schedule; see `Backoff`. @default exponential, base 100 ms, full jitter, cap 20 s */
   backoff?: BackoffOptions;
   /**
@@ -21,25 +21,25 @@ export interface RetryOptions {
    * either (the hint's jitter is trimmed to it).
    * @default 300_000 (5 minutes)
    */
-  maxRetryAfter?: number;
+  maxRetryAfterMs?: number;
   /**
    * Upward jitter on wait hints, as a fraction: a hint h becomes
-   * min(h × (1 + u × hintJitter), maxRetryAfter, time left), so clients told the same date do
+   * min(h × (1 + u × hintJitter), maxRetryAfterMs, time left), so clients told the same date do
    * not come back together. @default 0.2
    */
   hintJitter?: number;
   /** An attempt is not started with less than this many ms left before the deadline. @default 1 */
-  minAttemptTime?: number;
+  minAttemptTimeMs?: number;
 }
 
 export const RETRY_DEFAULTS = {
   maxAttempts: 3,
-  maxRetryAfter: 300_000,
+  maxRetryAfterMs: 300_000,
   hintJitter: 0.2,
-  minAttemptTime: 1,
+  minAttemptTimeMs: 1,
 } as const;
 
-const KEYS = ['maxAttempts', 'maxElapsed', 'backoff', 'maxRetryAfter', 'hintJitter', 'minAttemptTime'] as const;
+const KEYS = ['maxAttempts', 'maxElapsedMs', 'backoff', 'maxRetryAfterMs', 'hintJitter', 'minAttemptTimeMs'] as const;
 
 /** Everything the decision needs to know about the attempt that just failed. */
 export interface RetryInput {
@@ -88,29 +88,29 @@ export type RetryDecision =
  * After a failed attempt: (1) retryable (and no "don't retry" from the callee)? (2) idempotent,
  * or outcome `failed`, or verifiable? (3) attempts and time left? (4) budget and breaker
  * (`admit`)? (5) delay = max(backoff, hint); a delay that would not end in time for an
- * attempt (deadline, `maxElapsed`, `minAttemptTime` before them) ends the call at once —
+ * attempt (deadline, `maxElapsedMs`, `minAttemptTimeMs` before them) ends the call at once —
  * `hint-too-long` when the callee's hint is what does not fit. The first "no" is the reason,
  * except that (4) is asked last: it spends budget, which a retry stopped by (5) must not.
  */
 export class RetryPolicy {
   readonly maxAttempts: number;
-  readonly maxElapsed: number;
-  readonly maxRetryAfter: number;
+  readonly maxElapsedMs: number;
+  readonly maxRetryAfterMs: number;
   readonly hintJitter: number;
-  readonly minAttemptTime: number;
+  readonly minAttemptTimeMs: number;
   readonly backoff: Backoff;
 
   constructor(options: RetryOptions = {}) {
     const v = new OptionsValidator('retry');
     v.knownKeys(options, KEYS)
       .integer('maxAttempts', options.maxAttempts, 1, { allowInfinity: true })
-      .duration('maxElapsed', options.maxElapsed, { allowInfinity: false })
-      .duration('maxRetryAfter', options.maxRetryAfter)
+      .duration('maxElapsedMs', options.maxElapsedMs, { allowInfinity: false })
+      .duration('maxRetryAfterMs', options.maxRetryAfterMs)
       .number('hintJitter', options.hintJitter, 0, 1)
-      .duration('minAttemptTime', options.minAttemptTime);
+      .duration('minAttemptTimeMs', options.minAttemptTimeMs);
     v.check(
-      !(options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsed === undefined),
-      'Expected a finite `maxElapsed` when `maxAttempts` is Infinity (unbounded retrying must be bounded in time)',
+      !(options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsedMs === undefined),
+      'Expected a finite `maxElapsedMs` when `maxAttempts` is Infinity (unbounded retrying must be bounded in time)',
     );
     let backoff: Backoff | undefined;
     try {
@@ -121,10 +121,10 @@ export class RetryPolicy {
     v.done();
     this.backoff = backoff as Backoff;
     this.maxAttempts = options.maxAttempts ?? RETRY_DEFAULTS.maxAttempts;
-    this.maxElapsed = options.maxElapsed ?? Number.POSITIVE_INFINITY;
-    this.maxRetryAfter = options.maxRetryAfter ?? RETRY_DEFAULTS.maxRetryAfter;
+    this.maxElapsedMs = options.maxElapsedMs ?? Number.POSITIVE_INFINITY;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? RETRY_DEFAULTS.maxRetryAfterMs;
     this.hintJitter = options.hintJitter ?? RETRY_DEFAULTS.hintJitter;
-    this.minAttemptTime = options.minAttemptTime ?? RETRY_DEFAULTS.minAttemptTime;
+    this.minAttemptTimeMs = options.minAttemptTimeMs ?? RETRY_DEFAULTS.minAttemptTimeMs;
   }
 
   decide(input: RetryInput, random: Random): RetryDecision {
@@ -140,8 +140,8 @@ export class RetryPolicy {
     }
     // (3) Attempts and time left.
     if (input.attempt >= this.maxAttempts) return stop('max-attempts', c.hintMs);
-    const elapsedLeft = this.maxElapsed - input.elapsedMs;
-    const timeLeft = Math.min(elapsedLeft, input.deadlineRemainingMs) - this.minAttemptTime;
+    const elapsedLeft = this.maxElapsedMs - input.elapsedMs;
+    const timeLeft = Math.min(elapsedLeft, input.deadlineRemainingMs) - this.minAttemptTimeMs;
     const limitedBy: GiveUpReason = input.deadlineRemainingMs <= elapsedLeft ? 'deadline' : 'max-elapsed';
     if (!(timeLeft >= 0)) return stop(limitedBy, c.hintMs);
     // (5) The delay — computed before (4) is consulted, because (4) spends state (a budget
@@ -151,10 +151,10 @@ export class RetryPolicy {
     let hintMs: number | undefined;
     let delayMs = backoffMs;
     if (c.hintMs !== undefined) {
-      if (c.hintMs > this.maxRetryAfter || c.hintMs > timeLeft) return stop('hint-too-long', c.hintMs);
+      if (c.hintMs > this.maxRetryAfterMs || c.hintMs > timeLeft) return stop('hint-too-long', c.hintMs);
       // One rule for every hint, whatever its source: the wait is the hint plus upward
-      // jitter, and the jitter (never the hint) is trimmed to `maxRetryAfter` and to the time left.
-      hintMs = Math.min(timeLeft, this.maxRetryAfter, c.hintMs * (1 + random.next() * this.hintJitter));
+      // jitter, and the jitter (never the hint) is trimmed to `maxRetryAfterMs` and to the time left.
+      hintMs = Math.min(timeLeft, this.maxRetryAfterMs, c.hintMs * (1 + random.next() * this.hintJitter));
       if (hintMs > delayMs) delayMs = hintMs;
     }
     // A sleep that would end too late to start an attempt is not started: stop now with the
@@ -175,9 +175,9 @@ function stop(reason: GiveUpReason, retryAfterMs: number | undefined): RetryDeci
 /** A person is waiting: few attempts, short delays, a short overall limit. */
 export const interactive: RetryOptions = Object.freeze({
   maxAttempts: 3,
-  maxElapsed: 10_000,
-  maxRetryAfter: 5_000,
-  backoff: Object.freeze({ shape: 'exponential', base: 200, factor: 2, jitter: 'full', cap: 2_000 }),
+  maxElapsedMs: 10_000,
+  maxRetryAfterMs: 5_000,
+  backoff: Object.freeze({ shape: 'exponential', baseMs: 200, factor: 2, jitter: 'full', capMs: 2_000 }),
 } as const);
 
 /**
@@ -186,7 +186,7 @@ export const interactive: RetryOptions = Object.freeze({
  */
 export const background: RetryOptions = Object.freeze({
   maxAttempts: 10,
-  maxElapsed: 15 * 60_000,
-  maxRetryAfter: 10 * 60_000,
-  backoff: Object.freeze({ shape: 'exponential', base: 1_000, factor: 2, jitter: 'full', cap: 60_000, floor: 1_000 }),
+  maxElapsedMs: 15 * 60_000,
+  maxRetryAfterMs: 10 * 60_000,
+  backoff: Object.freeze({ shape: 'exponential', baseMs: 1_000, factor: 2, jitter: 'full', capMs: 60_000, floorMs: 1_000 }),
 } as const);

@@ -75,6 +75,15 @@ export class AttemptContext implements CallContext {
   /** Told once the operation settles, when the attempt ended before it (see `whenSettled`). */
   declare private onSettled: (() => void)[] | undefined;
   declare telemetry: AttemptTelemetry | undefined;
+  /** The attempt's race (`runAttempt`): settled once, by whichever comes first. */
+  declare private won: boolean;
+  declare private resolvePromise: (value: unknown) => void;
+  declare private rejectPromise: (error: unknown) => void;
+  declare private settlement: AttemptSettlement<unknown, unknown> | undefined;
+  declare cancelTimer: Cancel | undefined;
+  declare unsubscribe: Unsubscribe | undefined;
+  /** The driver's own record of the call this attempt belongs to (opaque here). */
+  declare run: unknown;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
     this.controller = undefined;
@@ -95,6 +104,99 @@ export class AttemptContext implements CallContext {
     this.running = false;
     this.onSettled = undefined;
     this.telemetry = undefined;
+    this.won = false;
+    this.resolvePromise = noop;
+    this.rejectPromise = noop;
+    this.settlement = undefined;
+    this.cancelTimer = undefined;
+    this.unsubscribe = undefined;
+    this.run = undefined;
+  }
+
+  /** `runAttempt` starts the race: these settle its promise. */
+  race(
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+    settlement: AttemptSettlement<unknown, unknown> | undefined,
+  ): void {
+    this.resolvePromise = resolve;
+    this.rejectPromise = reject;
+    this.settlement = settlement;
+  }
+
+  /** The first to settle wins; the timer and the abort listener go at once. */
+  private finish(): boolean {
+    if (this.won) return false;
+    this.won = true;
+    const cancel = this.cancelTimer;
+    if (cancel !== undefined) cancel();
+    const unsubscribe = this.unsubscribe;
+    if (unsubscribe !== undefined) unsubscribe();
+    return true;
+  }
+
+  /**
+   * The operation answered. `direct` when that happened inside `runAttempt` (a synchronous
+   * operation): the settlement then waits a microtask, so the driver's bookkeeping never runs
+   * inside the caller's own `call()` (as with any promise).
+   */
+  fulfil(value: unknown, direct: boolean): void {
+    if (!this.finish()) return;
+    const settlement = this.settlement;
+    if (settlement === undefined) this.resolvePromise(value);
+    else if (direct) queueMicrotask(() => this.settleValue(settlement, value));
+    else this.settleValue(settlement, value);
+  }
+
+  /** The operation failed (`direct`: it threw inside `runAttempt`). */
+  fail(error: unknown, direct: boolean): void {
+    if (!this.finish()) return;
+    this.settleError(error, direct);
+  }
+
+  /** The attempt's timer fired: the attempt timeout, or the call's deadline. */
+  expire(): void {
+    if (!this.finish()) return;
+    const owner = this.owner;
+    const error = this.deadlineBound
+      ? new DeadlineExceededError({ outcome: 'unknown', attempts: this.attempt, downstream: owner.name })
+      : new AttemptTimeoutError(this.attemptTimeoutMs, { attempts: this.attempt, downstream: owner.name });
+    this.expiredWith = error;
+    this.lose(error, true);
+  }
+
+  /** The attempt lost its race to `reason` (a timer, the caller's abort): its signal aborts. */
+  lose(reason: unknown, finished: boolean): void {
+    if (!finished && !this.finish()) return;
+    this.abort(reason);
+    // Called from a timer or an abort listener: the driver hears of it on a microtask, as
+    // it would from any rejected promise, not inside someone else's callback.
+    this.settleError(reason, true);
+  }
+
+  private settleValue(settlement: AttemptSettlement<unknown, unknown>, value: unknown): void {
+    try {
+      this.resolvePromise(settlement.onValue(value, this));
+    } catch (error) {
+      this.rejectPromise(error);
+    }
+  }
+
+  private settleError(error: unknown, deferred: boolean): void {
+    const settlement = this.settlement;
+    if (settlement === undefined) {
+      this.rejectPromise(error);
+      return;
+    }
+    if (deferred) {
+      queueMicrotask(() => this.settleError(error, false));
+      return;
+    }
+    try {
+      this.resolvePromise(settlement.onError(error, this));
+    } catch (thrown) {
+      this.rejectPromise(thrown);
+    }
   }
 
   /**
@@ -157,71 +259,77 @@ export class AttemptScope implements DeadlineScope {
 export type Operation<T> = (context: CallContext) => T | PromiseLike<T>;
 
 /**
+ * What happens when an attempt settles, before its promise does: the driver's bookkeeping,
+ * folded into the attempt's own promise so that a call costs one promise rather than two.
+ */
+export interface AttemptSettlement<T, R> {
+  /** The operation answered `value` first: the attempt's promise resolves with what this returns. */
+  onValue(value: T, context: AttemptContext): R;
+  /**
+   * The attempt failed first (the operation's error, the timeout, the deadline, the caller's
+   * abort): its promise follows what this returns; a throw rejects it.
+   */
+  onError(error: unknown, context: AttemptContext): R | PromiseLike<R>;
+}
+
+let capturedResolve: (value: unknown) => void = noop;
+let capturedReject: (error: unknown) => void = noop;
+/** A promise executor that allocates no closure: it hands its functions to `runAttempt`. */
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+function noop(): void {}
+
+/**
  * Runs one attempt, settling with the first of: the operation's result, the attempt timeout
  * (`AttemptTimeoutError`), the deadline (`DeadlineExceededError`), or the caller's abort
  * (`signal.reason`). Listeners and timers are removed as soon as it settles, so nothing
- * accumulates over a million calls.
+ * accumulates over a million calls. With a `settlement`, the promise settles with what its
+ * hooks return instead.
  */
-export function runAttempt<T>(operation: Operation<T>, context: AttemptContext): Promise<T> {
+export function runAttempt<T>(operation: Operation<T>, context: AttemptContext): Promise<T>;
+export function runAttempt<T, R>(
+  operation: Operation<T>,
+  context: AttemptContext,
+  settlement: AttemptSettlement<T, R>,
+): Promise<R>;
+export function runAttempt<T, R>(
+  operation: Operation<T>,
+  context: AttemptContext,
+  settlement?: AttemptSettlement<T, R>,
+): Promise<T | R> {
+  const promise = new Promise<T | R>(capture as (resolve: (value: T | R) => void, reject: (error: unknown) => void) => void);
+  context.race(capturedResolve, capturedReject, settlement as AttemptSettlement<unknown, unknown> | undefined);
   const { callerSignal, timeoutMs, scope, owner } = context;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    let cancelTimer: Cancel | undefined;
-    let unsubscribe: Unsubscribe | undefined;
-
-    const finish = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      if (cancelTimer !== undefined) cancelTimer();
-      if (unsubscribe !== undefined) unsubscribe();
-      return true;
-    };
-
-    if (callerSignal !== undefined) {
-      // One listener on a signal shared by many calls, whatever their number (see onAbort).
-      unsubscribe = onAbort(callerSignal, () => {
-        if (!finish()) return;
-        context.abort(callerSignal.reason);
-        reject(callerSignal.reason);
-      });
-    }
-    if (timeoutMs !== Number.POSITIVE_INFINITY) {
-      cancelTimer = owner.clock.schedule(
-        timeoutMs,
-        () => {
-          if (!finish()) return;
-          const error = context.deadlineBound
-            ? new DeadlineExceededError({ outcome: 'unknown', attempts: context.attempt, downstream: owner.name })
-            : new AttemptTimeoutError(context.attemptTimeoutMs, { attempts: context.attempt, downstream: owner.name });
-          context.expiredWith = error;
-          context.abort(error);
-          reject(error);
-        },
-        context.attemptStart,
-      );
-    }
-
-    let result: T | PromiseLike<T>;
-    try {
-      result = scope === undefined ? operation(context) : runWithDeadline(scope, () => operation(context));
-    } catch (error) {
-      if (finish()) reject(error);
-      return;
-    }
-    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
-      context.running = true;
-      (result as PromiseLike<T>).then(
-        (value) => {
-          context.settled();
-          if (finish()) resolve(value);
-        },
-        (error: unknown) => {
-          context.settled();
-          if (finish()) reject(error);
-        },
-      );
-    } else if (finish()) {
-      resolve(result as T);
-    }
-  });
+  if (callerSignal !== undefined) {
+    // One listener on a signal shared by many calls, whatever their number (see onAbort).
+    context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
+  }
+  if (timeoutMs !== Number.POSITIVE_INFINITY) {
+    context.cancelTimer = owner.clock.schedule(timeoutMs, () => context.expire(), context.attemptStart);
+  }
+  let result: T | PromiseLike<T>;
+  try {
+    result = scope === undefined ? operation(context) : runWithDeadline(scope, () => operation(context));
+  } catch (error) {
+    context.fail(error, true);
+    return promise;
+  }
+  if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
+    context.running = true;
+    (result as PromiseLike<T>).then(
+      (value) => {
+        context.settled();
+        context.fulfil(value, false);
+      },
+      (error: unknown) => {
+        context.settled();
+        context.fail(error, false);
+      },
+    );
+  } else {
+    context.fulfil(result as T, true);
+  }
+  return promise;
 }

@@ -1,4 +1,4 @@
-import { classifyError } from '../classify/classify-error.js';
+import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
@@ -13,22 +13,23 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
+import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
-import { type BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
   type BreakerState,
   CircuitBreaker,
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
-import { DERIVED_TIMEOUT_DEFAULTS, DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
-import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
 import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
@@ -37,12 +38,16 @@ import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyE
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import { AttemptContext, AttemptScope, type Operation, runAttempt } from './attempt.js';
+import { AttemptContext, AttemptScope, type AttemptSettlement, type Operation, runAttempt } from './attempt.js';
+import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
 import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED } from './latency-lane.js';
 import { linkSignals } from './link-signals.js';
+
+/** `drive` from the top of an attempt: the `beforeAttempt` hook, then `begin`. */
+const STEP_BEGIN = 0;
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
@@ -51,14 +56,14 @@ export interface DownstreamOptions {
    * Per-attempt timeout in ms, or `false` for none, or derived from latency, per key:
    * `{ percentile, factor, floorMs, ceilingMs }` sets each attempt's timeout to the
    * percentile of recent successful latency × factor, within [floorMs, ceilingMs] (the
-   * deadline stays the outer bound). @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeout
+   * deadline stays the outer bound). @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeoutMs
    */
-  attemptTimeout?: number | false | DerivedTimeoutOptions;
+  attemptTimeoutMs?: number | false | DerivedTimeoutOptions;
   /** Whole-call timeout in ms (all attempts and sleeps). @default none */
-  totalTimeout?: number;
+  totalTimeoutMs?: number;
   /**
    * Whether operations are safe to repeat after an `unknown` outcome. `.call()` operations
-   * default to idempotent (you chose to wrap them in retries); `.fetch()` decides per method.
+   * default to idempotent (you chose to wrap them in retries); `fetchThrough` decides per method.
    * @default {@link DOWNSTREAM_DEFAULTS}.idempotent
    */
   idempotent?: boolean;
@@ -112,12 +117,8 @@ export interface DownstreamOptions {
   random?: Random;
 }
 
-/** The defaults of {@link DownstreamOptions}, declared once (a test pins them). */
-export const DOWNSTREAM_DEFAULTS = {
-  attemptTimeout: 10_000,
-  idempotent: true,
-  maxKeys: 1_000,
-} as const;
+/** The defaults of {@link DownstreamOptions} (declared once, in the orchestration; a test pins them). */
+export { DOWNSTREAM_DEFAULTS };
 
 /** A downstream's breaker states, as `toJSON` returns them and `restore` takes them. */
 export interface DownstreamSnapshot {
@@ -137,13 +138,13 @@ export type Fallback<T> = (info: FallbackInfo) => T | PromiseLike<T>;
 export interface CallOptions<T> {
   /** Aborting stops the call at once, sleeps included; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
-  /** Absolute deadline in the clock's monotonic ms. The earliest of this, the inherited one and `timeout` wins. */
+  /** Absolute deadline in the clock's monotonic ms. The earliest of this, the inherited one and `timeoutMs` wins. */
   deadline?: number;
   /** Whole-call timeout in ms for this call. */
-  timeout?: number;
+  timeoutMs?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
-  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`.fetch()`: the host) */
+  /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`fetchThrough`: the host) */
   key?: string;
   /** Which retry budget the call draws on, e.g. `payments:write`. @default the downstream's name */
   budgetKey?: string;
@@ -194,8 +195,8 @@ export interface CallOptions<T> {
 
 const KEYS = optionKeys<DownstreamOptions>({
   retry: true,
-  attemptTimeout: true,
-  totalTimeout: true,
+  attemptTimeoutMs: true,
+  totalTimeoutMs: true,
   idempotent: true,
   classify: true,
   fallback: true,
@@ -215,7 +216,7 @@ const KEYS = optionKeys<DownstreamOptions>({
 const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   signal: true,
   deadline: true,
-  timeout: true,
+  timeoutMs: true,
   idempotent: true,
   key: true,
   budgetKey: true,
@@ -228,14 +229,6 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   beforeAttempt: true,
 });
 
-const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
-
-/**
- * Where `kindly-calls/http` leaves `fetchThrough` for the deprecated `Downstream.fetch`
- * (on globalThis, so the ESM and CJS builds and two copies of the package find it).
- */
-export const FETCH_THROUGH = Symbol.for('kindly-calls.fetchThrough.v1');
-
 /**
  * One callee and everything that protects it and us from it: retry policy, timeouts, and
  * the shared state of those policies. Create one per callee and reuse it.
@@ -245,8 +238,8 @@ export class Downstream implements CallPlan {
   readonly clock: Clock;
   readonly random: Random;
   readonly retry: RetryPolicy;
-  readonly attemptTimeout: number;
-  readonly totalTimeout: number | undefined;
+  readonly attemptTimeoutMs: number;
+  readonly totalTimeoutMs: number | undefined;
   readonly idempotent: boolean;
   private readonly userClassify: DownstreamOptions['classify'];
   private readonly fallback: Fallback<unknown> | undefined;
@@ -262,6 +255,21 @@ export class Downstream implements CallPlan {
   /** The retry budgets (the fleet's when a store is given), for hedges. */
   private readonly budgetLedger: BudgetLedger | undefined;
   private inFlight = 0;
+  /**
+   * How an attempt of the common call settles it (see `run`): once per downstream, so an
+   * attempt carries no closures of its own for it.
+   */
+  private readonly settlement: AttemptSettlement<unknown, unknown> = {
+    onValue: (value, context) => {
+      const run = context.run as CallRun<unknown>;
+      return this.afterSuccess(run.call, run.lane, value);
+    },
+    onError: (error, context) => {
+      const run = context.run as CallRun<unknown>;
+      const next = this.afterFailure(run.call, context, error, run.signal, run.options);
+      return next === STEP_SLEEP ? this.drive(run, STEP_SLEEP) : next;
+    },
+  };
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
   private wrappers: readonly CallWrapper[] | undefined;
 
@@ -270,30 +278,19 @@ export class Downstream implements CallPlan {
     v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
     v.knownKeys(options, KEYS);
     const derivedTimeout =
-      typeof options.attemptTimeout === 'object' && options.attemptTimeout !== null ? options.attemptTimeout : undefined;
-    if (derivedTimeout !== undefined) v.nested('attemptTimeout', () => new DerivedTimeout(derivedTimeout));
-    else if (options.attemptTimeout !== false) {
-      v.duration('attemptTimeout', options.attemptTimeout, { min: 1, allowInfinity: true });
+      typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
+    if (derivedTimeout !== undefined) v.nested('attemptTimeoutMs', () => new DerivedTimeout(derivedTimeout));
+    else if (options.attemptTimeoutMs !== false) {
+      v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
     }
-    v.duration('totalTimeout', options.totalTimeout, { min: 1 })
+    v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
       .func('classify', options.classify)
       .func('fallback', options.fallback);
     let retry: RetryPolicy | undefined;
-    if (options.retry === false) retry = NO_RETRY;
-    else {
-      const retryOptions = options.retry ?? {};
-      // Unbounded attempts may also be bounded by a total timeout on the downstream.
-      const bounded =
-        retryOptions.maxAttempts === Number.POSITIVE_INFINITY &&
-        retryOptions.maxElapsed === undefined &&
-        options.totalTimeout !== undefined
-          ? { ...retryOptions, maxElapsed: options.totalTimeout }
-          : retryOptions;
-      try {
-        retry = new RetryPolicy(bounded);
-      } catch (error) {
-        for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-      }
+    try {
+      retry = retryPolicyOf(options.retry, options.totalTimeoutMs);
+    } catch (error) {
+      for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
     }
     v.integer('maxKeys', options.maxKeys, 1);
     v.check(
@@ -339,16 +336,10 @@ export class Downstream implements CallPlan {
     this.fleet = fleet;
     const ledger = fleet?.budgets ?? budgets;
     this.budgetLedger = ledger;
-    const budgetStage =
-      ledger === undefined
-        ? undefined
-        : new BudgetStage(ledger, {
-            recordsOutcomes: options.budget !== false && Boolean(options.budget?.shrinkOnErrors),
-            onRefused: (key, atMs) => {
-              this.stats_.budgetRejections++;
-              if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
-            },
-          });
+    const budgetStage = budgetStageOf(ledger, options.budget, (key, atMs) => {
+      this.stats_.budgetRejections++;
+      if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
+    });
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
     this.lanes = new Lanes({
       budgetStage,
@@ -374,7 +365,7 @@ export class Downstream implements CallPlan {
       latency:
         concurrencyOptions === undefined && derivedTimeout === undefined && hedgingOptions === undefined
           ? undefined
-          : { concurrency: concurrencyOptions, attemptTimeout: derivedTimeout, hedging: hedgingOptions },
+          : { concurrency: concurrencyOptions, attemptTimeoutMs: derivedTimeout, hedging: hedgingOptions },
       onConcurrencyLimited: (key, limit, atMs, partition) => {
         this.stats_.concurrencyRejections++;
         if (this.events.active) {
@@ -402,13 +393,8 @@ export class Downstream implements CallPlan {
     this.clock = clock;
     this.random = random;
     // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
-    this.attemptTimeout =
-      options.attemptTimeout === false
-        ? Number.POSITIVE_INFINITY
-        : derivedTimeout !== undefined
-          ? (derivedTimeout.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs)
-          : ((options.attemptTimeout as number | undefined) ?? DOWNSTREAM_DEFAULTS.attemptTimeout);
-    this.totalTimeout = options.totalTimeout;
+    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
+    this.totalTimeoutMs = options.totalTimeoutMs;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
     this.fallback = options.fallback;
@@ -446,25 +432,7 @@ export class Downstream implements CallPlan {
     });
   }
 
-  /**
-   * @deprecated Use `fetchThrough(api, input, init)` from `kindly-calls/http` (see the
-   * migration note in docs/http.md). Kept for code written against earlier versions: the
-   * root entry does not load HTTP code, so this works once `kindly-calls/http` has been
-   * imported somewhere in the process, and rejects with a `TypeError` saying so otherwise.
-   */
-  fetch(input: RequestInfo | URL, init?: RequestInit | Record<string, unknown>): Promise<Response> {
-    const through = (globalThis as Record<symbol, unknown>)[FETCH_THROUGH] as
-      | ((downstream: Downstream, input: RequestInfo | URL, init?: object) => Promise<Response>)
-      | undefined;
-    if (through === undefined) {
-      return Promise.reject(
-        new TypeError("Downstream.fetch needs the HTTP layer: use fetchThrough(api, input, init) from 'kindly-calls/http'"),
-      );
-    }
-    return through(this, input, init);
-  }
-
-  // ── Breaker control, per lane (`key`: the call's `key`; `.fetch()`'s lanes are hosts, e.g.
+  // ── Breaker control, per lane (`key`: the call's `key`; `fetchThrough`'s lanes are hosts, e.g.
   // `payments.internal:8443`). Each throws when the downstream has no breaker. ──
 
   /** The breaker state of a lane: `closed` for a lane that has not been used yet. */
@@ -518,21 +486,10 @@ export class Downstream implements CallPlan {
   }
 
   /**
-   * The call's classifier, then the downstream's, then kindly's. A classifier that throws
-   * is skipped: a bug in it must not leave a breaker permit or a bulkhead slot taken.
+   * The call's classifier, then the downstream's, then kindly's; one that throws is skipped.
    */
   private classifyFor(error: unknown, perCall: CallOptions<unknown>['classify']): Classification {
-    const now = this.clock.now();
-    for (const classifier of [perCall, this.userClassify]) {
-      if (classifier === undefined) continue;
-      try {
-        const c = classifier(error, now);
-        if (c !== undefined) return c;
-      } catch {
-        // fall through to the next classifier
-      }
-    }
-    return classifyError(error, now);
+    return classifyThrough(error, this.clock.now(), perCall, this.userClassify);
   }
 
   /**
@@ -578,42 +535,84 @@ export class Downstream implements CallPlan {
 
   /**
    * Drives the call's state machine (src/orchestration/call-machine.ts) with real time: it
-   * decides, this method waits, runs the operation and reports back. Only I/O lives here —
+   * decides, the driver waits, runs the operation and reports back. Only I/O lives here —
    * the hooks, sleeps, the bulkhead's line, the attempt itself — plus stats and events.
+   *
+   * The common call — no hooks, every stage admits at once, no hedge — takes no async frame:
+   * the attempt's own promise settles it (`afterSuccess`), and only a failure or a wait
+   * continues in `drive`. That frame and its await were a fifth of a call's cost.
    */
-  private async run<T>(
+  private run<T>(
     operation: Operation<T>,
     options: CallOptions<T> | undefined,
     signal: AbortSignal | undefined,
     inherited: DeadlineScope | undefined,
   ): Promise<T> {
-    if (signal?.aborted) throw signal.reason;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    try {
+      const startedAt = this.clock.monotonic();
+      this.stats_.requests++;
+      const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
+      const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
+      const fleet = this.fleet;
+      if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
+      const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+      const call = new CallMachine(this, pipeline, startedAt, deadline, options);
+      call.start(startedAt);
+      if (options !== undefined && (options.beforeAttempt !== undefined || options.verify !== undefined)) {
+        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), STEP_BEGIN);
+      }
+      const step = call.begin(startedAt);
+      if (step !== STEP_ATTEMPT || (call.idempotent && lane?.latency?.hedging !== undefined)) {
+        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), step);
+      }
+      const context = this.attemptContext(call, signal, inherited);
+      context.run = new CallRun(call, operation, options, signal, inherited, lane);
+      return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The rest of a call, from `entry`: `STEP_BEGIN` (the `beforeAttempt` hook, then the next
+   * attempt's admission), `STEP_SLEEP` (the wait before a retry, `call.waitMs`), or the step
+   * admission returned.
+   */
+  private async drive<T>(run: CallRun<T>, entry: Step | typeof STEP_BEGIN): Promise<T> {
+    const { call, operation, options, signal, inherited, lane } = run;
     const clock = this.clock;
-    const startedAt = clock.monotonic();
     const stats = this.stats_;
-    stats.requests++;
-    const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeout ?? this.totalTimeout);
+    const { startedAt, deadline } = call;
     const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
-    const fleet = this.fleet;
-    if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
-    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
-    const call = new CallMachine(this, pipeline, startedAt, deadline, options);
-    call.start(startedAt);
     const beforeAttempt = options?.beforeAttempt;
     const unhooked = beforeAttempt === undefined && options?.verify === undefined;
+    let step: Step | typeof STEP_BEGIN = entry;
 
     for (;;) {
-      if (beforeAttempt !== undefined) {
-        try {
-          await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
-        } catch (error) {
-          if (signal?.aborted) return this.aborted(signal, call, startedAt);
-          throw error;
+      if (step === STEP_SLEEP) {
+        if (call.waitMs > 0 || call.yieldBeforeRetry) {
+          try {
+            await clock.sleep(call.waitMs, signal);
+          } catch {
+            // Only an abort interrupts a sleep.
+            return this.aborted(signal as AbortSignal, call, startedAt);
+          }
         }
-        if (signal?.aborted) return this.aborted(signal, call, startedAt);
+        step = STEP_BEGIN;
       }
-      let step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+      if (step === STEP_BEGIN) {
+        if (beforeAttempt !== undefined) {
+          try {
+            await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
+          } catch (error) {
+            if (signal?.aborted) return this.aborted(signal, call, startedAt);
+            throw error;
+          }
+          if (signal?.aborted) return this.aborted(signal, call, startedAt);
+        }
+        step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+      }
       // Admission: verify, then the stages (budget → breaker → pacing → bulkhead).
       while (step !== STEP_ATTEMPT) {
         if (step === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
@@ -637,21 +636,8 @@ export class Downstream implements CallPlan {
 
       const attempt = call.attempt;
       const attemptStart = call.attemptStart;
-      // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
-      // what the operation, nested kindly calls and outbound deadline headers see.
-      const context = new AttemptContext(this, call, signal);
-      // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
-      // process, so it is done only where deadlines are in play: the call has one, or runs
-      // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
-      // no attempt deadline; pass `context.signal` to them explicitly.
-      if (hasDeadline || inherited !== undefined) {
-        context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
-      }
-      stats.attempts++;
-      if (attempt > 1) stats.retries++;
-      this.inFlight++;
-      const emitting = this.events;
-      if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: attemptStart, attempt });
+      const context = this.attemptContext(call, signal, inherited);
+      let value: T;
       try {
         const first = runAttempt(operation, context);
         // Hedging (idempotent calls): a second attempt after a delay, without cancelling the
@@ -659,7 +645,6 @@ export class Downstream implements CallPlan {
         // and retry budget, then a bulkhead slot and a slot of the limit without waiting).
         const latency = lane?.latency;
         const hedgeDelay = call.idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
-        let value: T;
         if (hedgeDelay === undefined) value = await first;
         else {
           const won = await this.hedged({ promise: first, abort: (reason) => context.abort(reason) }, hedgeDelay, {
@@ -680,43 +665,89 @@ export class Downstream implements CallPlan {
             call.answerUnused = true;
           }
         }
-        this.inFlight--;
-        call.succeeded(pipeline.successNeedsClock ? clock.monotonic() : attemptStart);
-        this.succeeded(call, startedAt);
-        return value;
       } catch (error) {
-        this.inFlight--;
-        const now = clock.monotonic();
-        // The attempt ended while the operation runs on: what holds a slot for it (the
-        // bulkhead) keeps it until the operation settles.
-        if (context.running) call.operationSettles = (release) => context.whenSettled(release);
-        if (signal?.aborted) {
-          call.abandon(now);
-          return this.aborted(signal, call, startedAt);
-        }
-        if (call.deadlineBound && error === context.expiredWith) {
-          // Our own deadline cut the attempt short: the caller's limit, not the callee's
-          // failure, so the breaker does not count it and the reason is `deadline`.
-          call.cutByDeadline(now, error);
-          options?.onAttemptError?.(error, { attempt, willRetry: false });
-          return this.giveUp(call, startedAt, options);
-        }
-        const classification = this.classifyFor(error, options?.classify);
-        if (classification.timeout) stats.timeouts++;
-        const next = call.failed(now, error, classification);
-        this.attemptFailed(call, now, error, classification);
-        options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
-        if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
-        if (call.waitMs > 0 || call.yieldBeforeRetry) {
-          try {
-            await clock.sleep(call.waitMs, signal);
-          } catch {
-            // Only an abort interrupts a sleep.
-            return this.aborted(signal as AbortSignal, call, startedAt);
-          }
-        }
+        const next = this.afterFailure<T>(call, context, error, signal, options);
+        if (next !== STEP_SLEEP) return next;
+        step = STEP_SLEEP;
+        continue;
       }
+      return this.afterSuccess(call, lane, value);
     }
+  }
+
+  /**
+   * The attempt the machine just admitted (`STEP_ATTEMPT`), about to run: its context, its
+   * deadline scope, and the counts and event of its start.
+   */
+  private attemptContext(
+    call: CallMachine,
+    signal: AbortSignal | undefined,
+    inherited: DeadlineScope | undefined,
+  ): AttemptContext {
+    // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
+    // what the operation, nested kindly calls and outbound deadline headers see.
+    const context = new AttemptContext(this, call, signal);
+    // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
+    // process, so it is done only where deadlines are in play: the call has one, or runs
+    // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
+    // no attempt deadline; pass `context.signal` to them explicitly.
+    if (call.deadline !== Number.POSITIVE_INFINITY || inherited !== undefined) {
+      context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
+    }
+    const stats = this.stats_;
+    const attempt = call.attempt;
+    stats.attempts++;
+    if (attempt > 1) stats.retries++;
+    this.inFlight++;
+    const emitting = this.events;
+    if (emitting.active) emitting.emit({ type: 'attempt-start', downstream: this.name, atMs: call.attemptStart, attempt });
+    return context;
+  }
+
+  /** The attempt (or a hedge of it) answered `value`: the call's result. */
+  private afterSuccess<T>(call: CallMachine, lane: Lane | undefined, value: T): T {
+    this.inFlight--;
+    const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+    call.succeeded(pipeline.successNeedsClock ? this.clock.monotonic() : call.attemptStart);
+    this.succeeded(call, call.startedAt);
+    return value;
+  }
+
+  /**
+   * The attempt failed with `error`: `STEP_SLEEP` when the call retries (after `call.waitMs`),
+   * else the call's end (the give-up or fallback; an abort throws the caller's reason).
+   */
+  private afterFailure<T>(
+    call: CallMachine,
+    context: AttemptContext,
+    error: unknown,
+    signal: AbortSignal | undefined,
+    options: CallOptions<T> | undefined,
+  ): typeof STEP_SLEEP | Promise<T> {
+    this.inFlight--;
+    const now = this.clock.monotonic();
+    const { startedAt, attempt } = call;
+    // The attempt ended while the operation runs on: what holds a slot for it (the
+    // bulkhead) keeps it until the operation settles.
+    if (context.running) call.operationSettles = (release) => context.whenSettled(release);
+    if (signal?.aborted) {
+      call.abandon(now);
+      return this.aborted(signal, call, startedAt);
+    }
+    if (call.deadlineBound && error === context.expiredWith) {
+      // Our own deadline cut the attempt short: the caller's limit, not the callee's
+      // failure, so the breaker does not count it and the reason is `deadline`.
+      call.cutByDeadline(now, error);
+      options?.onAttemptError?.(error, { attempt, willRetry: false });
+      return this.giveUp(call, startedAt, options);
+    }
+    const classification = this.classifyFor(error, options?.classify);
+    if (classification.timeout) this.stats_.timeouts++;
+    const next = call.failed(now, error, classification);
+    this.attemptFailed(call, now, error, classification);
+    options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
+    if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
+    return STEP_SLEEP;
   }
 
   /**
@@ -877,7 +908,7 @@ export class Downstream implements CallPlan {
       discard: g.discard,
       startHedge: (n) => {
         const now = clock.monotonic();
-        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTime) return undefined;
+        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTimeMs) return undefined;
         const bulkhead = lane.bulkhead;
         if (bulkhead !== undefined && !bulkhead.tryAcquire()) return undefined;
         const slot = latency.admit(now, g.partition);
@@ -900,7 +931,7 @@ export class Downstream implements CallPlan {
           if (slot >= 0) latency.limit?.release(slot, now, now, 'ignore');
           return undefined;
         }
-        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeout);
+        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeoutMs);
         const deadlineBound = g.deadline - now < fixed;
         const timeoutMs = deadlineBound ? g.deadline - now : fixed;
         const attemptDeadline = now + timeoutMs;
@@ -991,11 +1022,12 @@ export class Downstream implements CallPlan {
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
 /** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
 function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
+  if (plainlyValid(options)) return undefined;
   const v = new OptionsValidator('call');
   v.knownKeys(options, CALL_KEYS);
   if (typeof options !== 'object' || options === null) return v.problems;
-  const { timeout, deadline } = options;
-  v.duration('timeout', timeout, { allowInfinity: true })
+  const { timeoutMs, deadline } = options;
+  v.duration('timeoutMs', timeoutMs, { allowInfinity: true })
     .check(
       deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
       `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,
@@ -1011,12 +1043,53 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
   return v.problems.length > 0 ? v.problems : undefined;
 }
 
+const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);
+
+/**
+ * The common case of `checkCallOptions`, without allocating: every key known and every value
+ * of its type (the same rules, read the same way). `false` only sends the options to the
+ * full check, which finds and words the problems.
+ */
+function plainlyValid(o: CallOptions<unknown>): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  for (const key in o) if (!CALL_KEY_SET.has(key)) return false;
+  const { timeoutMs: timeout, deadline } = o;
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) return false;
+  if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) return false;
+  if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
+  if (o.key !== undefined && typeof o.key !== 'string') return false;
+  if (o.budgetKey !== undefined && typeof o.budgetKey !== 'string') return false;
+  return (
+    isFunctionOrAbsent(o.verify) &&
+    isFunctionOrAbsent(o.fallback) &&
+    isFunctionOrAbsent(o.onAttemptError) &&
+    isFunctionOrAbsent(o.classify) &&
+    isFunctionOrAbsent(o.beforeAttempt)
+  );
+}
+
+function isFunctionOrAbsent(value: unknown): boolean {
+  return value === undefined || typeof value === 'function';
+}
+
 function describeCause(classification: Classification, error: unknown): string {
   if (classification.status !== undefined) return `status ${classification.status}`;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
   if (error instanceof Error) return error.name;
   return 'error';
+}
+
+/** One call as its driver sees it: what `drive` and the attempt's settlement read. */
+class CallRun<T> {
+  constructor(
+    readonly call: CallMachine,
+    readonly operation: Operation<T>,
+    readonly options: CallOptions<T> | undefined,
+    readonly signal: AbortSignal | undefined,
+    readonly inherited: DeadlineScope | undefined,
+    readonly lane: Lane | undefined,
+  ) {}
 }
 
 function wrapAll<T>(

@@ -1,14 +1,14 @@
-import { Pipeline } from '../orchestration/pipeline.js';
+import { lanePipeline } from '../orchestration/downstream-plan.js';
+import type { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
-import { BreakerStage } from '../orchestration/stages/breaker-stage.js';
-import { BulkheadStage } from '../orchestration/stages/bulkhead-stage.js';
-import { type PaceBooker, PacingStage } from '../orchestration/stages/pacing-stage.js';
-import { Bulkhead, type BulkheadOptions } from '../policies/bulkhead.js';
+import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
+import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
+import { Bulkhead } from './bulkhead.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
 import { LatencyStage } from './latency-stage.js';
 
@@ -157,29 +157,28 @@ export class Lanes {
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
       latency: o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock),
     };
-    const stages: Stage[] = [];
-    if (o.budgetStage !== undefined) stages.push(o.budgetStage);
-    if (lane.breaker !== undefined) stages.push(new BreakerStage(lane.breaker));
     const pacer = lane.pacer;
-    if (pacer !== undefined) {
-      stages.push(
-        new PacingStage(pacer, {
-          paceFirstAttempts: o.paceFirstAttempts,
-          onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
-          booker: o.paceBooker?.(key, pacer),
-          clock: o.clock,
-        }),
-      );
-    }
-    if (lane.bulkhead !== undefined) stages.push(new BulkheadStage(lane.bulkhead));
     const latency = lane.latency;
-    if (latency !== undefined) {
-      stages.push(
-        new LatencyStage(latency, {
-          onLimited: (limit, nowMs, partition) => o.onConcurrencyLimited?.(key, limit, nowMs, partition),
-        }),
-      );
-    }
-    return { ...lane, pipeline: new Pipeline(stages) };
+    const pipeline = lanePipeline({
+      budget: o.budgetStage,
+      breaker: lane.breaker,
+      pacer,
+      pacing:
+        pacer === undefined
+          ? undefined
+          : {
+              paceFirstAttempts: o.paceFirstAttempts,
+              onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
+              booker: o.paceBooker?.(key, pacer),
+            },
+      bulkhead: lane.bulkhead,
+      inner:
+        latency === undefined
+          ? undefined
+          : new LatencyStage(latency, {
+              onLimited: (limit, nowMs, partition) => o.onConcurrencyLimited?.(key, limit, nowMs, partition),
+            }),
+    });
+    return { ...lane, pipeline };
   }
 }

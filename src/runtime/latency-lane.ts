@@ -7,7 +7,7 @@ import type { Cancel, Clock } from '../time/clock.js';
 /** The latency-driven policies of one lane; each is optional. */
 export interface LatencyLaneOptions {
   concurrency: AdaptiveConcurrencyOptions | undefined;
-  attemptTimeout: DerivedTimeoutOptions | undefined;
+  attemptTimeoutMs: DerivedTimeoutOptions | undefined;
   hedging: HedgingOptions | undefined;
 }
 
@@ -51,7 +51,7 @@ export class LatencyLane {
     private readonly clock: Clock,
   ) {
     this.limit = options.concurrency === undefined ? undefined : new AdaptiveConcurrencyLimit(options.concurrency);
-    this.timeouts = options.attemptTimeout === undefined ? undefined : new DerivedTimeout(options.attemptTimeout);
+    this.timeouts = options.attemptTimeoutMs === undefined ? undefined : new DerivedTimeout(options.attemptTimeoutMs);
     this.hedging = options.hedging === undefined ? undefined : new HedgingPolicy(options.hedging);
   }
 

@@ -8,7 +8,7 @@ import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../store/fleet-link.js';
 import { Dependency } from './dependency.js';
 import { Simulation } from './engine.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
-import { REJECTED } from './herd-run.js';
+import { delayedClients, REJECTED } from './herd-run.js';
 import { GIVE_UP, RetryState } from './retry-state.js';
 import { SteadyArrivals } from './steady-arrivals.js';
 
@@ -24,8 +24,8 @@ import { SteadyArrivals } from './steady-arrivals.js';
 /** Retry until success; when is the pacer's business (as in the one-process adaptive strategy). */
 const ADAPTIVE_RETRY: RetryOptions = {
   maxAttempts: Number.POSITIVE_INFINITY,
-  maxElapsed: 3_600_000,
-  backoff: { shape: 'constant', base: 0, jitter: 'none' },
+  maxElapsedMs: 3_600_000,
+  backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
 };
 
 /**
@@ -40,7 +40,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean): HerdStr
       ? `${processes} processes, each with a kindly Pacer, booking slots in one shared queue at the sum of their learned rates`
       : `${processes} processes, each with its own kindly Pacer`,
     random: false,
-    create(sim, setup): HerdClients {
+    create(sim, setup, wire): HerdClients {
       const pacers = Array.from({ length: processes }, () => new Pacer());
       const activeUntil = new Float64Array(processes).fill(Number.NEGATIVE_INFINITY);
       const state = new RetryState(policy, sim.random, setup.clients);
@@ -73,7 +73,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean): HerdStr
         // Processes start their sync loops at different phases, as real ones do.
         for (let p = 0; p < processes; p++) sim.at((p * FLEET_SYNC_MS) / processes, sync, p);
       }
-      return {
+      return delayedClients(sim, wire, {
         send(client, now) {
           sentAt[client] = now;
           return state.attempt(client, now);
@@ -101,7 +101,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean): HerdStr
           });
           return Math.max(0, reply.slot - now);
         },
-      };
+      });
     },
   };
 }
@@ -133,7 +133,7 @@ export function runFleetBudget(setup: {
   maxAttempts?: number;
 }): FleetBudgetRun {
   const sim = new Simulation({ seed: setup.seed });
-  const policy = new RetryPolicy({ maxAttempts: setup.maxAttempts ?? 3, backoff: { base: 50, cap: 1_000 } });
+  const policy = new RetryPolicy({ maxAttempts: setup.maxAttempts ?? 3, backoff: { baseMs: 50, capMs: 1_000 } });
   const P = setup.processes;
   const callee = new Dependency({ refuseMs: 10, down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
   const d = RETRY_BUDGET_DEFAULTS;

@@ -38,19 +38,46 @@ export const REJECTED: Readonly<Classification> = Object.freeze({
   status: 429,
 });
 
+/** How a strategy's clients reach the server; `runHerd` gives it to `HerdStrategy.create`. */
+export interface HerdWire {
+  /** Client `client`'s attempt `attempt` (1-based) leaves now and reaches the server. */
+  send(client: number, attempt: number, now: number): void;
+  /** Client `client` gave up now. */
+  gaveUp(client: number, now: number): void;
+}
+
 /** The client side of one herd run: how the clients of one strategy behave. */
 export interface HerdClients {
+  /** Client `client` makes its request now (its attempts go out through the wire). */
+  start(client: number, now: number): void;
+  /** Its attempt was served (response delivered now). */
+  served(client: number, now: number): void;
+  /** Its attempt was rejected (response delivered now): it tries again through the wire, or gives up. */
+  rejected(client: number, now: number): void;
+}
+
+/** Clients that only say how long to wait after each rejection (a plain retry policy). */
+export interface DelayedClients {
   /** Client `client` sends an attempt now; returns its 1-based attempt number. */
   send(client: number, now: number): number;
-  /** Its attempt was served (response delivered now). */
   served(client: number, now: number): void;
   /** Its attempt was rejected (response delivered now): ms until it tries again, or `GIVE_UP`. */
   rejected(client: number, now: number): number;
-  /**
-   * When a client's wait ends: further ms to wait before it sends (0: send now). Lets a
-   * strategy whose waits can move (a pacer's queue) keep the client waiting. @default 0
-   */
-  hold?(client: number, now: number): number;
+}
+
+/** `HerdClients` for clients that only name a delay: the wait and the resend are done here. */
+export function delayedClients(sim: Simulation, wire: HerdWire, clients: DelayedClients): HerdClients {
+  const send = (client: number, now: number) => wire.send(client, clients.send(client, now), now);
+  const retry = sim.on(send);
+  return {
+    start: send,
+    served: (client, now) => clients.served(client, now),
+    rejected(client, now) {
+      const delay = clients.rejected(client, now);
+      if (delay === GIVE_UP) wire.gaveUp(client, now);
+      else sim.after(delay, retry, client);
+    },
+  };
 }
 
 /** A named way for rejected clients to come back. */
@@ -61,7 +88,7 @@ export interface HerdStrategy {
   /** Whether a run's outcome depends on the seed (jitter): deterministic ones run one seed. */
   random: boolean;
   /** Builds the clients' state for one run; they draw randomness from `sim.random` only. */
-  create(sim: Simulation, setup: HerdSetup): HerdClients;
+  create(sim: Simulation, setup: HerdSetup, wire: HerdWire): HerdClients;
 }
 
 export interface HerdRun {
@@ -90,7 +117,6 @@ export function runHerd(
   options: { recordSeries?: boolean; onProgress?: (finishedClients: number) => void } = {},
 ): HerdRun {
   const sim = new Simulation({ seed: setup.seed });
-  const clients = strategy.create(sim, setup);
   const perSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
   const servedPerSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
   const retriesPerSlot = new BucketCounter(setup.slotMs);
@@ -99,40 +125,36 @@ export function runHerd(
   let succeeded = 0;
   let gaveUp = 0;
   let lastSuccess = 0;
+  // A client finished: report every 2^16 of them.
+  const finished = () => {
+    if (onProgress !== undefined && ((succeeded + gaveUp) & 0xffff) === 0) onProgress(succeeded + gaveUp);
+  };
 
   const server = buildServer(herdServerSpec(setup), sim, (client, ok, now) => {
-    if (ok) {
-      succeeded++;
-      lastSuccess = now;
-      // An answer at a slot's very end belongs to that slot (the slot server answers there).
-      servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
-      clients.served(client, now);
-    } else {
-      const delay = clients.rejected(client, now);
-      if (delay !== GIVE_UP) {
-        sim.after(delay, send, client);
-        return;
-      }
+    if (!ok) {
+      clients.rejected(client, now);
+      return;
+    }
+    succeeded++;
+    lastSuccess = now;
+    // An answer at a slot's very end belongs to that slot (the slot server answers there).
+    servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
+    clients.served(client, now);
+    finished();
+  });
+  const clients = strategy.create(sim, setup, {
+    send(client, attempt, now) {
+      total++;
+      perSlot?.add(now);
+      if (attempt > 1) retriesPerSlot.add(now);
+      server.arrive(client, now);
+    },
+    gaveUp() {
       gaveUp++;
-    }
-    // A client finished: report every 2^16 of them.
-    if (onProgress !== undefined && ((succeeded + gaveUp) & 0xffff) === 0) onProgress(succeeded + gaveUp);
+      finished();
+    },
   });
-  const hold = clients.hold;
-  const send = sim.on((client, now) => {
-    if (hold !== undefined) {
-      const more = hold(client, now);
-      if (more > 0) {
-        sim.after(more, send, client);
-        return;
-      }
-    }
-    const attempt = clients.send(client, now);
-    total++;
-    perSlot?.add(now);
-    if (attempt > 1) retriesPerSlot.add(now);
-    server.arrive(client, now);
-  });
+  const send = sim.on((client, now) => clients.start(client, now));
 
   const spread = setup.arrivalMs ?? 0;
   if (spread > 0) {

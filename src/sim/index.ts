@@ -24,10 +24,13 @@ export { type EventHandler, type EventKind, Simulation } from './engine.js';
 export { EventQueue } from './event-queue.js';
 export { ADAPTIVE_HERD_STRATEGY, adaptiveStrategy } from './herd-adaptive.js';
 export {
+  type DelayedClients,
+  delayedClients,
   type HerdClients,
   type HerdRun,
   type HerdSetup,
   type HerdStrategy,
+  type HerdWire,
   herdLowerBound,
   REJECTED,
   runHerd,
@@ -51,6 +54,12 @@ export type { Scenario, ScenarioContext, ScenarioOption, ScenarioParams, Scenari
 export { num, str, withDefaults } from './scenario.js';
 export { HERD_STRATEGIES, HERD_STRATEGY_NAMES } from './scenarios/herd.js';
 export { findScenario, SCENARIOS } from './scenarios.js';
+export {
+  type SimCallEnd,
+  type SimCallee,
+  SimDownstream,
+  type SimDownstreamOptions,
+} from './sim-downstream.js';
 export { type SlotResponse, SlotServer, type SlotServerOptions } from './slot-server.js';
 export { SteadyArrivals, type SteadyArrivalsOptions } from './steady-arrivals.js';
 export { type Spread, spread } from './summary.js';

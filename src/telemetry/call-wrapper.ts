@@ -24,6 +24,6 @@ export interface CallWrapper {
 
 /** What a wrapper knows about the call it wraps. */
 export interface CallInfo {
-  /** The call's breaker / bulkhead / pacer lane (`.fetch()`: the host). */
+  /** The call's breaker / bulkhead / pacer lane (`fetchThrough`: the host). */
   key: string;
 }

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import axios, { isAxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kindlyAxios } from '../../src/adapters/index.js';
+import { axiosInterceptors } from '../../src/adapters/index.js';
 import { isHttpRequestError } from '../../src/http/index.js';
 import { downstream, isGiveUpError, type KindlyEvent } from '../../src/index.js';
 import { type Loopback, listen, readBody, refusedPort } from '../http/support/loopback.js';
@@ -18,9 +18,9 @@ afterEach(async () => {
 });
 
 const api = (base = 50) =>
-  downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', base, jitter: 'none' } } });
+  downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: base, jitter: 'none' } } });
 
-describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
+describe('axiosInterceptors, real server on loopback', () => {
   it('retries 503 with backoff; interceptors and transforms run once per request; attempts are numbered', async () => {
     const at: number[] = [];
     const attempts: string[] = [];
@@ -30,7 +30,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       if (at.length < 3) res.writeHead(503).end();
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
-    const client = kindlyAxios(axios.create({ baseURL: server.url }), api(50), { propagateHeaders: true });
+    const client = axiosInterceptors(axios.create({ baseURL: server.url }), api(50), { propagateHeaders: true });
     let intercepted = 0;
     client.interceptors.request.use((config) => {
       intercepted++;
@@ -52,7 +52,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       if (at.length === 1) res.writeHead(503, { 'retry-after': '1' }).end();
       else res.writeHead(200).end('ok');
     });
-    const client = kindlyAxios(axios.create(), api(1));
+    const client = axiosInterceptors(axios.create(), api(1));
     expect((await client.get(server.url)).data).toBe('ok');
     expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(1_000);
   });
@@ -63,7 +63,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       hits++;
       res.writeHead(503, { 'content-type': 'application/json' }).end(`{"attempt":${hits}}`);
     });
-    const error = await kindlyAxios(axios.create(), api(1))
+    const error = await axiosInterceptors(axios.create(), api(1))
       .get(server.url)
       .catch((e: unknown) => e);
     expect(hits).toBe(3);
@@ -79,7 +79,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       hits++;
       res.writeHead(status).end();
     });
-    const error = await kindlyAxios(axios.create(), api(1))
+    const error = await axiosInterceptors(axios.create(), api(1))
       .get(server.url)
       .catch((e: unknown) => e);
     expect(isAxiosError(error) && error.response?.status).toBe(status);
@@ -91,7 +91,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
     const d = api(1);
     const events: KindlyEvent[] = [];
     d.onAny((e) => events.push(e));
-    const client = kindlyAxios(axios.create({ headers: { Authorization: 'Bearer AUTHSECRET' } }), d);
+    const client = axiosInterceptors(axios.create({ headers: { Authorization: 'Bearer AUTHSECRET' } }), d);
     const error = await client.get(`${url}/x?api_key=QUERYSECRET`).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
@@ -110,7 +110,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
     const d = api(1);
     const events: KindlyEvent[] = [];
     d.onAny((e) => events.push(e));
-    const error = await kindlyAxios(axios.create(), d)
+    const error = await axiosInterceptors(axios.create(), d)
       .get(server.url)
       .catch((e: unknown) => e);
     expect(isAxiosError(error) && error.response?.headers['set-cookie']).toEqual(['sid=COOKIESECRET']);
@@ -128,12 +128,12 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       keys.push(req.headers['idempotency-key'] as string | undefined);
       res.writeHead(keys.length === 3 ? 201 : 502).end();
     });
-    const plain = await kindlyAxios(axios.create(), api(1))
+    const plain = await axiosInterceptors(axios.create(), api(1))
       .post(server.url, { amount: 10 })
       .catch((e: unknown) => e);
     expect(isAxiosError(plain) && plain.response?.status).toBe(502);
     expect(keys).toEqual([undefined]);
-    const keyed = await kindlyAxios(axios.create(), api(1), { idempotencyKey: true }).post(server.url, { amount: 10 });
+    const keyed = await axiosInterceptors(axios.create(), api(1), { idempotencyKey: true }).post(server.url, { amount: 10 });
     expect(keyed.status).toBe(201);
     expect(keys).toHaveLength(3);
     expect(keys[1]).toMatch(/^[0-9a-f-]{36}$/);
@@ -146,7 +146,7 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
       bodies.push((await readBody(req)).toString());
       res.writeHead(503).end();
     });
-    const error = await kindlyAxios(axios.create(), api(1))
+    const error = await axiosInterceptors(axios.create(), api(1))
       .put(server.url, Readable.from(['one', 'shot']))
       .catch((e: unknown) => e);
     expect(isAxiosError(error) && error.response?.status).toBe(503);
@@ -154,6 +154,6 @@ describe('kindlyAxios (SPEC S8.3), real server on loopback', () => {
   });
 
   it('validates its options', () => {
-    expect(() => kindlyAxios(axios.create(), api(), { retries: 2 } as never)).toThrow(/Unknown option `retries`/);
+    expect(() => axiosInterceptors(axios.create(), api(), { retries: 2 } as never)).toThrow(/Unknown option `retries`/);
   });
 });

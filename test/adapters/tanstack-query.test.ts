@@ -3,14 +3,14 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attemptFromFailureCount, mutationRetry, queryRetry } from '../../src/adapters/index.js';
 import { httpStatusError } from '../../src/http/index.js';
-import { SeededRandom, VirtualClock } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 /** What a queryFn throws for a failed response: kindly's HttpStatusError (status + headers). */
 const failure = (status: number, headers: Record<string, string> = {}) =>
   httpStatusError(new Response(null, { status, headers }));
 
-const quick = { maxAttempts: 3, backoff: { shape: 'constant', base: 100, jitter: 'none' } } as const;
+const quick = { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 100, jitter: 'none' } } as const;
 
 describe('TanStack adapter — failureCount conversion', () => {
   it("TanStack's failureCount counts failures before this one (0-based); kindly's attempt is 1-based", () => {
@@ -28,7 +28,7 @@ describe('TanStack adapter — failureCount conversion', () => {
 
   it('retryDelay is kindly’s backoff for the attempt that just failed: exponential 100 ms base ⇒ 100, 200, 400', () => {
     const { retryDelay } = queryRetry({
-      retry: { maxAttempts: 5, backoff: { shape: 'exponential', base: 100, factor: 2, jitter: 'none' } },
+      retry: { maxAttempts: 5, backoff: { shape: 'exponential', baseMs: 100, factor: 2, jitter: 'none' } },
     });
     expect([0, 1, 2].map((n) => retryDelay(n, failure(503)))).toEqual([100, 200, 400]);
   });
@@ -48,7 +48,7 @@ describe('TanStack adapter — failureCount conversion', () => {
   });
 
   it('decorrelated jitter grows from the previous delay along a retry chain (it stayed within [base, 3·base] before)', () => {
-    const backoff = { shape: 'exponential', base: 100, cap: 1_000_000, jitter: 'decorrelated' } as const;
+    const backoff = { shape: 'exponential', baseMs: 100, capMs: 1_000_000, jitter: 'decorrelated' } as const;
     const seen: number[] = [];
     for (const [name, seed] of Object.entries({ 'chain-a': 1000, 'chain-b': 1001, 'chain-c': 1002 })) {
       const { retryDelay } = queryRetry({ retry: { maxAttempts: 20, backoff }, random: new SeededRandom(seed) });
@@ -93,7 +93,7 @@ describe('TanStack adapter — failureCount conversion', () => {
   });
 
   it('rejects options it cannot honour, listing every problem', () => {
-    expect(() => queryRetry({ retry: { maxElapsed: 1_000 } } as never)).toThrow(/maxElapsed/);
+    expect(() => queryRetry({ retry: { maxElapsedMs: 1_000 } } as never)).toThrow(/maxElapsedMs/);
     expect(() => mutationRetry({ idempotent: 'yes', retries: 3 } as never)).toThrow(/retries[\s\S]*idempotent/);
     expect(() => queryRetry({ retry: { maxAttempts: 0 } })).toThrow(/maxAttempts/);
   });

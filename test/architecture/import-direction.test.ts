@@ -23,6 +23,8 @@ const LAYER: Record<string, number> = {
   random: 0,
   options: 0,
   hints: 0,
+  // The testing entry re-exports the clock and the random source.
+  testing: 0,
   errors: 1,
   classify: 1,
   backoff: 1,

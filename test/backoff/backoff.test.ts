@@ -8,27 +8,27 @@ const fixed = (value: number) => ({ next: () => value });
 
 describe('Backoff shapes', () => {
   it('defaults are pinned', () => {
-    expect(BACKOFF_DEFAULTS).toEqual({ shape: 'exponential', base: 100, factor: 2, jitter: 'full', cap: 20_000, floor: 0 });
+    expect(BACKOFF_DEFAULTS).toEqual({ shape: 'exponential', baseMs: 100, factor: 2, jitter: 'full', capMs: 20_000, floorMs: 0 });
     const b = new Backoff();
-    expect([b.shape, b.base, b.factor, b.jitter, b.cap, b.floor]).toEqual(['exponential', 100, 2, 'full', 20_000, 0]);
+    expect([b.shape, b.baseMs, b.factor, b.jitter, b.capMs, b.floorMs]).toEqual(['exponential', 100, 2, 'full', 20_000, 0]);
   });
 
   it('exponential: base × factor^(n−1), capped', () => {
-    const b = new Backoff({ shape: 'exponential', base: 200, factor: 2, jitter: 'none', cap: 5_000 });
+    const b = new Backoff({ shape: 'exponential', baseMs: 200, factor: 2, jitter: 'none', capMs: 5_000 });
     expect([1, 2, 3, 4, 5, 6, 7, 50, 5000].map((n) => b.delay(n, fixed(0.5)))).toEqual([
       200, 400, 800, 1600, 3200, 5000, 5000, 5000, 5000,
     ]);
   });
 
   it('linear and constant', () => {
-    const linear = new Backoff({ shape: 'linear', base: 100, step: 50, jitter: 'none' });
+    const linear = new Backoff({ shape: 'linear', baseMs: 100, stepMs: 50, jitter: 'none' });
     expect([1, 2, 3].map((n) => linear.delay(n, fixed(0)))).toEqual([100, 150, 200]);
-    const constant = new Backoff({ shape: 'constant', base: 1000, jitter: 'none' });
+    const constant = new Backoff({ shape: 'constant', baseMs: 1000, jitter: 'none' });
     expect([1, 9].map((n) => constant.delay(n, fixed(0)))).toEqual([1000, 1000]);
   });
 
   it('full, equal and decorrelated jitter follow their formulas', () => {
-    const opts: BackoffOptions = { base: 100, cap: 10_000 };
+    const opts: BackoffOptions = { baseMs: 100, capMs: 10_000 };
     expect(new Backoff({ ...opts, jitter: 'full' }).delay(3, fixed(0.25))).toBe(100); // 0.25 × 400
     expect(new Backoff({ ...opts, jitter: 'equal' }).delay(3, fixed(0.5))).toBe(300); // 200 + 0.5 × 200
     // decorrelated: base + u × (3 × previous − base)
@@ -37,19 +37,19 @@ describe('Backoff shapes', () => {
   });
 
   it('floor raises short delays (the "minimum wait")', () => {
-    const b = new Backoff({ base: 100, jitter: 'full', floor: 1000, cap: 5000 });
+    const b = new Backoff({ baseMs: 100, jitter: 'full', floorMs: 1000, capMs: 5000 });
     expect(b.delay(1, fixed(0))).toBe(1000);
   });
 
   it('a floor at or above the ceiling still spreads: the window is [floor, max(c, 2 × floor)], capped', () => {
-    const b = new Backoff({ base: 1000, jitter: 'full', floor: 1000, cap: 60_000 }); // the background preset's backoff
+    const b = new Backoff({ baseMs: 1000, jitter: 'full', floorMs: 1000, capMs: 60_000 }); // the background preset's backoff
     expect([0, 0.5, 0.999].map((u) => b.delay(1, fixed(u)))).toEqual([1000, 1500, 1999]);
-    const equal = new Backoff({ base: 200, jitter: 'equal', floor: 1000, cap: 5000 });
+    const equal = new Backoff({ baseMs: 200, jitter: 'equal', floorMs: 1000, capMs: 5000 });
     expect([0, 0.5].map((u) => equal.delay(1, fixed(u)))).toEqual([1500, 1750]);
     // The cap still wins: no delay may be longer, so floor = cap leaves exactly one value.
-    const pinned = new Backoff({ base: 100, jitter: 'full', floor: 1000, cap: 1000 });
+    const pinned = new Backoff({ baseMs: 100, jitter: 'full', floorMs: 1000, capMs: 1000 });
     expect(pinned.delay(1, fixed(0.7))).toBe(1000);
-    const capped = new Backoff({ base: 100, jitter: 'full', floor: 1000, cap: 1500 });
+    const capped = new Backoff({ baseMs: 100, jitter: 'full', floorMs: 1000, capMs: 1500 });
     expect(capped.delay(1, fixed(0.5))).toBe(1250);
   });
 
@@ -64,7 +64,7 @@ describe('Backoff shapes', () => {
         fc.integer({ min: 0, max: 2 ** 30 }),
         (shape, jitter, base, floor, failures, seed) => {
           // A cap above the floor: only floor = cap pins a delay (documented).
-          const b = new Backoff({ shape, jitter, base, floor, cap: Math.max(20_000, 2 * floor + 1) });
+          const b = new Backoff({ shape, jitter, baseMs: base, floorMs: floor, capMs: Math.max(20_000, 2 * floor + 1) });
           const first = new SeededRandom(seed);
           const second = new SeededRandom(seed + 1);
           let previousA: number | undefined;
@@ -94,7 +94,7 @@ describe('Backoff shapes', () => {
         fc.integer(),
         (shape, jitter, base, factor, cap, floorShare, n, previous, seed) => {
           const floor = cap * floorShare;
-          const b = new Backoff({ shape, jitter, base, factor, cap, floor, step: base });
+          const b = new Backoff({ shape, jitter, baseMs: base, factor, capMs: cap, floorMs: floor, stepMs: base });
           const d = b.delay(n, new SeededRandom(seed), previous);
           expect(Number.isFinite(d)).toBe(true);
           expect(d).toBeGreaterThanOrEqual(floor);
@@ -110,7 +110,7 @@ describe('Backoff validation', () => {
   it('lists every problem with its value', () => {
     let error: unknown;
     try {
-      new Backoff({ base: -1, cap: Number.NaN, factor: 0.5, jitter: 'wild' as never, extra: 1 } as never);
+      new Backoff({ baseMs: -1, capMs: Number.NaN, factor: 0.5, jitter: 'wild' as never, extra: 1 } as never);
     } catch (e) {
       error = e;
     }
@@ -119,12 +119,12 @@ describe('Backoff validation', () => {
     expect(problems).toContain('Unknown option `extra`');
     expect(problems).toContain('`jitter`');
     expect(problems).toContain('got "wild"');
-    expect(problems).toContain('`base` ≥ 0, got -1');
+    expect(problems).toContain('`baseMs` ≥ 0, got -1');
     expect(problems).toContain('`factor` in [1, 1000], got 0.5');
-    expect(problems).toContain('`cap` to be a number of milliseconds, got NaN');
+    expect(problems).toContain('`capMs` to be a number of milliseconds, got NaN');
   });
 
   it('rejects floor > cap', () => {
-    expect(() => new Backoff({ floor: 2000, cap: 1000 })).toThrow('floor 2000 > cap 1000');
+    expect(() => new Backoff({ floorMs: 2000, capMs: 1000 })).toThrow('floorMs 2000 > capMs 1000');
   });
 });

@@ -11,7 +11,7 @@ import { chromiumRunnable, launchChromium } from '../support/chromium.js';
 /**
  * kindly's ESM build in a real page (Debian's chromium, headless, driven by playwright-core):
  * retries 503 → 200, and while the browser is offline no attempt is made — the call waits for
- * the `online` event and then completes (SPEC S3.2, S8.1).
+ * the `online` event and then completes.
  *
  * Without chromium the suite is skipped locally; with CI=true it runs and fails instead.
  */
@@ -71,7 +71,7 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
   it('the page retries 503 → 200 through kindly, numbering attempts', async () => {
     const result = await page.evaluate(async () => {
       const k = (window as unknown as { kindly: typeof import('./entry.js') }).kindly;
-      const api = k.downstream('api', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 20, jitter: 'none' } } });
+      const api = k.downstream('api', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 20, jitter: 'none' } } });
       const response = await k.fetchThrough(api, '/flaky');
       return { status: response.status, text: await response.text() };
     });
@@ -86,7 +86,7 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
     await page.evaluate(() => {
       const w = window as unknown as { kindly: typeof import('./entry.js'); attempts: number; outcome?: string };
       const api = w.kindly.downstream('offline', {
-        retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+        retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 10, jitter: 'none' } },
       });
       w.attempts = 0;
       api.on('attempt-start', () => {

@@ -10,7 +10,7 @@ import { VirtualClock } from '../../src/time/virtual-clock.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 const on = { dangerouslyEnableChaos: true } as const;
-const constant = (base: number) => ({ shape: 'constant' as const, base, jitter: 'none' as const });
+const constant = (base: number) => ({ shape: 'constant' as const, baseMs: base, jitter: 'none' as const });
 
 async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<T | unknown> {
   const caught = promise.catch((e: unknown) => e);
@@ -105,7 +105,7 @@ describe('enableChaos: faults inside the pipeline', () => {
 
   it('injected latency is cut by the attempt timeout; the retry then succeeds', async () => {
     const clock = new VirtualClock();
-    const d = downstream('api', { clock, random: new SeededRandom(1), attemptTimeout: 100, retry: { backoff: constant(1) } });
+    const d = downstream('api', { clock, random: new SeededRandom(1), attemptTimeoutMs: 100, retry: { backoff: constant(1) } });
     // seed 5 draws the fault for the first attempt of key 'api' and not for the second (checked below)
     enableChaos(d, { ...on, seed: 5, faults: [{ kind: 'latency', rate: 0.5, ms: 1_000 }] });
     const ends: string[] = [];
@@ -125,7 +125,7 @@ describe('enableChaos: faults inside the pipeline', () => {
 
   it('a timeout fault hangs until kindly’s attempt timeout', async () => {
     const clock = new VirtualClock();
-    const d = downstream('api', { clock, random: new SeededRandom(1), attemptTimeout: 250, retry: false });
+    const d = downstream('api', { clock, random: new SeededRandom(1), attemptTimeoutMs: 250, retry: false });
     enableChaos(d, { ...on, faults: [{ kind: 'timeout', rate: 1 }] });
     const error = await settle(
       clock,
@@ -220,7 +220,7 @@ describe('the simulator draws the same faults as the runtime', () => {
       simKinds.push(simulated.injected === before ? 'none' : answer === 2 ? 'timeout' : 'error');
     }
     const clock = new VirtualClock();
-    const d = downstream('api', { clock, attemptTimeout: 5, retry: false, budget: false });
+    const d = downstream('api', { clock, attemptTimeoutMs: 5, retry: false, budget: false });
     enableChaos(d, { ...on, faults, seed: 11 });
     const runtimeKinds: string[] = [];
     d.on('attempt-start', () => runtimeKinds.push('none'));

@@ -16,7 +16,7 @@ describe('a URL that can never be fetched is not retried', () => {
     ['a malformed URL', 'http://[::1/'],
     ['a file URL', 'file:///etc/hostname'],
   ])('%s (%s): one attempt, reason not-retryable', async (_what, url) => {
-    const api = downstream('urls', { retry: { maxAttempts: 3, backoff: { base: 1 } } });
+    const api = downstream('urls', { retry: { maxAttempts: 3, backoff: { baseMs: 1 } } });
     const error = (await fetchThrough(api, url).catch((e: unknown) => e)) as GiveUpError;
     expect(error.name).toBe('GiveUpError');
     expect(error.reason).toBe('not-retryable');
@@ -28,7 +28,7 @@ describe('a URL that can never be fetched is not retried', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const api = downstream('gone', { retry: { maxAttempts: 2, backoff: { base: 1 } } });
+    const api = downstream('gone', { retry: { maxAttempts: 2, backoff: { baseMs: 1 } } });
     const error = (await fetchThrough(api, `http://127.0.0.1:${port}/`).catch((e: unknown) => e)) as GiveUpError;
     expect(error.reason).toBe('max-attempts');
     expect(error.attempts).toBe(2);

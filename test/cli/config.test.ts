@@ -13,8 +13,8 @@ function file(name: string, text: string): string {
 
 describe('loadRetryConfig', () => {
   it('reads RetryOptions from JSON, with "Infinity" standing for maxAttempts: Infinity', async () => {
-    const options = await loadRetryConfig(file('a.json', '{"maxAttempts":"Infinity","maxElapsed":1000}'));
-    expect(options).toEqual({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 1000 });
+    const options = await loadRetryConfig(file('a.json', '{"maxAttempts":"Infinity","maxElapsedMs":1000}'));
+    expect(options).toEqual({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 1000 });
   });
 
   it('reads the default export of a JavaScript module', async () => {
@@ -23,7 +23,7 @@ describe('loadRetryConfig', () => {
   });
 
   it('refuses what RetryPolicy refuses, on one line', async () => {
-    await expect(loadRetryConfig(file('b.json', '{"maxAttempts":"Infinity"}'))).rejects.toThrow(/maxElapsed/);
+    await expect(loadRetryConfig(file('b.json', '{"maxAttempts":"Infinity"}'))).rejects.toThrow(/maxElapsedMs/);
     await expect(loadRetryConfig(file('c.json', '[1,2]'))).rejects.toThrow(UsageError);
     await expect(loadRetryConfig(file('d.json', 'null'))).rejects.toThrow(/expected an object/);
     const error = await loadRetryConfig(file('e.json', '{"maxAttempts":-1,"hintJitter":7}')).catch((e: unknown) => e);

@@ -33,7 +33,7 @@ describe('kindly-calls from a user folder', () => {
         "import type { RetryOptions } from 'kindly-calls';",
         'interface Mine { attempts: number }',
         'const mine: Mine = { attempts: 4 };',
-        'export default { maxAttempts: mine.attempts, backoff: { base: 50 } } satisfies RetryOptions;',
+        'export default { maxAttempts: mine.attempts, backoff: { baseMs: 50 } } satisfies RetryOptions;',
         '',
       ].join('\n'),
     );

@@ -1,6 +1,6 @@
 import { InterceptingCall, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kindlyInterceptor, kindlyServerInterceptor } from '../../src/grpc/index.js';
+import { grpcClientInterceptor, grpcServerInterceptor } from '../../src/grpc/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { systemClock } from '../../src/time/system-clock.js';
@@ -14,7 +14,7 @@ import { ask, type EchoClient, type EchoServer, echoClient, startEchoServer } fr
  */
 const layer = (name: string) =>
   downstream(name, {
-    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
     budget: false,
   });
 
@@ -27,7 +27,7 @@ afterEach(async () => {
 
 /** A service that forwards each call to `next` through its own kindly-protected client. */
 async function forwarder(name: string, next: string, marked: boolean): Promise<EchoServer> {
-  const client = echoClient(next, [kindlyInterceptor(layer(name))]);
+  const client = echoClient(next, [grpcClientInterceptor(layer(name))]);
   clients.push(client);
   const server = await startEchoServer(
     {
@@ -38,7 +38,7 @@ async function forwarder(name: string, next: string, marked: boolean): Promise<E
         });
       },
     },
-    marked ? [kindlyServerInterceptor()] : [],
+    marked ? [grpcServerInterceptor()] : [],
   );
   servers.push(server);
   return server;
@@ -58,7 +58,7 @@ async function chain(marked: boolean) {
   const front = layer('client');
   let clientAttempts = 0;
   front.on('attempt-start', () => clientAttempts++);
-  const client = echoClient(a.address, [kindlyInterceptor(front)]);
+  const client = echoClient(a.address, [grpcClientInterceptor(front)]);
   clients.push(client);
   const { error } = await ask(client, { hello: 'world' });
   return { innermost, clientAttempts, error };
@@ -74,7 +74,7 @@ describe('gRPC retry amplification across three hops (real grpc-js servers on lo
     console.log(`[figure] gRPC, 3 hops × 3 attempts, no marker: ${result.innermost} calls at the innermost service`);
   });
 
-  it('with kindlyServerInterceptor on A and B: 3 calls; UNAVAILABLE reaches the client with x-retry-exhausted', async () => {
+  it('with grpcServerInterceptor on A and B: 3 calls; UNAVAILABLE reaches the client with x-retry-exhausted', async () => {
     const result = await chain(true);
     expect(result.error?.code).toBe(status.UNAVAILABLE);
     expect(result.error?.metadata.get('x-retry-exhausted')).toEqual(['1']);
@@ -99,11 +99,11 @@ describe('gRPC deadline propagation across three hops', () => {
           callback(null, { from: 'C' });
         },
       },
-      [kindlyServerInterceptor()],
+      [grpcServerInterceptor()],
     );
     servers.push(c);
     const hop = async (name: string, next: string) => {
-      const client = echoClient(next, [kindlyInterceptor(downstream(name, { attemptTimeout: false }))]);
+      const client = echoClient(next, [grpcClientInterceptor(downstream(name, { attemptTimeoutMs: false }))]);
       clients.push(client);
       const server = await startEchoServer(
         {
@@ -114,14 +114,14 @@ describe('gRPC deadline propagation across three hops', () => {
             );
           },
         },
-        [kindlyServerInterceptor()],
+        [grpcServerInterceptor()],
       );
       servers.push(server);
       return server;
     };
     const b = await hop('B', c.address);
     const a = await hop('A', b.address);
-    const client = echoClient(a.address, [kindlyInterceptor(downstream('client', { attemptTimeout: false }))]);
+    const client = echoClient(a.address, [grpcClientInterceptor(downstream('client', { attemptTimeoutMs: false }))]);
     clients.push(client);
     const { response, error } = await ask(client, {}, 'call', { deadline: wallNow() + 2_000 });
     expect(error).toBeUndefined();
@@ -147,11 +147,11 @@ describe('gRPC deadline propagation across three hops', () => {
       },
     });
     servers.push(c);
-    const client = echoClient(c.address, [kindlyInterceptor(downstream('B', { attemptTimeout: false }))]);
+    const client = echoClient(c.address, [grpcClientInterceptor(downstream('B', { attemptTimeoutMs: false }))]);
     clients.push(client);
     const b = await startEchoServer(
       { call: (call, callback) => client.call(call.request, (error: ServiceError | null) => callback(error, {})) },
-      [kindlyServerInterceptor({ maxTimeoutMs: 1_500 })],
+      [grpcServerInterceptor({ maxTimeoutMs: 1_500 })],
     );
     servers.push(b);
     const front = echoClient(b.address);
@@ -171,7 +171,7 @@ describe('gRPC deadline propagation across three hops', () => {
           callback(null, {});
         },
       },
-      [kindlyServerInterceptor()],
+      [grpcServerInterceptor()],
     );
     servers.push(server);
     const client = echoClient(server.address, [
@@ -192,7 +192,7 @@ describe('gRPC deadline propagation across three hops', () => {
   it('a trailer a handler sets survives the exhausted mark', async () => {
     const c = await startEchoServer({ call: (_call, callback) => callback({ code: status.UNAVAILABLE, details: 'down' }) });
     servers.push(c);
-    const inner = echoClient(c.address, [kindlyInterceptor(layer('B'))]);
+    const inner = echoClient(c.address, [grpcClientInterceptor(layer('B'))]);
     clients.push(inner);
     const b = await startEchoServer(
       {
@@ -203,7 +203,7 @@ describe('gRPC deadline propagation across three hops', () => {
             callback({ code: error?.code ?? status.OK, details: 'upstream failed', metadata });
           }),
       },
-      [kindlyServerInterceptor()],
+      [grpcServerInterceptor()],
     );
     servers.push(b);
     const front = echoClient(b.address);

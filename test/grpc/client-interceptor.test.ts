@@ -1,7 +1,7 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isGiveUpError } from '../../src/errors/errors.js';
-import { GrpcStatusError, kindlyInterceptor } from '../../src/grpc/index.js';
+import { GrpcStatusError, grpcClientInterceptor } from '../../src/grpc/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import type { KindlyEvent } from '../../src/telemetry/events.js';
 import { ask, type EchoClient, type EchoServer, echoClient, startEchoServer } from './support/echo-service.js';
@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-const fast = { maxAttempts: 3, backoff: { shape: 'constant' as const, base: 1, jitter: 'none' as const } };
+const fast = { maxAttempts: 3, backoff: { shape: 'constant' as const, baseMs: 1, jitter: 'none' as const } };
 
 /** A server answering each call with the next status of `script` (then OK), counting calls. */
 async function scripted(script: Array<{ code: number; trailers?: Record<string, string> }>) {
@@ -32,13 +32,13 @@ async function scripted(script: Array<{ code: number; trailers?: Record<string, 
   return { server, seen };
 }
 
-function connect(address: string, d: ReturnType<typeof downstream>, options?: Parameters<typeof kindlyInterceptor>[1]) {
-  const client = echoClient(address, [kindlyInterceptor(d, options)]);
+function connect(address: string, d: ReturnType<typeof downstream>, options?: Parameters<typeof grpcClientInterceptor>[1]) {
+  const client = echoClient(address, [grpcClientInterceptor(d, options)]);
   clients.push(client);
   return client;
 }
 
-describe('kindlyInterceptor against a real grpc-js server', () => {
+describe('grpcClientInterceptor against a real grpc-js server', () => {
   it('retries UNAVAILABLE, sends grpc-previous-rpc-attempts, and returns the response that finally came', async () => {
     const { server, seen } = await scripted([{ code: status.UNAVAILABLE }, { code: status.UNAVAILABLE }]);
     const d = downstream('echo', { retry: fast, budget: false });
@@ -140,7 +140,7 @@ describe('kindlyInterceptor against a real grpc-js server', () => {
     });
     servers.push(server);
     const d = downstream('echo', {
-      retry: { maxAttempts: 5, backoff: { shape: 'constant', base: 60_000, jitter: 'none' } },
+      retry: { maxAttempts: 5, backoff: { shape: 'constant', baseMs: 60_000, jitter: 'none' } },
       budget: false,
     });
     const client = connect(server.address, d);
@@ -155,7 +155,7 @@ describe('kindlyInterceptor against a real grpc-js server', () => {
   it('validates its options when built, every problem at once', () => {
     const d = downstream('echo');
     expect(() =>
-      kindlyInterceptor(d, { key: 'host' as never, retryableCodes: [0, 17], idempotent: 'yes' as never, extra: 1 } as never),
+      grpcClientInterceptor(d, { key: 'host' as never, retryableCodes: [0, 17], idempotent: 'yes' as never, extra: 1 } as never),
     ).toThrow(/Unknown option `extra`[\s\S]*`key`[\s\S]*`idempotent`[\s\S]*`retryableCodes`/);
   });
 

@@ -3,7 +3,7 @@ import { propagation, SpanKind } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kindlyInterceptor } from '../../src/grpc/index.js';
+import { grpcClientInterceptor } from '../../src/grpc/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
 import { ask, type EchoClient, type EchoServer, echoClient, startEchoServer } from './support/echo-service.js';
@@ -31,9 +31,9 @@ describe('gRPC attempts under OpenTelemetry', () => {
       },
     });
     servers.push(server);
-    const d = downstream('echo', { retry: { backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const d = downstream('echo', { retry: { backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     instrumentDownstreams(d, { tracer });
-    const client = echoClient(server.address, [kindlyInterceptor(d)]);
+    const client = echoClient(server.address, [grpcClientInterceptor(d)]);
     clients.push(client);
     expect((await ask(client, {})).response).toEqual({ ok: true });
     const attempts = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT);

@@ -17,7 +17,7 @@ import { parseRetryAfter } from '../../src/hints/retry-after.js';
 import { readWaitHint } from '../../src/hints/wait-hint.js';
 
 /**
- * SPEC S12: untrusted input never throws and never yields NaN, negative or infinite waits.
+ * untrusted input never throws and never yields NaN, negative or infinite waits.
  * Every hint parser sees every generated value; 100,000 values per run.
  */
 const HEADER_NAMES = [

@@ -1,17 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchThrough, withKindly } from '../../src/http/index.js';
+import { fetchThrough, nodeHttpHandler } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
 /**
- * SPEC S7: client → A → B → C, every caller with 3 attempts; C always answers 503.
+ * client → A → B → C, every caller with 3 attempts; C always answers 503.
  * Without the "don't retry" signal the retries multiply (3 × 3 × 3 = 27 calls reach C per
  * client request); with kindly's middleware on A and B only the layer next to C retries (3).
  */
 const layer = (name: string) =>
   downstream(name, {
-    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
     // Budgets also curb amplification; off here so that the marker's effect is measured alone.
     budget: false,
   });
@@ -28,7 +28,7 @@ async function service(name: string, next: string, marked: boolean): Promise<Loo
     const upstream = await fetchThrough(callee, next);
     res.writeHead(upstream.status, { 'content-type': 'text/plain' }).end(await upstream.text());
   };
-  const server = await listen(marked ? withKindly(handler) : handler);
+  const server = await listen(marked ? nodeHttpHandler(handler) : handler);
   servers.push(server);
   return server;
 }
@@ -54,7 +54,7 @@ async function chain(marked: boolean) {
   };
 }
 
-describe('retry amplification across layers (SPEC S7), real servers on loopback', () => {
+describe('retry amplification across layers, real servers on loopback', () => {
   it('without the marker middleware: 27 calls reach the dead dependency per client request', async () => {
     const result = await chain(false);
     expect(result.status).toBe(503);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ATTEMPT_HEADER, readPreviousAttempts } from '../../src/http/index.js';
 
-describe('attempt headers (SPEC S7)', () => {
+describe('attempt headers', () => {
   it('x-retry-attempt counts previous attempts; gRPC and Envoy forms are read compatibly', () => {
     expect(ATTEMPT_HEADER).toBe('x-retry-attempt');
     expect(readPreviousAttempts({ 'x-retry-attempt': '0' })).toBe(0);

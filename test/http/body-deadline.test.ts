@@ -1,4 +1,4 @@
-// Regression tests for issue 8, defect 3: the call's deadline (and `bodyTimeout`) covers the
+// Regression tests for issue 8, defect 3: the call's deadline (and `bodyTimeoutMs`) covers the
 // body of a response handed back — a body that stops arriving can no longer keep the caller
 // waiting, nor the process alive, past it. Clients run in child processes with no rejection
 // handler, against a real server on loopback.
@@ -21,7 +21,7 @@ afterAll(() => server.close());
 
 describe('issue 8 defect 3: the deadline covers the response body', () => {
   it('timeout 500, a 200 whose body stalls: the call resolves, reading the body rejects with DeadlineExceededError, the process exits', async () => {
-    const r = await runClient({ entry: 'fetch', url: `${server.url}/stall-200`, init: { timeout: 500 } });
+    const r = await runClient({ entry: 'fetch', url: `${server.url}/stall-200`, init: { timeoutMs: 500 } });
     console.log(figures('200 with a stalled body, timeout 500', r));
     expect(r.stderr).toBe('');
     expect(r.killed).toBe(false);
@@ -33,8 +33,8 @@ describe('issue 8 defect 3: the deadline covers the response body', () => {
     const r = await runClient({
       entry: 'fetch',
       url: `${server.url}/stall-503`,
-      downstream: { retry: { maxAttempts: 2, backoff: { base: 1, cap: 2 } } },
-      init: { timeout: 500 },
+      downstream: { retry: { maxAttempts: 2, backoff: { baseMs: 1, capMs: 2 } } },
+      init: { timeoutMs: 500 },
     });
     console.log(figures('503 with a stalled body, timeout 500, 2 attempts', r));
     expect(r.killed).toBe(false);
@@ -48,9 +48,9 @@ describe('issue 8 defect 3: the deadline covers the response body', () => {
     });
   });
 
-  it('bodyTimeout without a deadline: reading rejects with BodyTimeoutError', async () => {
-    const r = await runClient({ entry: 'createFetch', url: `${server.url}/stall-200`, fetchOptions: { bodyTimeout: 300 } });
-    console.log(figures('200 with a stalled body, bodyTimeout 300', r));
+  it('bodyTimeoutMs without a deadline: reading rejects with BodyTimeoutError', async () => {
+    const r = await runClient({ entry: 'createFetch', url: `${server.url}/stall-200`, fetchOptions: { bodyTimeoutMs: 300 } });
+    console.log(figures('200 with a stalled body, bodyTimeoutMs 300', r));
     expect(r.killed).toBe(false);
     expect(r.code).toBe(0);
     expect(r.report).toMatchObject({ outcome: 'resolved', status: 200, bodyError: 'BodyTimeoutError', sockets: 0 });

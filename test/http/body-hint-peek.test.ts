@@ -50,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-const quickRetry = { retry: { maxAttempts: 2, backoff: { base: 10, cap: 20 } }, attemptTimeout: 5_000 };
+const quickRetry = { retry: { maxAttempts: 2, backoff: { baseMs: 10, capMs: 20 } }, attemptTimeoutMs: 5_000 };
 
 describe('issue 8 defect 1: an error body over 64 KiB never holds the attempt', () => {
   it('a 70,000-byte chunked 503 is failed twice (max-attempts), not timed out; the body is handed back whole', async () => {
@@ -66,7 +66,7 @@ describe('issue 8 defect 1: an error body over 64 KiB never holds the attempt', 
     const r = await runClient({
       entry: 'fetch',
       url: `${server.url}/html?size=70000`,
-      downstream: { retry: false, attemptTimeout: false },
+      downstream: { retry: false, attemptTimeoutMs: false },
     });
     console.log(figures('70,000-byte chunked 503, no retry, no timeout', r));
     expect(r.killed).toBe(false);
@@ -78,7 +78,7 @@ describe('issue 8 defect 1: an error body over 64 KiB never holds the attempt', 
     const r = await runClient({
       entry: 'fetch',
       url: `${server.url}/slow-html`,
-      downstream: { retry: false, attemptTimeout: 150 },
+      downstream: { retry: false, attemptTimeoutMs: 150 },
     });
     console.log(figures('1 MB slow chunked 503, 150 ms attempt timeout', r));
     expect(r.stderr).toBe('');

@@ -33,15 +33,15 @@ async function silent(): Promise<{ url: string; accepted: () => number }> {
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, accepted: () => accepted };
 }
 
-describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
+describe('connectTimeoutMs (Node with undici 7)', () => {
   // undici checks connect timeouts on a coarse timer (about a second), whatever the value.
-  it('a hanging handshake fails after connectTimeout with outcome `failed`, and is retried', async () => {
+  it('a hanging handshake fails after connectTimeoutMs with outcome `failed`, and is retried', async () => {
     const server = await silent();
     const api = downstream('api', {
       budget: false,
-      retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
     });
-    const error = await fetchThrough(api, server.url, { connectTimeout: 100 }).catch((e: unknown) => e);
+    const error = await fetchThrough(api, server.url, { connectTimeoutMs: 100 }).catch((e: unknown) => e);
     expect(isGiveUpError(error) && error.reason).toBe('max-attempts');
     expect(isGiveUpError(error) && error.outcome).toBe('failed');
     const cause = isGiveUpError(error) ? error.cause : undefined;
@@ -52,7 +52,7 @@ describe('connectTimeout (SPEC S5, Node with undici 7)', () => {
   it('requests that connect in time go through the same fetch; one agent per timeout value', async () => {
     const server: Loopback = await listen((_req, res) => res.writeHead(200).end('ok'));
     closers.push(() => server.close());
-    const response = await fetchThrough(downstream('api'), server.url, { connectTimeout: 500 });
+    const response = await fetchThrough(downstream('api'), server.url, { connectTimeoutMs: 500 });
     expect(await response.text()).toBe('ok');
     expect(await connectTimeoutFetch(500)).toBe(await connectTimeoutFetch(500));
   });

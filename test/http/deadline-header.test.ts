@@ -8,7 +8,7 @@ import {
   readInboundBudget,
 } from '../../src/http/index.js';
 
-describe('deadline headers (SPEC S5, S12: untrusted input)', () => {
+describe('deadline headers (untrusted input)', () => {
   it('pins the server maximum default: 30 s', () => {
     expect(DEFAULT_MAX_TIMEOUT_MS).toBe(30_000);
   });

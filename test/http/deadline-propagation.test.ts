@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withKindly } from '../../src/http/index.js';
+import { fetchThrough, nodeHttpHandler } from '../../src/http/index.js';
 import { isGiveUpError } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
 
 /**
- * SPEC S5: client → A → B → slow C with a 300 ms deadline at the client. The budget travels in
+ * client → A → B → slow C with a 300 ms deadline at the client. The budget travels in
  * `x-request-timeout-ms`, shrinking at each hop; C's handler sees its signal abort instead of
  * finishing its 5 s of work; no hop starts a call after its deadline.
  *
@@ -31,10 +31,10 @@ afterEach(async () => {
 async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback> {
   const callee = downstream(name, {
     budget: false,
-    retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+    retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 10, jitter: 'none' } },
   });
   const server = await listen(
-    withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+    nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
       const hop: Hop = {
         name,
         received: Number(req.headers['x-request-timeout-ms']),
@@ -44,7 +44,7 @@ async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback>
       hops.push(hop);
       callee.on('attempt-start', (e) => hop.attemptStarts.push(e.atMs));
       try {
-        const upstream = await callee.fetch(next);
+        const upstream = await fetchThrough(callee, next);
         res.writeHead(upstream.status).end();
       } catch {
         if (!res.headersSent) res.writeHead(504).end();
@@ -55,13 +55,13 @@ async function relay(name: string, next: string, hops: Hop[]): Promise<Loopback>
   return server;
 }
 
-describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', () => {
+describe('deadline propagation over HTTP, real servers on loopback', () => {
   it("the client's 300 ms budget reaches C, whose work is aborted at the deadline; no hop calls after its deadline", async () => {
     const hops: Hop[] = [];
     let cFinished = false;
     const cAbort: { at?: number; reason?: string } = {};
     const c = await listen(
-      withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
         const kindly = req.kindly;
         if (kindly === undefined) throw new Error('no kindly context');
         hops.push({
@@ -103,9 +103,9 @@ describe('deadline propagation over HTTP (SPEC S5), real servers on loopback', (
     });
     // The client runs outside any request, so it names the hosts that take part; A and B call
     // from inside their handlers' deadline scopes and propagate by default.
-    const error = await client
-      .fetch(a.url, { timeout: 300, propagateHeaders: { hosts: ['127.0.0.1'] } })
-      .catch((e: unknown) => e);
+    const error = await fetchThrough(client, a.url, { timeoutMs: 300, propagateHeaders: { hosts: ['127.0.0.1'] } }).catch(
+      (e: unknown) => e,
+    );
     const clientGaveUpAt = performance.now();
     const clientDeadline = clientStart + 300;
     expect(isGiveUpError(error)).toBe(true);

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchThrough, getRequestSignal, kindlyExpress } from '../../src/http/index.js';
+import { expressMiddleware, fetchThrough, getRequestSignal } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -34,12 +34,12 @@ async function dependency(status: number): Promise<{ url: string; budgets: strin
   return { url: server.url, budgets };
 }
 
-describe('kindlyExpress (Express 5)', () => {
+describe('expressMiddleware (Express 5)', () => {
   it('exposes the clamped deadline and signal, and the scope survives express.json() body parsing', async () => {
     const backend = await dependency(200);
     const calls = downstream('backend');
     const app = express();
-    app.use(kindlyExpress({ maxTimeoutMs: 2_000 }));
+    app.use(expressMiddleware({ maxTimeoutMs: 2_000 }));
     app.use(express.json());
     app.post('/orders', async (req, res) => {
       const scope = currentDeadlineScope();
@@ -65,9 +65,9 @@ describe('kindlyExpress (Express 5)', () => {
 
   it('marks a 503 sent after the dependency exhausted its retries x-retry-exhausted: 1', async () => {
     const dead = await dependency(503);
-    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const app = express();
-    app.use(kindlyExpress());
+    app.use(expressMiddleware());
     app.get('/', async (_req, res) => {
       const upstream = await fetchThrough(calls, dead.url);
       res.status(upstream.status).send('dependency unavailable');
@@ -81,7 +81,7 @@ describe('kindlyExpress (Express 5)', () => {
 
   it('aborts the signal at the deadline the client sent', async () => {
     const app = express();
-    app.use(kindlyExpress());
+    app.use(expressMiddleware());
     app.get('/', (req, res) => {
       const signal = getRequestSignal(req);
       signal?.addEventListener('abort', () => res.status(504).send((signal.reason as Error).name));

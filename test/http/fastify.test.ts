@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchThrough, getRequestSignal, kindlyFastify, type RequestContext } from '../../src/http/index.js';
+import { fastifyPlugin, fetchThrough, getRequestSignal, type RequestContext } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -28,12 +28,12 @@ async function dependency(status: number): Promise<{ url: string; budgets: strin
 
 const contextOf = (request: unknown) => (request as { kindly: RequestContext | null }).kindly;
 
-describe('kindlyFastify (Fastify 5)', () => {
+describe('fastifyPlugin (Fastify 5)', () => {
   it('request.kindly carries the clamped deadline; the scope survives body parsing; outbound calls inherit it', async () => {
     const backend = await dependency(200);
     const calls = downstream('backend');
     const app = Fastify();
-    await app.register(kindlyFastify, { maxTimeoutMs: 1_500 });
+    await app.register(fastifyPlugin, { maxTimeoutMs: 1_500 });
     app.post('/orders', async (request) => {
       const kindly = contextOf(request);
       const scope = currentDeadlineScope();
@@ -58,9 +58,9 @@ describe('kindlyFastify (Fastify 5)', () => {
 
   it('marks a 503 reply sent after the dependency exhausted its retries x-retry-exhausted: 1', async () => {
     const dead = await dependency(503);
-    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dead', { retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const app = Fastify();
-    await app.register(kindlyFastify);
+    await app.register(fastifyPlugin);
     app.get('/', async (_request, reply) => {
       const upstream = await fetchThrough(calls, dead.url);
       return reply.code(upstream.status).send({ error: 'dependency unavailable' });
@@ -80,7 +80,7 @@ describe('kindlyFastify (Fastify 5)', () => {
 
   it('aborts the signal at the deadline the client sent', async () => {
     const app = Fastify();
-    await app.register(kindlyFastify);
+    await app.register(fastifyPlugin);
     app.get('/', async (request, reply) => {
       const signal = getRequestSignal(request) as AbortSignal;
       await new Promise((resolve) => signal.addEventListener('abort', resolve));

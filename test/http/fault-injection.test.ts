@@ -95,7 +95,7 @@ interface FaultCase {
   expect: Partial<ClientReport> & { bodyErrorSet?: boolean; maxRssGrowthKb?: number };
 }
 
-const quick = { retry: { maxAttempts: 2, backoff: { base: 5, cap: 10 } }, attemptTimeout: 400, budget: false };
+const quick = { retry: { maxAttempts: 2, backoff: { baseMs: 5, capMs: 10 } }, attemptTimeoutMs: 400, budget: false };
 const gaveUp = { outcome: 'rejected', error: 'GiveUpError', reason: 'max-attempts', attempts: 2 } as const;
 
 /** Wire faults that leave no response at all: every entry point retries, then gives up. */
@@ -115,7 +115,7 @@ const errorBodies = (entry: 'fetch' | 'axios'): FaultCase[] =>
         name: `503 text/html ${size.toLocaleString('en-US')} B ${cl ? 'with' : 'without'} Content-Length`,
         url: () => via('none', `/error?size=${size}&cl=${cl ? 1 : 0}`),
         // axios reads the body inside the attempt: room for 10 MB on a loaded machine.
-        spec: { downstream: { ...quick, attemptTimeout: 5_000 } },
+        spec: { downstream: { ...quick, attemptTimeoutMs: 5_000 } },
         expect:
           entry === 'fetch'
             ? { outcome: 'resolved', status: 503, attempts: 2, bodyBytes: size }
@@ -135,7 +135,7 @@ function fetchCases(): FaultCase[] {
     {
       name: 'chunked body that never ends (timeout 1,500)',
       url: () => via('none', '/never-ends'),
-      spec: { init: { timeout: 1_500 } },
+      spec: { init: { timeoutMs: 1_500 } },
       expect: { outcome: 'resolved', status: 200, bodyError: 'DeadlineExceededError' },
     },
     ...errorBodies('fetch'),
@@ -192,7 +192,7 @@ function middlewareCases(entry: Entry): FaultCase[] {
   const gaveUpInside = { outcome: 'resolved', status: entry === 'express' ? 500 : 503, exhausted: '1' } as const;
   const failedInside = { outcome: 'resolved', status: 500 } as const;
   const passedOn = { outcome: 'resolved', status: 503, exhausted: '1' } as const;
-  const roomy = { inboundTimeoutMs: 8_000, downstream: { ...quick, attemptTimeout: 5_000 } };
+  const roomy = { inboundTimeoutMs: 8_000, downstream: { ...quick, attemptTimeoutMs: 5_000 } };
   return [
     ...noResponse.map((c) => ({ ...c, expect: gaveUpInside })),
     { name: 'half the body (reset after 300 bytes)', url: () => via('half-body', '/big'), expect: failedInside },

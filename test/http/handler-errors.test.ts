@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchThrough, kindlyFastify, withKindly } from '../../src/http/index.js';
+import { fastifyPlugin, fetchThrough, nodeHttpHandler } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
 import { listen } from './support/loopback.js';
 
@@ -18,7 +18,7 @@ afterEach(async () => {
 async function failingDependency() {
   const dep = await listen((_req, res) => res.writeHead(503).end('busy'));
   closers.push(() => dep.close());
-  const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { base: 1, cap: 2 } }, budget: false });
+  const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { baseMs: 1, capMs: 2 } }, budget: false });
   return { url: dep.url, calls };
 }
 
@@ -34,11 +34,11 @@ async function serve(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe('withKindly — errors escaping the handler (issue 8 defect 8)', () => {
+describe('nodeHttpHandler — errors escaping the handler (issue 8 defect 8)', () => {
   it('a give-up escaping an async handler: 503 with x-retry-exhausted: 1; other errors: 500; the server keeps serving', async () => {
     const { url: depUrl, calls } = await failingDependency();
     const reported: unknown[] = [];
-    const handler = withKindly(
+    const handler = nodeHttpHandler(
       async (req, res) => {
         if (req.url === '/give-up') await fetchThrough(calls, depUrl, { throwHttpErrors: true });
         if (req.url === '/bug') throw new Error('secret detail');
@@ -75,11 +75,11 @@ describe('withKindly — errors escaping the handler (issue 8 defect 8)', () => 
   });
 });
 
-describe('kindlyFastify — errors escaping the handler (issue 8 defect 8)', () => {
+describe('fastifyPlugin — errors escaping the handler (issue 8 defect 8)', () => {
   it('a give-up escaping a route: 503 with x-retry-exhausted: 1 instead of 500; other errors keep Fastify’s 500', async () => {
     const { url: depUrl, calls } = await failingDependency();
     const app = Fastify();
-    await app.register(kindlyFastify);
+    await app.register(fastifyPlugin);
     app.get('/give-up', async () => {
       await fetchThrough(calls, depUrl, { throwHttpErrors: true });
       return 'unreachable';

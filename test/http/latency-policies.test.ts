@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchThrough } from '../../src/http/index.js';
-import { downstream, GiveUpError, systemClock } from '../../src/index.js';
+import { downstream, GiveUpError } from '../../src/index.js';
+import { systemClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from './support/loopback.js';
 
 let server: Loopback | undefined;

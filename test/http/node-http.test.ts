@@ -5,12 +5,13 @@ import {
   EXHAUSTED_REASONS,
   fetchThrough,
   getRequestSignal,
+  nodeHttpHandler,
   type RequestContext,
   SERVER_DEFAULTS,
-  withKindly,
 } from '../../src/http/index.js';
-import { downstream, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen, until } from './support/loopback.js';
 
 const servers: Loopback[] = [];
@@ -19,10 +20,10 @@ afterEach(async () => {
 });
 
 /** A server whose handler records `req.kindly` and answers at once; the middleware runs on `clock`. */
-async function recorder(clock: VirtualClock, options: Parameters<typeof withKindly>[1] = {}) {
+async function recorder(clock: VirtualClock, options: Parameters<typeof nodeHttpHandler>[1] = {}) {
   const seen: RequestContext[] = [];
   const server = await listen(
-    withKindly(
+    nodeHttpHandler(
       (req: IncomingMessage, res: ServerResponse) => {
         if (req.kindly !== undefined) seen.push(req.kindly);
         res.writeHead(200).end();
@@ -34,7 +35,7 @@ async function recorder(clock: VirtualClock, options: Parameters<typeof withKind
   return { server, seen };
 }
 
-describe('withKindly — inbound deadline (SPEC S5)', () => {
+describe('nodeHttpHandler — inbound deadline', () => {
   it('pins its defaults', () => {
     expect(SERVER_DEFAULTS).toEqual({ maxTimeoutMs: 30_000, markExhausted: true });
     expect(EXHAUSTED_REASONS).toEqual(['max-attempts', 'budget', 'circuit-open', 'dont-retry']);
@@ -75,7 +76,7 @@ describe('withKindly — inbound deadline (SPEC S5)', () => {
     const seen: { context?: RequestContext } = {};
     let respond: (() => void) | undefined;
     const server = await listen(
-      withKindly(
+      nodeHttpHandler(
         (req: IncomingMessage, res: ServerResponse) => {
           seen.context = req.kindly;
           respond = () => res.writeHead(200).end();
@@ -116,7 +117,7 @@ describe('withKindly — inbound deadline (SPEC S5)', () => {
   it('aborts the signal when the client disconnects before the response', async () => {
     let signal: AbortSignal | undefined;
     const server = await listen(
-      withKindly((req: IncomingMessage) => {
+      nodeHttpHandler((req: IncomingMessage) => {
         signal = getRequestSignal(req);
       }),
     );
@@ -136,7 +137,7 @@ describe('withKindly — inbound deadline (SPEC S5)', () => {
     let insideCall: number | undefined;
     const inner = downstream('inner', { clock });
     const server = await listen(
-      withKindly(
+      nodeHttpHandler(
         async (req: IncomingMessage, res: ServerResponse) => {
           const scope = currentDeadlineScope();
           inherited = scope && { deadline: scope.deadline, signal: scope.signal };
@@ -156,13 +157,13 @@ describe('withKindly — inbound deadline (SPEC S5)', () => {
   });
 
   it('validates its options', () => {
-    expect(() => withKindly(() => undefined, { maxTimeoutMs: -1, markExhausted: 'yes', extra: 1 } as never)).toThrow(
+    expect(() => nodeHttpHandler(() => undefined, { maxTimeoutMs: -1, markExhausted: 'yes', extra: 1 } as never)).toThrow(
       /extra[\s\S]*maxTimeoutMs[\s\S]*markExhausted/,
     );
   });
 });
 
-describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
+describe('nodeHttpHandler — x-retry-exhausted', () => {
   async function failingDependency() {
     const dead = await listen((_req, res) => res.writeHead(503).end());
     servers.push(dead);
@@ -171,9 +172,9 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
 
   it('marks a 5xx answered after a kindly call exhausted its retries; not a 4xx, not a success', async () => {
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const server = await listen(
-      withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
         const upstream = await fetchThrough(calls, dead);
         const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('answer') ?? upstream.status);
         res.statusCode = status;
@@ -194,7 +195,7 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     servers.push(missing);
     const calls = downstream('dep');
     const server = await listen(
-      withKindly(async (_req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (_req: IncomingMessage, res: ServerResponse) => {
         await fetchThrough(calls, missing.url);
         res.writeHead(502).end();
       }),
@@ -207,10 +208,10 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
     const missing = await listen((_req, res) => res.writeHead(404).end());
     servers.push(missing);
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     let context: RequestContext | undefined;
     const server = await listen(
-      withKindly(async (req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (req: IncomingMessage, res: ServerResponse) => {
         context = req.kindly;
         await fetchThrough(calls, missing.url); // not-retryable: no mark on its own
         await fetchThrough(calls, dead); // max-attempts
@@ -225,9 +226,9 @@ describe('withKindly — x-retry-exhausted (SPEC S7)', () => {
 
   it('markExhausted: false leaves responses alone', async () => {
     const dead = await failingDependency();
-    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 1, jitter: 'none' } } });
+    const calls = downstream('dep', { retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } } });
     const server = await listen(
-      withKindly(
+      nodeHttpHandler(
         async (_req: IncomingMessage, res: ServerResponse) => {
           res.writeHead((await fetchThrough(calls, dead)).status).end();
         },

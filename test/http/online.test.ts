@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type PageEnvironment, waitUntilOnline, waitUntilVisible } from '../../src/http/index.js';
-import { VirtualClock } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 
 /** A stand-in page: a navigator whose onLine we flip, and window/document event targets. */
 function page(online: boolean, visibility: 'visible' | 'hidden' = 'visible') {
@@ -21,7 +21,7 @@ function page(online: boolean, visibility: 'visible' | 'hidden' = 'visible') {
   };
 }
 
-describe('waiting instead of burning attempts in a browser (SPEC S3.2)', () => {
+describe('waiting instead of burning attempts in a browser', () => {
   it('nothing to wait for when online, or outside a page', () => {
     const clock = new VirtualClock();
     expect(waitUntilOnline(undefined, undefined, clock, page(true).env)).toBeUndefined();

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFetch, propagatesTo, withKindly } from '../../src/http/index.js';
+import { createFetch, fetchThrough, nodeHttpHandler, propagatesTo } from '../../src/http/index.js';
 import { InvalidOptionsError, runWithDeadline } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen } from './support/loopback.js';
@@ -30,7 +30,7 @@ const internal = (headers: IncomingHttpHeaders) => [headers['x-retry-attempt'], 
 describe('internal headers reach only services that take part', () => {
   it('a call outside any deadline scope (a script calling a third-party API) sends neither header', async () => {
     const { server, seen } = await recorder();
-    await downstream('third-party', { attemptTimeout: 9_999 }).fetch(server.url, { timeout: 5_000 });
+    await fetchThrough(downstream('third-party', { attemptTimeoutMs: 9_999 }), server.url, { timeoutMs: 5_000 });
     expect(internal(seen[0]!)).toEqual([undefined, undefined]);
   });
 
@@ -38,7 +38,7 @@ describe('internal headers reach only services that take part', () => {
     const { server: inner, seen } = await recorder();
     const api = createFetch(downstream('inner'));
     const outer = await listen(
-      withKindly(async (_req: IncomingMessage, res: ServerResponse) => {
+      nodeHttpHandler(async (_req: IncomingMessage, res: ServerResponse) => {
         await api(inner.url);
         res.writeHead(204).end();
       }),
@@ -52,19 +52,19 @@ describe('internal headers reach only services that take part', () => {
 
   it('runWithDeadline is a scope too', async () => {
     const { server, seen } = await recorder();
-    await runWithDeadline({ deadline: Number.POSITIVE_INFINITY }, () => downstream('scoped').fetch(server.url));
+    await runWithDeadline({ deadline: Number.POSITIVE_INFINITY }, () => fetchThrough(downstream('scoped'), server.url));
     expect(seen[0]!['x-retry-attempt']).toBe('0');
   });
 
   it('{ hosts } sends them to the named hosts only, in or out of a scope', async () => {
     const { server, seen } = await recorder();
     const port = new URL(server.url).port;
-    await downstream('a').fetch(server.url, { propagateHeaders: { hosts: ['127.0.0.1'] } });
-    await downstream('b').fetch(server.url, { propagateHeaders: { hosts: [`127.0.0.1:${port}`] } });
+    await fetchThrough(downstream('a'), server.url, { propagateHeaders: { hosts: ['127.0.0.1'] } });
+    await fetchThrough(downstream('b'), server.url, { propagateHeaders: { hosts: [`127.0.0.1:${port}`] } });
     await runWithDeadline({ deadline: Number.POSITIVE_INFINITY }, () =>
-      downstream('c').fetch(server.url, { propagateHeaders: { hosts: ['payments.internal'] } }),
+      fetchThrough(downstream('c'), server.url, { propagateHeaders: { hosts: ['payments.internal'] } }),
     );
-    await downstream('d').fetch(server.url, { propagateHeaders: false });
+    await fetchThrough(downstream('d'), server.url, { propagateHeaders: false });
     expect(seen.map((h) => h['x-retry-attempt'])).toEqual(['0', '0', undefined, undefined]);
   });
 

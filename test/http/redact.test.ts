@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaders, redactUrl, SECRET_HEADERS } from '../../src/http/index.js';
 import { redactHeaderRecord, secretValues } from '../../src/http/redact.js';
 
-describe('redactUrl (SPEC S9)', () => {
+describe('redactUrl', () => {
   it('hides credentials, secret query values and the fragment; keeps everything else byte for byte', () => {
     expect(redactUrl('https://user:pa55@api.example.com:8443/v1/x?page=2&api_key=abc&q=a%20b#access_token=t')).toBe(
       'https://REDACTED@api.example.com:8443/v1/x?page=2&api_key=REDACTED&q=a%20b',

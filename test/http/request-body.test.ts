@@ -3,14 +3,15 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BUFFERED_BODY, prepareBody } from '../../src/http/index.js';
-import { isDeadlineExceededError, VirtualClock } from '../../src/index.js';
+import { isDeadlineExceededError } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 
 const text = (bytes: unknown) => new TextDecoder().decode(bytes as Uint8Array);
 async function readStream(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new TextDecoder().decode(new Uint8Array(await new Response(stream).arrayBuffer()));
 }
 
-describe('prepareBody (SPEC S8.1: non-replayable bodies)', () => {
+describe('prepareBody (non-replayable bodies)', () => {
   it('pins the buffering limit: 1 MiB', () => {
     expect(DEFAULT_MAX_BUFFERED_BODY).toBe(1_048_576);
   });

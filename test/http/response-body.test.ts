@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DRAIN_LIMIT, drainBody, peekBody, withoutSecrets } from '../../src/http/response-body.js';
-import { VirtualClock } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);

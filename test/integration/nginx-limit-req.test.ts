@@ -56,7 +56,7 @@ describe.skipIf(!existsSync(NGINX))('leaky-bucket model vs nginx limit_req (100 
       const run = await realHerd(nginx.url, 100, {
         retry: HERD_RETRY_OPTIONS[strategy],
         budget: false,
-        attemptTimeout: 10_000,
+        attemptTimeoutMs: 10_000,
       });
       await systemClock.sleep(50); // nginx writes the last log lines after answering
       const real = nginx.requests();
@@ -84,12 +84,12 @@ describe.skipIf(!existsSync(NGINX))('leaky-bucket model vs nginx limit_req (100 
     const run = await realHerd(nginx.url, 100, {
       retry: {
         maxAttempts: Number.POSITIVE_INFINITY,
-        maxElapsed: 60_000,
-        backoff: { shape: 'constant', base: 0, jitter: 'none' },
+        maxElapsedMs: 60_000,
+        backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
       },
       pacing: {},
       budget: false,
-      attemptTimeout: 10_000,
+      attemptTimeoutMs: 10_000,
     });
     await systemClock.sleep(50);
     const real = nginx.requests();

@@ -25,7 +25,11 @@ const STRATEGIES: Record<string, DownstreamOptions> = {
   full: { retry: HERD_RETRY_OPTIONS.full },
   decorrelated: { retry: HERD_RETRY_OPTIONS.decorrelated },
   adaptive: {
-    retry: { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000, backoff: { shape: 'constant', base: 0, jitter: 'none' } },
+    retry: {
+      maxAttempts: Number.POSITIVE_INFINITY,
+      maxElapsedMs: 60_000,
+      backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
+    },
     pacing: {},
   },
 };
@@ -76,7 +80,7 @@ for (const limiter of limiters) {
       it(`${strategy}: every caller served; the model is not optimistic`, async () => {
         await rest();
         server.resetCounts();
-        const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeout: 10_000 });
+        const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeoutMs: 10_000 });
         const real = server.requests();
         const sim = simulated(limiter.model, strategy, limiter.extra ?? {});
         console.log(

@@ -26,8 +26,8 @@ const FAILED: Classification = { outcome: 'failed', retryable: true, status: 503
 const UNKNOWN: Classification = { outcome: 'unknown', retryable: true, timeout: true };
 const NOT_RETRYABLE: Classification = { outcome: 'failed', retryable: false, status: 400 };
 
-function plan(retry = new RetryPolicy({ backoff: { base: 100, jitter: 'none' } }), attemptTimeout = 1_000) {
-  return { name: 'api', retry, random: new SeededRandom(1), attemptTimeout, idempotent: true };
+function plan(retry = new RetryPolicy({ backoff: { baseMs: 100, jitter: 'none' } }), attemptTimeoutMs = 1_000) {
+  return { name: 'api', retry, random: new SeededRandom(1), attemptTimeoutMs, idempotent: true };
 }
 
 function machine(
@@ -100,7 +100,7 @@ describe('CallMachine', () => {
   });
 
   it('decorrelated jitter reads the previous delay the machine chose', () => {
-    const retry = new RetryPolicy({ maxAttempts: 6, backoff: { base: 100, cap: 100_000, jitter: 'decorrelated' } });
+    const retry = new RetryPolicy({ maxAttempts: 6, backoff: { baseMs: 100, capMs: 100_000, jitter: 'decorrelated' } });
     const m = machine([], {}, plan(retry));
     const delays: number[] = [];
     let now = 0;

@@ -12,7 +12,7 @@ describe('callDeadline', () => {
 });
 
 describe('attemptFits', () => {
-  it('needs minAttemptTime left and a deadline not yet passed', () => {
+  it('needs minAttemptTimeMs left and a deadline not yet passed', () => {
     expect(attemptFits(Number.POSITIVE_INFINITY, 1e12, 1)).toBe(true);
     expect(attemptFits(100, 99, 1)).toBe(true);
     expect(attemptFits(100, 99.5, 1)).toBe(false);

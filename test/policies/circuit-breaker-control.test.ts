@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   type BreakerState,
-  CircuitBreaker,
   type CircuitBreakerSnapshot,
   downstream,
   type GiveUpError,
   InvalidOptionsError,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { CircuitBreaker } from '../../src/policies/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /**
  * Breaker control by hand, as users of opossum and Polly expect: read the state, isolate

@@ -1,32 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer } from '../../src/policies/pacer.js';
 import { SeededRandom } from '../../src/random/random.js';
-import { VirtualClock } from '../../src/time/virtual-clock.js';
+import { Simulation } from '../../src/sim/engine.js';
+import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
+import type { HerdClients } from '../../src/sim/herd-run.js';
 
 /**
- * The pacer's protocol: book a slot, and when the wait ends ask again (slots move as the
- * pacer learns) until it says 0; then `go`.
- */
-function paced(clock: VirtualClock, pacer: Pacer, now: number, go: () => void): void {
-  const wait = pacer.reserve(now);
-  const ticket = pacer.lastTicket;
-  const check = () => {
-    const more = pacer.holdFor(ticket, clock.monotonic());
-    if (more > 0) clock.schedule(more, check);
-    else go();
-  };
-  if (wait > 0) clock.schedule(wait, check);
-  else clock.schedule(0, go);
-}
-
-/**
- * The herd of SPEC S11.1 with adaptive pacing, on a virtual clock: `clients` clients send at
- * t = 0; the server serves the first `capacity` arrivals of each `slotMs` slot and rejects
- * the rest with 429 (no hint); every answer is delivered at the end of its slot, in arrival
- * order; a rejected client sends again at `now + pacer.reserve(now)`. One pacer for all
- * clients (one process). The seed shuffles the clients' order at t = 0; `shuffleAnswers`
- * also shuffles the order in which a slot's answers are processed (still served by arrival),
- * as sockets read in a real event loop would.
+ * The herd of SPEC S11.1 with adaptive pacing: `clients` clients send at t = 0; the server
+ * serves the first `capacity` arrivals of each `slotMs` slot and rejects the rest with 429 (no
+ * hint); every answer is delivered at the end of its slot, in arrival order. The clients are
+ * the simulator's adaptive strategy — calls of one simulated downstream with `pacing`, through
+ * the runtime's own call orchestration (pacing stage included) — so this test measures the
+ * pipeline users run, not a copy of it. The seed shuffles the clients' order at t = 0;
+ * `shuffleAnswers` also shuffles the order in which a slot's answers are processed (still
+ * served by arrival), as sockets read in a real event loop would.
  */
 function herd(
   seed: number,
@@ -35,12 +21,10 @@ function herd(
   const clients = options.clients ?? 100;
   const capacity = options.capacity ?? 10;
   const slotMs = options.slotMs ?? 100;
-  const clock = new VirtualClock();
+  const sim = new Simulation({ seed });
   const random = new SeededRandom(seed);
-  const pacer = new Pacer();
-  const arrivals = new Map<number, Array<{ client: number; sentAt: number }>>();
+  const arrivals = new Map<number, Array<{ client: number }>>();
   const retriesPerSlot = new Map<number, number>();
-  const attempts = new Array<number>(clients).fill(0);
   let totalRequests = 0;
   let succeeded = 0;
   let allSucceededMs = 0;
@@ -53,37 +37,41 @@ function herd(
     return xs;
   };
 
-  const send = (client: number) => {
-    const now = clock.monotonic();
-    totalRequests++;
-    const slot = Math.floor(now / slotMs);
-    if (++attempts[client]! > 1) retriesPerSlot.set(slot, (retriesPerSlot.get(slot) ?? 0) + 1);
-    let list = arrivals.get(slot);
-    if (list === undefined) {
-      list = [];
-      arrivals.set(slot, list);
-      clock.schedule((slot + 1) * slotMs - now, () => endSlot(slot));
-    }
-    list.push({ client, sentAt: now });
-  };
-
-  const endSlot = (slot: number) => {
-    const now = clock.monotonic();
+  const endSlot = sim.on((slot, now) => {
     const answers = (arrivals.get(slot) ?? []).map((a, i) => ({ ...a, ok: i < capacity }));
     arrivals.delete(slot);
-    for (const { client, sentAt, ok } of options.shuffleAnswers ? shuffle(answers) : answers) {
-      pacer.onResult(now, ok ? 'ok' : 'rejected', undefined, sentAt);
+    for (const { client, ok } of options.shuffleAnswers ? shuffle(answers) : answers) {
       if (ok) {
         succeeded++;
         allSucceededMs = now;
+        herdClients.served(client, now);
       } else {
-        paced(clock, pacer, now, () => send(client));
+        herdClients.rejected(client, now);
       }
     }
-  };
-
-  for (const client of shuffle([...Array(clients).keys()])) clock.schedule(0, () => send(client));
-  while (clock.runNext());
+  });
+  const herdClients: HerdClients = ADAPTIVE_HERD_STRATEGY.create(
+    sim,
+    { clients, capacity, slotMs, seed },
+    {
+      send(client, attempt, now) {
+        totalRequests++;
+        const slot = Math.floor(now / slotMs);
+        if (attempt > 1) retriesPerSlot.set(slot, (retriesPerSlot.get(slot) ?? 0) + 1);
+        let list = arrivals.get(slot);
+        if (list === undefined) {
+          list = [];
+          arrivals.set(slot, list);
+          sim.at((slot + 1) * slotMs, endSlot, slot);
+        }
+        list.push({ client });
+      },
+      gaveUp() {},
+    },
+  );
+  const start = sim.on((client, now) => herdClients.start(client, now));
+  for (const client of shuffle([...Array(clients).keys()])) sim.at(0, start, client);
+  sim.run();
   return { totalRequests, allSucceededMs, peakRetriesPerSlot: Math.max(0, ...retriesPerSlot.values()), succeeded };
 }
 
@@ -126,16 +114,19 @@ describe('Pacer on the herd of SPEC S11.1', () => {
   });
 
   it('stays reasonable when a slot’s answers are processed in random order', () => {
-    // Rejections processed before the slot's successes start the search on a partial
-    // estimate; later answers of the same slot respace the probes. Measured over 200 seeds:
-    // requests 197 / 197 / 200, all succeeded 1.1 s (min / median / max).
+    // While the pacer is throttling, a rejected call yields before it books its slot (the
+    // pacing stage), so a slot's answers all reach the pacer first whatever their order; only
+    // a rejection processed before the pacer throttles books on a partial estimate. Measured
+    // over 200 seeds: requests 190 / 190 / 248, all succeeded 1.0 / 1.0 / 1.1 s (min / median
+    // / max). The hand-wired model this test held before booked at once, without the yield:
+    // 190 / 215 / 248 and 1.0 / 1.4 / 3.9 s.
     const runs = SEEDS.map((seed) => herd(seed, { shuffleAnswers: true }));
     const total = summary(runs.map((r) => r.totalRequests));
     const done = summary(runs.map((r) => r.allSucceededMs));
     expect(runs.every((r) => r.succeeded === 100)).toBe(true);
-    expect(total.median).toBeLessThanOrEqual(230);
+    expect(total.median).toBeLessThanOrEqual(209);
     expect(total.max).toBeLessThanOrEqual(300);
-    expect(done.median).toBeLessThanOrEqual(2_000);
-    expect(done.max).toBeLessThanOrEqual(6_000);
+    expect(done.median).toBeLessThanOrEqual(1_300);
+    expect(done.max).toBeLessThanOrEqual(2_000);
   });
 });

@@ -16,9 +16,9 @@ const base = {
 };
 const random = () => new SeededRandom(42);
 
-describe('RetryPolicy.decide (SPEC S3.3)', () => {
+describe('RetryPolicy.decide', () => {
   it('pins its defaults', () => {
-    expect(RETRY_DEFAULTS).toEqual({ maxAttempts: 3, maxRetryAfter: 300_000, hintJitter: 0.2, minAttemptTime: 1 });
+    expect(RETRY_DEFAULTS).toEqual({ maxAttempts: 3, maxRetryAfterMs: 300_000, hintJitter: 0.2, minAttemptTimeMs: 1 });
   });
 
   it('each step has its own reason', () => {
@@ -34,7 +34,7 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     });
     expect(p.decide({ ...base, idempotent: false }, r)).toMatchObject({ retry: false, reason: 'not-idempotent' });
     expect(p.decide({ ...base, attempt: 3 }, r)).toMatchObject({ retry: false, reason: 'max-attempts' });
-    expect(new RetryPolicy({ maxElapsed: 100 }).decide({ ...base, elapsedMs: 100 }, r)).toMatchObject({
+    expect(new RetryPolicy({ maxElapsedMs: 100 }).decide({ ...base, elapsedMs: 100 }, r)).toMatchObject({
       retry: false,
       reason: 'max-elapsed',
     });
@@ -59,7 +59,7 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
   });
 
   it('a hint is a minimum, jittered upward by at most 20%', () => {
-    const p = new RetryPolicy({ backoff: { base: 10, jitter: 'none' } });
+    const p = new RetryPolicy({ backoff: { baseMs: 10, jitter: 'none' } });
     for (let seed = 0; seed < 200; seed++) {
       const d = p.decide({ ...base, classification: { ...retryable, hintMs: 1000 } }, new SeededRandom(seed));
       if (!d.retry) throw new Error('expected a retry');
@@ -68,15 +68,15 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     }
   });
 
-  it('issue 8 defect 4: the upward hint jitter is clamped by maxRetryAfter (Retry-After: 2, maxRetryAfter 2000 sleeps 2000 ms)', () => {
-    const p = new RetryPolicy({ maxRetryAfter: 2_000, backoff: { base: 10, cap: 20 } });
+  it('issue 8 defect 4: the upward hint jitter is clamped by maxRetryAfterMs (Retry-After: 2, maxRetryAfterMs 2000 sleeps 2000 ms)', () => {
+    const p = new RetryPolicy({ maxRetryAfterMs: 2_000, backoff: { baseMs: 10, capMs: 20 } });
     for (let seed = 0; seed < 200; seed++) {
       const d = p.decide({ ...base, classification: { ...retryable, hintMs: 2_000 } }, new SeededRandom(seed));
       expect(d).toMatchObject({ retry: true, delayMs: 2_000, hintMs: 2_000 });
     }
   });
 
-  it('property: a hint within maxRetryAfter leads to a wait within [hint, max(backoff, maxRetryAfter)]', () => {
+  it('property: a hint within maxRetryAfterMs leads to a wait within [hint, max(backoff, maxRetryAfterMs)]', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 100_000 }),
@@ -84,7 +84,7 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
         fc.integer(),
         (max, f, seed) => {
           const hintMs = Math.floor(max * f);
-          const p = new RetryPolicy({ maxRetryAfter: max, hintJitter: 1 });
+          const p = new RetryPolicy({ maxRetryAfterMs: max, hintJitter: 1 });
           const d = p.decide({ ...base, classification: { ...retryable, hintMs } }, new SeededRandom(seed));
           if (!d.retry) throw new Error('expected a retry');
           expect(d.delayMs).toBeGreaterThanOrEqual(hintMs);
@@ -102,20 +102,22 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
   });
 
   it('a backoff that would end past the deadline is not started: the call stops now', () => {
-    const p = new RetryPolicy({ backoff: { base: 10_000, jitter: 'none' } });
+    const p = new RetryPolicy({ backoff: { baseMs: 10_000, jitter: 'none' } });
     expect(p.decide({ ...base, deadlineRemainingMs: 300 }, random())).toEqual({
       retry: false,
       reason: 'deadline',
       retryAfterMs: undefined,
     });
-    expect(new RetryPolicy({ maxElapsed: 300, backoff: { base: 10_000, jitter: 'none' } }).decide(base, random())).toMatchObject({
+    expect(
+      new RetryPolicy({ maxElapsedMs: 300, backoff: { baseMs: 10_000, jitter: 'none' } }).decide(base, random()),
+    ).toMatchObject({
       retry: false,
       reason: 'max-elapsed',
     });
     expect(p.decide({ ...base, deadlineRemainingMs: 10_002 }, random())).toMatchObject({ retry: true, delayMs: 10_000 });
   });
 
-  it('property: never retries past maxAttempts, and no sleep ends after the deadline or maxElapsed', () => {
+  it('property: never retries past maxAttempts, and no sleep ends after the deadline or maxElapsedMs', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 10 }),
@@ -125,8 +127,8 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
         fc.double({ min: 0, max: 2e6, noNaN: true }),
         fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
         fc.integer(),
-        (maxAttempts, attempt, elapsed, maxElapsed, remaining, hintMs, seed) => {
-          const p = new RetryPolicy({ maxAttempts, maxElapsed });
+        (maxAttempts, attempt, elapsed, maxElapsedMs, remaining, hintMs, seed) => {
+          const p = new RetryPolicy({ maxAttempts, maxElapsedMs });
           const d = p.decide(
             { ...base, attempt, elapsedMs: elapsed, deadlineRemainingMs: remaining, classification: { ...retryable, hintMs } },
             new SeededRandom(seed),
@@ -134,7 +136,7 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
           if (d.retry) {
             expect(attempt).toBeLessThan(maxAttempts);
             expect(d.delayMs).toBeLessThanOrEqual(remaining);
-            expect(elapsed + d.delayMs).toBeLessThanOrEqual(maxElapsed);
+            expect(elapsed + d.delayMs).toBeLessThanOrEqual(maxElapsedMs);
             expect(d.delayMs).toBeGreaterThanOrEqual(0);
             if (hintMs !== undefined) expect(d.delayMs).toBeGreaterThanOrEqual(hintMs);
           }
@@ -162,8 +164,8 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
   });
 
   it('unbounded retrying must be written explicitly and bounded in time', () => {
-    expect(() => new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY })).toThrow('finite `maxElapsed`');
-    expect(new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000 }).maxAttempts).toBe(
+    expect(() => new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY })).toThrow('finite `maxElapsedMs`');
+    expect(new RetryPolicy({ maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 }).maxAttempts).toBe(
       Number.POSITIVE_INFINITY,
     );
     expect(() => new RetryPolicy({ maxAttempts: 0 })).toThrow('`maxAttempts` to be an integer ≥ 1, got 0');
@@ -174,9 +176,9 @@ describe('RetryPolicy.decide (SPEC S3.3)', () => {
     const i = new RetryPolicy(interactive);
     const b = new RetryPolicy(background);
     expect(i.maxAttempts).toBeLessThan(b.maxAttempts);
-    expect(i.backoff.cap).toBeLessThan(b.backoff.cap);
-    expect(i.maxElapsed).toBeLessThan(b.maxElapsed);
-    expect(b.backoff.floor).toBe(1000);
+    expect(i.backoff.capMs).toBeLessThan(b.backoff.capMs);
+    expect(i.maxElapsedMs).toBeLessThan(b.maxElapsedMs);
+    expect(b.backoff.floorMs).toBe(1000);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { downstream, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 
 describe('bulkhead slots (issue 8 defect 6)', () => {
   it('regression: the slot is held until the operation settles, even after its attempt timed out — running work never exceeds maxConcurrent', async () => {
@@ -8,7 +9,7 @@ describe('bulkhead slots (issue 8 defect 6)', () => {
       clock,
       retry: false,
       budget: false,
-      attemptTimeout: 50,
+      attemptTimeoutMs: 50,
       bulkhead: { maxConcurrent: 5, maxQueue: 100, queueTimeoutMs: 10_000 },
     });
     let running = 0;

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type CallOptions,
-  downstream,
-  type GiveUpError,
-  InvalidOptionsError,
-  isInvalidOptionsError,
-  SeededRandom,
-  VirtualClock,
-} from '../../src/index.js';
+import { type CallOptions, downstream, type GiveUpError, InvalidOptionsError, isInvalidOptionsError } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /**
  * The edges a newcomer meets first: per-call options are checked as strictly as downstream
@@ -29,7 +22,7 @@ describe('per-call options are strict', () => {
     const error = await call.catch((e: unknown) => e);
     expect(isInvalidOptionsError(error)).toBe(true);
     expect((error as InvalidOptionsError).problems).toEqual([
-      'Unknown option `retries` (known: signal, deadline, timeout, idempotent, key, budgetKey, partition, onDiscard, verify, fallback, onAttemptError, classify, beforeAttempt)',
+      'Unknown option `retries` (known: signal, deadline, timeoutMs, idempotent, key, budgetKey, partition, onDiscard, verify, fallback, onAttemptError, classify, beforeAttempt)',
     ]);
     expect((error as Error).message).toContain("Invalid call on 'payments' options");
     expect(ran).toBe(false);
@@ -37,11 +30,11 @@ describe('per-call options are strict', () => {
 
   it('reports every problem at once, each with the bad value', async () => {
     const error = await api
-      .call(async () => 1, { timeout: -1, key: 7, verify: 'yes', typo: true } as unknown as CallOptions<number>)
+      .call(async () => 1, { timeoutMs: -1, key: 7, verify: 'yes', typo: true } as unknown as CallOptions<number>)
       .catch((e: unknown) => e);
     expect((error as InvalidOptionsError).problems).toEqual([
       expect.stringContaining('Unknown option `typo`'),
-      'Expected `timeout` ≥ 0, got -1',
+      'Expected `timeoutMs` ≥ 0, got -1',
       'Expected `key` to be a string, got 7',
       'Expected `verify` to be a function, got "yes"',
     ]);
@@ -51,7 +44,7 @@ describe('per-call options are strict', () => {
     const controller = new AbortController();
     const value = await api.call(async () => 'ok', {
       signal: controller.signal,
-      timeout: 1_000,
+      timeoutMs: 1_000,
       idempotent: true,
       key: 'eu',
       budgetKey: 'payments:read',

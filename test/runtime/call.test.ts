@@ -8,9 +8,8 @@ import {
   GiveUpError,
   isGiveUpError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number, extra: object = {}) => Object.assign(new Error(`HTTP ${code}`), { status: code, ...extra });
 
@@ -44,12 +43,12 @@ async function drive<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ val
   return out;
 }
 
-describe('downstream().call — retry loop (SPEC S3)', () => {
+describe('downstream().call — retry loop', () => {
   it('pins its defaults: 3 attempts, 10 s attempt timeout, idempotent', () => {
-    expect(DOWNSTREAM_DEFAULTS).toEqual({ attemptTimeout: 10_000, idempotent: true, maxKeys: 1_000 });
+    expect(DOWNSTREAM_DEFAULTS).toEqual({ attemptTimeoutMs: 10_000, idempotent: true, maxKeys: 1_000 });
     const api = downstream('x');
     expect(api.retry.maxAttempts).toBe(3);
-    expect(api.attemptTimeout).toBe(10_000);
+    expect(api.attemptTimeoutMs).toBe(10_000);
   });
 
   it('retries a 503 and returns the later success; attempt is 1-based and retriesLeft counts down', async () => {
@@ -115,7 +114,7 @@ describe('downstream().call — retry loop (SPEC S3)', () => {
   });
 
   it('times out an attempt (outcome unknown), aborts its signal, and retries', async () => {
-    const { clock, api } = setup({ attemptTimeout: 50 });
+    const { clock, api } = setup({ attemptTimeoutMs: 50 });
     const aborted: unknown[] = [];
     const { value } = await drive(
       clock,
@@ -137,7 +136,7 @@ describe('downstream().call — retry loop (SPEC S3)', () => {
   });
 
   it('a caller abort during a sleep settles at once with the abort reason, without waiting', async () => {
-    const { clock, api, events } = setup({ retry: { backoff: { base: 60_000, jitter: 'none' } } });
+    const { clock, api, events } = setup({ retry: { backoff: { baseMs: 60_000, jitter: 'none' } } });
     const controller = new AbortController();
     const call = api.call(
       async () => {
@@ -219,7 +218,7 @@ describe('downstream().call — retry loop (SPEC S3)', () => {
   });
 
   it('a wait hint longer than the time left ends the call now, with retryAfterMs', async () => {
-    const { clock, api } = setup({ totalTimeout: 5_000 });
+    const { clock, api } = setup({ totalTimeoutMs: 5_000 });
     const { error } = await drive(
       clock,
       api.call(async () => {
@@ -254,7 +253,7 @@ describe('downstream().call — retry loop (SPEC S3)', () => {
     let innerDeadline: number | undefined;
     await drive(
       clock,
-      api.call(() => inner.call((ctx) => (innerDeadline = ctx.deadline)), { timeout: 300 }),
+      api.call(() => inner.call((ctx) => (innerDeadline = ctx.deadline)), { timeoutMs: 300 }),
     );
     expect(innerDeadline).toBe(300);
   });
@@ -294,13 +293,13 @@ describe('downstream().call — retry loop (SPEC S3)', () => {
 
   it('invalid options fail at construction, listing every problem', () => {
     expect(() =>
-      downstream('x', { attemptTimeout: -5, totalTimeout: Number.NaN, retry: { maxAttempts: 0 }, colour: 'red' } as never),
-    ).toThrow(/colour[\s\S]*attemptTimeout[\s\S]*-5[\s\S]*totalTimeout[\s\S]*NaN[\s\S]*maxAttempts/);
+      downstream('x', { attemptTimeoutMs: -5, totalTimeoutMs: Number.NaN, retry: { maxAttempts: 0 }, colour: 'red' } as never),
+    ).toThrow(/colour[\s\S]*attemptTimeoutMs[\s\S]*-5[\s\S]*totalTimeoutMs[\s\S]*NaN[\s\S]*maxAttempts/);
   });
 });
 
 describe('downstream().call — properties on the virtual clock', () => {
-  it('attempts never exceed maxAttempts, elapsed never exceeds maxElapsed, no sleep ends past the deadline', async () => {
+  it('attempts never exceed maxAttempts, elapsed never exceeds maxElapsedMs, no sleep ends past the deadline', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 6 }),
@@ -309,9 +308,9 @@ describe('downstream().call — properties on the virtual clock', () => {
         fc.constantFrom('none', 'full', 'equal', 'decorrelated' as const),
         fc.integer({ min: 0, max: 2 ** 31 }),
         fc.array(fc.constantFrom(500, 503, 429, 200, 'timeout' as const), { minLength: 1, maxLength: 8 }),
-        async (maxAttempts, maxElapsed, deadline, jitter, seed, script) => {
+        async (maxAttempts, maxElapsedMs, deadline, jitter, seed, script) => {
           const { clock, api, events } = setup(
-            { attemptTimeout: 100, retry: { maxAttempts, maxElapsed, backoff: { base: 50, jitter, cap: 2_000 } } },
+            { attemptTimeoutMs: 100, retry: { maxAttempts, maxElapsedMs, backoff: { baseMs: 50, jitter, capMs: 2_000 } } },
             seed,
           );
           let attempts = 0;
@@ -330,7 +329,7 @@ describe('downstream().call — properties on the virtual clock', () => {
           expect(attempts).toBeLessThanOrEqual(maxAttempts);
           const starts = events.filter((e) => e.type === 'attempt-start');
           for (const s of starts) {
-            expect(s.atMs).toBeLessThanOrEqual(maxElapsed);
+            expect(s.atMs).toBeLessThanOrEqual(maxElapsedMs);
             expect(s.atMs).toBeLessThan(deadline);
           }
           for (const e of events) {
@@ -348,7 +347,7 @@ describe('downstream().call — properties on the virtual clock', () => {
         fc.array(fc.constantFrom(500, 502, 503, 504, 429, 408, 'timeout' as const), { minLength: 1, maxLength: 6 }),
         fc.integer(),
         async (script, seed) => {
-          const { clock, api } = setup({ idempotent: false, attemptTimeout: 100, retry: { maxAttempts: 6 } }, seed);
+          const { clock, api } = setup({ idempotent: false, attemptTimeoutMs: 100, retry: { maxAttempts: 6 } }, seed);
           const outcomes: string[] = [];
           let i = 0;
           await drive(
@@ -381,7 +380,10 @@ describe('downstream().call — abort property', () => {
         fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
         fc.integer(),
         async (base, jitter, when, seed) => {
-          const { clock, api, events } = setup({ retry: { maxAttempts: 2, backoff: { base, jitter, cap: 5_000 } } }, seed);
+          const { clock, api, events } = setup(
+            { retry: { maxAttempts: 2, backoff: { baseMs: base, jitter, capMs: 5_000 } } },
+            seed,
+          );
           const controller = new AbortController();
           let settled: { at: number; error: unknown } | undefined;
           api

@@ -35,7 +35,7 @@ describe('deadline context (issue 8 defect 9)', () => {
     });
   });
 
-  it('a CommonJS withKindly server calling an ESM downstream: the inner call inherits ~700 ms and the give-up is marked', () => {
+  it('a CommonJS nodeHttpHandler server calling an ESM downstream: the inner call inherits ~700 ms and the give-up is marked', () => {
     const r = run(join(root, 'dist/index.js'));
     console.log(
       `[figure] CJS server → ESM downstream: budgets sent ${r.budgets.join(', ')} ms, status ${r.status}, x-retry-exhausted ${r.exhausted}`,

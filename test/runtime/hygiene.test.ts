@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const child = fileURLToPath(new URL('../fixtures/hygiene-child.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
-describe('resource hygiene (SPEC S12)', () => {
+describe('resource hygiene', () => {
   it('100,000 calls with attempt timeouts: no MaxListenersExceeded warning, no live timer, the process exits by itself', async () => {
     const proc = spawn(tsx, [child], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { downstream, isGiveUpError, SeededRandom, VirtualClock } from '../../src/index.js';
+import { downstream, isGiveUpError } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const unavailable = () => Object.assign(new Error('HTTP 503'), { status: 503 });
 

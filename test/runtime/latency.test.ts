@@ -7,9 +7,8 @@ import {
   isAttemptTimeoutError,
   isConcurrencyLimitError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 function setup(options: DownstreamOptions = {}) {
   const clock = new VirtualClock();
@@ -98,10 +97,13 @@ describe('derived attempt timeouts through .call()', () => {
   it('times attempts out at percentile × factor of recent latency; the deadline stays the outer bound', async () => {
     const { clock, api } = setup({
       retry: false,
-      attemptTimeout: { percentile: 0.9, factor: 2, minSamples: 5, floorMs: 1, ceilingMs: 5_000 },
+      attemptTimeoutMs: { percentile: 0.9, factor: 2, minSamples: 5, floorMs: 1, ceilingMs: 5_000 },
     });
     const take = (ms: number, timeout?: number) =>
-      api.call(({ signal }) => clock.sleep(ms, signal).then(() => ms), timeout === undefined ? undefined : { timeout });
+      api.call(
+        ({ signal }) => clock.sleep(ms, signal).then(() => ms),
+        timeout === undefined ? undefined : { timeoutMs: timeout },
+      );
     // Until 5 latencies are known, the ceiling.
     expect(api.stats().attemptTimeoutMs).toBeUndefined();
     for (let i = 0; i < 10; i++) expect((await settle(clock, take(10))).value).toBe(10);

@@ -6,9 +6,8 @@ import {
   downstream,
   GiveUpError,
   type KindlyEvent,
-  SeededRandom,
-  VirtualClock,
 } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 
@@ -35,7 +34,7 @@ async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ va
   return out;
 }
 
-describe('pipeline with protections (SPEC S6.5)', () => {
+describe('pipeline with protections', () => {
   it('an open breaker fails fast with outcome failed and retryAfterMs, then lets a probe through after the break', async () => {
     const { clock, api, events } = setup({
       retry: false,
@@ -89,7 +88,7 @@ describe('pipeline with protections (SPEC S6.5)', () => {
   it('an empty retry budget stops retries with reason budget; another key is unaffected', async () => {
     const { clock, api, events } = setup({
       budget: { ratio: 0, reservePerSecond: 0.1, windowMs: 10_000 }, // one retry per 10 s window
-      retry: { maxAttempts: 3, backoff: { base: 1, jitter: 'none' } },
+      retry: { maxAttempts: 3, backoff: { baseMs: 1, jitter: 'none' } },
     });
     const fail = (budgetKey: string) => api.call(async () => Promise.reject(status(503)), { budgetKey });
     const first = (await settle(clock, fail('read'))).error as GiveUpError;
@@ -148,7 +147,7 @@ describe('pipeline with protections (SPEC S6.5)', () => {
     const { clock, api, events } = setup({
       budget: false,
       pacing: {},
-      retry: { maxAttempts: Number.POSITIVE_INFINITY, maxElapsed: 60_000, backoff: { base: 1, jitter: 'none' } },
+      retry: { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000, backoff: { baseMs: 1, jitter: 'none' } },
     });
     // A callee serving 5 per 100 ms slot, answering at the end of the slot.
     const served = new Map<number, number>();
@@ -201,7 +200,7 @@ describe('pipeline edge cases', () => {
     const { clock, api } = setup({ retry: { maxAttempts: 3 }, breaker: { threshold: 1 } });
     const { error } = await settle(
       clock,
-      api.call(() => new Promise(() => {}), { timeout: 300 }),
+      api.call(() => new Promise(() => {}), { timeoutMs: 300 }),
     );
     const e = error as GiveUpError;
     expect(e.reason).toBe('deadline');
@@ -223,7 +222,7 @@ describe('pipeline edge cases', () => {
   it('a retry refused by an open breaker ends with the last real attempt’s error and outcome', async () => {
     const { clock, api } = setup({
       breaker: { threshold: 1, breakMs: 60_000, breakJitter: 0 },
-      retry: { maxAttempts: 3, backoff: { base: 10, jitter: 'none' } },
+      retry: { maxAttempts: 3, backoff: { baseMs: 10, jitter: 'none' } },
       budget: false,
     });
     const original = status(502);
@@ -240,10 +239,10 @@ describe('pipeline edge cases', () => {
   });
 
   it('a backoff that does not fit before the deadline is not slept: the call ends at once', async () => {
-    const { clock, api } = setup({ retry: { backoff: { base: 5_000, jitter: 'none' } } });
+    const { clock, api } = setup({ retry: { backoff: { baseMs: 5_000, jitter: 'none' } } });
     const { error } = await settle(
       clock,
-      api.call(async () => Promise.reject(status(503)), { timeout: 1_000 }),
+      api.call(async () => Promise.reject(status(503)), { timeoutMs: 1_000 }),
     );
     expect((error as GiveUpError).reason).toBe('deadline');
     expect(clock.monotonic()).toBe(0);
@@ -282,7 +281,7 @@ describe('review regressions', () => {
   });
 
   it('a slow verify cannot start an attempt after the deadline (regression)', async () => {
-    const { clock, api } = setup({ idempotent: false, retry: { backoff: { base: 1, jitter: 'none' } } });
+    const { clock, api } = setup({ idempotent: false, retry: { backoff: { baseMs: 1, jitter: 'none' } } });
     let sent = 0;
     const { error } = await settle(
       clock,
@@ -291,7 +290,7 @@ describe('review regressions', () => {
           sent++;
           throw status(500);
         },
-        { timeout: 300, verify: () => clock.sleep(2_000).then(() => false) },
+        { timeoutMs: 300, verify: () => clock.sleep(2_000).then(() => false) },
       ),
     );
     expect(sent).toBe(1);
@@ -300,12 +299,12 @@ describe('review regressions', () => {
 
   it('per-call options are checked: a NaN timeout is an error, not "no timeout"', async () => {
     const { api } = setup();
-    await expect(api.call(async () => 1, { timeout: Number.NaN })).rejects.toThrow(/`timeout`.*got NaN/);
+    await expect(api.call(async () => 1, { timeoutMs: Number.NaN })).rejects.toThrow(/`timeoutMs`.*got NaN/);
     await expect(api.call(async () => 1, { deadline: Number.NaN })).rejects.toThrow(/`deadline`/);
   });
 
   it('a nested call inherits the attempt timeout and stops with the outer attempt (regression)', async () => {
-    const { clock, api } = setup({ attemptTimeout: 100, retry: false });
+    const { clock, api } = setup({ attemptTimeoutMs: 100, retry: false });
     const inner = downstream('inner', { clock, random: new SeededRandom(1), budget: false });
     let innerAttempts = 0;
     let innerDeadline: number | undefined;
@@ -322,7 +321,7 @@ describe('review regressions', () => {
             },
             // no signal of its own: the outer attempt's is inherited
           ),
-        { timeout: 60_000 },
+        { timeoutMs: 60_000 },
       ),
     );
     expect(innerDeadline).toBe(100);

@@ -3,7 +3,8 @@
 // never triggers MaxListenersExceededWarning.
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { downstream, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { onAbort } from '../../src/time/on-abort.js';
 
 const CALLS = 20_000;
@@ -22,7 +23,7 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('a caller signal shared by many calls (issue 8 defect 7)', () => {
   it(`${CALLS.toLocaleString('en-US')} concurrent calls on one signal: one listener at peak, none after, no warning`, async () => {
-    const d = downstream('shared', { budget: false, attemptTimeout: 60_000 });
+    const d = downstream('shared', { budget: false, attemptTimeoutMs: 60_000 });
     const shared = new AbortController();
     let open!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -42,7 +43,7 @@ describe('a caller signal shared by many calls (issue 8 defect 7)', () => {
   });
 
   it('aborting the shared signal stops every call with its reason, each exactly once', async () => {
-    const d = downstream('shared', { budget: false, attemptTimeout: 60_000 });
+    const d = downstream('shared', { budget: false, attemptTimeoutMs: 60_000 });
     const shared = new AbortController();
     const calls = Array.from({ length: 1_000 }, () =>
       d.call(() => new Promise<never>(() => undefined), { signal: shared.signal }),
@@ -59,7 +60,7 @@ describe('a caller signal shared by many calls (issue 8 defect 7)', () => {
     const d = downstream('shared', {
       clock,
       budget: false,
-      retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 100, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 100, jitter: 'none' } },
     });
     const shared = new AbortController();
     let attempts = 0;

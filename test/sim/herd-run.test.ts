@@ -104,7 +104,7 @@ describe('runHerd (SPEC S11.1)', () => {
   });
 
   it('uses the documented retry options (exponential ceiling min(5 s, 100 ms × 2ⁿ))', () => {
-    expect(HERD_RETRY_OPTIONS.exponential.backoff).toMatchObject({ base: 200, factor: 2, cap: 5000, jitter: 'none' });
-    expect(HERD_RETRY_OPTIONS.full.backoff).toMatchObject({ base: 200, factor: 2, cap: 5000, jitter: 'full' });
+    expect(HERD_RETRY_OPTIONS.exponential.backoff).toMatchObject({ baseMs: 200, factor: 2, capMs: 5000, jitter: 'none' });
+    expect(HERD_RETRY_OPTIONS.full.backoff).toMatchObject({ baseMs: 200, factor: 2, capMs: 5000, jitter: 'full' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryPolicy } from '../../src/policies/retry-decision.js';
+import type { RetryOptions } from '../../src/policies/retry-decision.js';
 import { Dependency } from '../../src/sim/dependency.js';
 import { Simulation } from '../../src/sim/engine.js';
 import { LayerChain } from '../../src/sim/layer-chain.js';
@@ -8,11 +8,8 @@ describe('LayerChain', () => {
   it('passes a success straight back, one call per hop', () => {
     const sim = new Simulation({ seed: 1 });
     const answers: [number, boolean, number][] = [];
-    const chain = new LayerChain(
-      sim,
-      { layers: 2, policy: new RetryPolicy({}), signal: true },
-      new Dependency({ latencyMs: 10 }),
-      (r, ok, now) => answers.push([r, ok, now]),
+    const chain = new LayerChain(sim, { layers: 2, retry: {}, signal: true }, new Dependency({ latencyMs: 10 }), (r, ok, now) =>
+      answers.push([r, ok, now]),
     );
     chain.request(7, 0);
     sim.run();
@@ -27,7 +24,7 @@ describe('LayerChain', () => {
     const dead = new Dependency({ whenDown: 'hang', down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
     const chain = new LayerChain(
       sim,
-      { layers: 2, policy: new RetryPolicy({ maxAttempts: 2 }), signal: true, attemptTimeoutMs: 50 },
+      { layers: 2, retry: { maxAttempts: 2 }, signal: true, attemptTimeoutMs: 50 },
       dead,
       (_r, ok) => {
         if (!ok) failed++;
@@ -46,10 +43,10 @@ describe('LayerChain', () => {
       () =>
         new LayerChain(
           sim,
-          { layers: 0, policy: {} as RetryPolicy, signal: 'yes' as unknown as boolean, hopMs: -1 },
+          { layers: 0, retry: 3 as unknown as RetryOptions, signal: 'yes' as unknown as boolean, hopMs: -1 },
           new Dependency(),
           () => {},
         ),
-    ).toThrow(/layers[\s\S]*policy[\s\S]*signal[\s\S]*hopMs/);
+    ).toThrow(/layers[\s\S]*retry[\s\S]*signal[\s\S]*hopMs/);
   });
 });

@@ -18,12 +18,12 @@ describe('RetryState', () => {
     expect(s.gaveUpCount).toBe(1);
   });
 
-  it('passes elapsed time since the first attempt, so maxElapsed ends a call', () => {
+  it('passes elapsed time since the first attempt, so maxElapsedMs ends a call', () => {
     const s = new RetryState(
       new RetryPolicy({
         maxAttempts: Number.POSITIVE_INFINITY,
-        maxElapsed: 1000,
-        backoff: { shape: 'constant', base: 400, jitter: 'none' },
+        maxElapsedMs: 1000,
+        backoff: { shape: 'constant', baseMs: 400, jitter: 'none' },
       }),
       new SeededRandom(1),
       1,
@@ -52,7 +52,7 @@ describe('RetryState', () => {
   it('feeds decorrelated jitter the previous delay of the same call', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1000 }), (seed) => {
-        const policy = new RetryPolicy({ maxAttempts: 10, backoff: { base: 100, jitter: 'decorrelated', cap: 100_000 } });
+        const policy = new RetryPolicy({ maxAttempts: 10, backoff: { baseMs: 100, jitter: 'decorrelated', capMs: 100_000 } });
         const s = new RetryState(policy, new SeededRandom(seed), 1);
         let prev = 100;
         let now = 0;

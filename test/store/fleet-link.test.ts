@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type DownstreamOptions, downstream, type KindlyEvent, SeededRandom, VirtualClock } from '../../src/index.js';
+import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 const fail = () => Promise.reject(status(503));

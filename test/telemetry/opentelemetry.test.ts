@@ -1,7 +1,8 @@
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /** A reader we can collect from on demand: the real SDK pipeline, no exporter. */
 class CollectingReader extends MetricReader {
@@ -23,12 +24,12 @@ async function points(reader: CollectingReader): Promise<Map<string, number>> {
   return out;
 }
 
-describe('OpenTelemetry bridge (SPEC S9)', () => {
+describe('OpenTelemetry bridge', () => {
   it('reports each downstream’s stats through a real MeterProvider, and stops when asked', async () => {
     const reader = new CollectingReader();
     const provider = new MeterProvider({ readers: [reader] });
     const clock = new VirtualClock();
-    const api = downstream('payments', { clock, random: new SeededRandom(1), retry: { backoff: { base: 1, jitter: 'none' } } });
+    const api = downstream('payments', { clock, random: new SeededRandom(1), retry: { backoff: { baseMs: 1, jitter: 'none' } } });
     const other = downstream('search', { clock });
     const stop = instrumentDownstreams([api, other], { meter: provider.getMeter('test') });
 
@@ -67,7 +68,7 @@ describe('OpenTelemetry bridge (SPEC S9)', () => {
       clock,
       retry: false,
       concurrency: { probeConcurrency: 2 },
-      attemptTimeout: { minSamples: 1, floorMs: 1 },
+      attemptTimeoutMs: { minSamples: 1, floorMs: 1 },
       hedging: { delayMs: 5, maxExtraLoad: 1 },
     });
     const plain = downstream('plain', { clock });

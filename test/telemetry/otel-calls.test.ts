@@ -11,9 +11,10 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fetchThrough } from '../../src/http/index.js';
-import { downstream, SeededRandom, VirtualClock } from '../../src/index.js';
+import { downstream } from '../../src/index.js';
 import { instrumentDownstreams } from '../../src/telemetry/opentelemetry.js';
 import { HTTP_DURATION_BUCKETS, WAIT_BUCKETS } from '../../src/telemetry/otel-calls.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from '../http/support/loopback.js';
 
 class CollectingReader extends MetricReader {
@@ -70,7 +71,7 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
     const d = downstream('payments', {
       clock,
       random: new SeededRandom(7),
-      retry: { backoff: { shape: 'constant', base: 100, jitter: 'none' } },
+      retry: { backoff: { shape: 'constant', baseMs: 100, jitter: 'none' } },
     });
     const stop = instrumentDownstreams(d, { tracer: tracer() });
     const result = d.call(flaky([503]));
@@ -103,7 +104,7 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
     const d = downstream('search', {
       clock,
       random: new SeededRandom(7),
-      retry: { maxAttempts: 2, backoff: { shape: 'constant', base: 10, jitter: 'none' } },
+      retry: { maxAttempts: 2, backoff: { shape: 'constant', baseMs: 10, jitter: 'none' } },
     });
     instrumentDownstreams(d, { tracer: tracer() });
     const result = d.call(flaky([500, 500])).catch((e: unknown) => e);
@@ -152,7 +153,7 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
 
   it('concurrent calls keep their own spans and events apart', async () => {
     const clock = new VirtualClock();
-    const d = downstream('pair', { clock, random: new SeededRandom(3), retry: { backoff: { base: 5, jitter: 'none' } } });
+    const d = downstream('pair', { clock, random: new SeededRandom(3), retry: { backoff: { baseMs: 5, jitter: 'none' } } });
     instrumentDownstreams(d, { tracer: tracer() });
     const a = d.call(flaky([503, 503]));
     const b = d.call(flaky([]));
@@ -171,7 +172,7 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
   it('without a context manager (spans then cannot nest implicitly) events still reach their own call', async () => {
     context.disable();
     const clock = new VirtualClock();
-    const d = downstream('pair', { clock, random: new SeededRandom(3), retry: { backoff: { base: 5, jitter: 'none' } } });
+    const d = downstream('pair', { clock, random: new SeededRandom(3), retry: { backoff: { baseMs: 5, jitter: 'none' } } });
     instrumentDownstreams(d, { tracer: tracer() });
     const a = d.call(flaky([503, 503]));
     const b = d.call(flaky([503]));
@@ -231,7 +232,7 @@ describe('HTTP attempts follow the HTTP client conventions (real server on loopb
     servers.push(s);
     return { url: s.url, seen, port: Number(new URL(s.url).port) };
   }
-  const fast = { retry: { backoff: { shape: 'constant' as const, base: 1, jitter: 'none' as const } } };
+  const fast = { retry: { backoff: { shape: 'constant' as const, baseMs: 1, jitter: 'none' as const } } };
 
   it('names each attempt by method, with server, redacted url.full and status; traceparent sent when a propagator is set', async () => {
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -272,7 +273,7 @@ describe('histograms (real MeterProvider)', () => {
     let n = 0;
     const s = await listen((_req, res) => res.writeHead(n++ === 0 ? 429 : 200, { 'retry-after': '0' }).end());
     servers.push(s);
-    const d = downstream('api', { retry: { backoff: { shape: 'constant', base: 20, jitter: 'none' } } });
+    const d = downstream('api', { retry: { backoff: { shape: 'constant', baseMs: 20, jitter: 'none' } } });
     instrumentDownstreams(d, { meter: meterProvider.getMeter('test') });
     expect((await fetchThrough(d, s.url)).status).toBe(200);
 
@@ -306,7 +307,7 @@ describe('histograms (real MeterProvider)', () => {
     const d = downstream('paced', {
       clock,
       random: new SeededRandom(11),
-      retry: { maxAttempts: 4, backoff: { shape: 'constant', base: 1, jitter: 'none' } },
+      retry: { maxAttempts: 4, backoff: { shape: 'constant', baseMs: 1, jitter: 'none' } },
       pacing: {},
     });
     instrumentDownstreams(d, { meter: meterProvider.getMeter('test') });

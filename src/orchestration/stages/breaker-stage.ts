@@ -1,5 +1,5 @@
 import { CircuitOpenError, type GiveUpReason } from '../../errors/errors.js';
-import { BREAKER_REJECTED, type CircuitBreaker } from '../../policies/circuit-breaker.js';
+import { BREAKER_ALLOWED, BREAKER_REJECTED, type CircuitBreaker } from '../../policies/circuit-breaker.js';
 import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
 
 /**
@@ -9,9 +9,12 @@ import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, ty
  */
 export class BreakerStage implements Stage {
   readonly name = 'breaker';
-  readonly observesSuccess = true;
-
   constructor(readonly breaker: CircuitBreaker) {}
+
+  /** Only a success the breaker files by time (ratio mode, or while it is not closed). */
+  get observesSuccess(): boolean {
+    return this.breaker.successNeedsTime;
+  }
 
   enter(call: StageCall, nowMs: number): Admission {
     const permit = this.breaker.tryAcquire(nowMs);
@@ -23,12 +26,14 @@ export class BreakerStage implements Stage {
         retryAfterMs,
       );
     }
-    call.token = permit;
+    // The common permit (an ordinary call while closed) is no token: the call then keeps no
+    // token array (one allocation per call fewer); `exit` reads its absence as that permit.
+    call.token = permit === BREAKER_ALLOWED ? undefined : permit;
     return ADMIT;
   }
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
-    const permit = call.token as number;
+    const permit = (call.token as number | undefined) ?? BREAKER_ALLOWED;
     if (result === RESULT_OK) this.breaker.onSuccess(nowMs, permit);
     else if (result === RESULT_FAILED) this.breaker.onError(nowMs, permit, call.classification ?? NO_CLASSIFICATION);
     else this.breaker.onNeutral(nowMs, permit);

@@ -1,5 +1,4 @@
 import type { Pacer, PacerSignal } from '../../policies/pacer.js';
-import type { Clock } from '../../time/clock.js';
 import {
   ADMIT,
   type Admission,
@@ -25,9 +24,6 @@ export interface PaceBooker {
   hint?(nowMs: number, hintMs: number): void;
 }
 
-/** What the pacer's line resolves to when the slot would come too late for the deadline. */
-const TOO_LATE = -1;
-
 /** The stage's token for an attempt that waited for a slot: its answer is a probe's. */
 const PACED = 'paced';
 
@@ -36,18 +32,18 @@ const PACED = 'paced';
  * A slot whose wait would not end in time for an attempt is given back and the call ends
  * with reason `deadline`. Every answer is reported with its attempt's send time.
  *
- * A paced attempt holds a ticket in the pacer's queue and waits in a line that asks the
- * pacer again whenever a wait ends: slots move as the pacer learns (a cut spaces the queue
- * out, a better estimate brings it in). A caller that gives up or is aborted while waiting
- * hands its slot back.
+ * A paced attempt holds a ticket in the pacer's queue and asks the pacer again whenever a
+ * wait ends (`WAIT` with `waitAgain`): slots move as the pacer learns (a cut spaces the queue
+ * out, a better estimate brings it in). A caller whose slot would miss its deadline hands it
+ * back. Both drivers (`downstream()` and the simulator) run exactly this.
  */
 export class PacingStage implements Stage {
   readonly name = 'pacing';
   readonly observesSuccess = true;
 
   private readonly booker: PaceBooker;
-  /** Callers sleeping until their slot: woken when the schedule changes. */
-  private readonly sleepers = new Set<AbortController>();
+  /** The ticket each waiting call holds, asked about again when it re-enters. */
+  private readonly held = new WeakMap<StageCall, number>();
 
   constructor(
     readonly pacer: Pacer,
@@ -58,8 +54,6 @@ export class PacingStage implements Stage {
       onDelay?: (nowMs: number, delayMs: number) => void;
       /** Where slots are booked. @default the pacer */
       booker?: PaceBooker;
-      /** The clock a held ticket's line sleeps on (required to hold tickets). */
-      clock?: Clock;
     } = {},
   ) {
     this.booker = options.booker ?? pacer;
@@ -67,89 +61,54 @@ export class PacingStage implements Stage {
 
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
-    const generation = this.pacer.generation;
+    const held = this.held.get(call);
+    if (held !== undefined) return this.holdAgain(call, nowMs, held);
     const booked = this.booker.reserve(nowMs);
-    // A booking may restart a schedule that had fallen behind: wake whoever waits on it.
-    if (this.pacer.generation !== generation) this.wakeSleepers();
     if (typeof booked !== 'number') {
       call.queue = booked;
       call.queueWaitMs = call.deadline - nowMs;
       return QUEUE;
     }
     const ticket = this.booker === this.pacer ? this.pacer.lastTicket : 0;
-    const clock = this.options.clock;
-    if (ticket !== 0 && clock !== undefined) {
-      // Searching, a slot is provisional: only a definite one is held against the deadline.
-      const until = call.deadline - call.minAttemptTime;
-      if (!this.pacer.searching && nowMs + this.pacer.slotWait(ticket, nowMs) > until) {
-        this.pacer.release(ticket, nowMs);
-        return call.refuse('deadline', undefined, undefined);
-      }
+    if (ticket !== 0) {
+      // A held ticket: wait until the next check, then enter again and ask (slots move).
       this.options.onDelay?.(nowMs, this.pacer.slotWait(ticket, nowMs));
-      call.token = PACED;
-      call.queue = { acquire: (signal) => this.hold(clock, ticket, until, signal) };
-      call.queueWaitMs = call.deadline - nowMs;
-      return QUEUE;
+      this.held.set(call, ticket);
+      return this.holdAgain(call, nowMs, ticket);
     }
     return this.waitFor(call, nowMs, booked, true);
   }
 
+  /** A held ticket: WAIT until the next check (`holdFor`), entering this stage again. */
+  private holdAgain(call: StageCall, nowMs: number, ticket: number): Admission {
+    const pacer = this.pacer;
+    call.token = PACED;
+    const more = pacer.holdFor(ticket, nowMs);
+    if (more <= 0) {
+      this.held.delete(call);
+      return ADMIT;
+    }
+    const until = call.deadline - call.minAttemptTimeMs;
+    if (nowMs >= until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
+      this.held.delete(call);
+      pacer.release(ticket, nowMs);
+      return call.refuse('deadline', undefined, undefined);
+    }
+    call.waitMs = Math.min(more, until - nowMs);
+    call.waitAgain = true;
+    return WAIT;
+  }
+
   /** A shared booking answered: `value` is the wait (or the held ticket's line ended). */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
-    if (value === TOO_LATE) return call.refuse('deadline', undefined, undefined);
     call.token = PACED;
     return this.waitFor(call, nowMs, value as number, false);
-  }
-
-  /**
-   * Waits for `ticket`'s slot; 0 when it is due. Slots move as the pacer learns: every waiting
-   * caller sleeps until its slot as booked now or until the pacer's schedule changes (told by
-   * `exit`, which reports answers), whichever comes first — no polling.
-   */
-  private async hold(clock: Clock, ticket: number, until: number, signal: AbortSignal | undefined): Promise<number> {
-    const pacer = this.pacer;
-    for (;;) {
-      const now = clock.monotonic();
-      const wait = pacer.slotWait(ticket, now);
-      if (wait <= 0) return 0;
-      // Searching, a slot is provisional: the caller waits until its deadline at most.
-      if (now + (pacer.searching ? 0 : wait) > until || now >= until) {
-        pacer.release(ticket, now);
-        return TOO_LATE;
-      }
-      const generation = pacer.generation;
-      const wake = new AbortController();
-      const onAbort = () => wake.abort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.sleepers.add(wake);
-      try {
-        await clock.sleep(Math.min(wait, until - now), wake.signal);
-      } catch (error) {
-        if (signal?.aborted) {
-          pacer.release(ticket, clock.monotonic());
-          throw signal.reason;
-        }
-        // Woken: the schedule changed.
-        if (pacer.generation === generation && !wake.signal.aborted) throw error;
-      } finally {
-        this.sleepers.delete(wake);
-        signal?.removeEventListener('abort', onAbort);
-      }
-    }
-  }
-
-  /** Wakes every caller waiting for a slot (the pacer's schedule changed). */
-  private wakeSleepers(): void {
-    if (this.sleepers.size === 0) return;
-    const woken = [...this.sleepers];
-    this.sleepers.clear();
-    for (const wake of woken) wake.abort();
   }
 
   private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
     if (wait <= 0) return ADMIT;
     call.token = PACED;
-    if (nowMs + wait > call.deadline - call.minAttemptTime) {
+    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) {
       // A local slot is given back; one in a fleet's queue cannot be.
       if (local) this.pacer.cancelLastReservation();
       return call.refuse('deadline', undefined, undefined);
@@ -161,7 +120,6 @@ export class PacingStage implements Stage {
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
     const paced = call.token === PACED;
-    const before = this.pacer.generation;
     if (result === RESULT_OK) {
       this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart, paced);
     } else if (result === RESULT_FAILED) {
@@ -171,7 +129,6 @@ export class PacingStage implements Stage {
       if (signal !== undefined || c.hintMs !== undefined)
         this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
     }
-    if (this.pacer.generation !== before) this.wakeSleepers();
   }
 
   /**

@@ -1,4 +1,4 @@
-import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
+import type { RetryOptions } from '../../policies/retry-decision.js';
 import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { LayerChain } from '../layer-chain.js';
@@ -28,7 +28,7 @@ export function runAmplification(
   const sim = new Simulation({ seed: setup.seed });
   const dead = new Dependency({ whenDown: 'refuse', down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
   let failed = 0;
-  const chain = new LayerChain(sim, { layers: setup.layers, policy: new RetryPolicy(retry), signal }, dead, (_request, ok) => {
+  const chain = new LayerChain(sim, { layers: setup.layers, retry, signal }, dead, (_request, ok) => {
     if (!ok) failed++;
   });
   // Spaced out so that requests do not overlap: the count per request is then exact.

@@ -1,14 +1,14 @@
 import type { Classification } from '../../classify/outcome.js';
-import { RetryBudget, type RetryBudgetOptions } from '../../policies/retry-budget.js';
-import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
+import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
+import type { RetryOptions } from '../../policies/retry-decision.js';
 import { BucketCounter } from '../bucket-counter.js';
 import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
-import { GIVE_UP, RetryState } from '../retry-state.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 const BUCKET_MS = 1_000;
@@ -30,9 +30,10 @@ export interface BudgetVariant {
 }
 
 /**
- * One run: steady arrivals against a callee that fails everything; each call retried with
- * `retry`, and, with a budget, every retry must be granted by kindly's `RetryBudget` (step 4
- * of the retry decision) while every first attempt deposits into it.
+ * One run: steady arrivals against a callee that fails everything; each call goes through a
+ * `SimDownstream` with `retry` and, with a budget, kindly's retry budget as `downstream()` wires
+ * it: every call deposits when it starts, every retry must be granted (step 4 of the retry
+ * decision), and with `shrinkOnErrors` every attempt's outcome is recorded.
  */
 export function runBudget(
   setup: { ratePerSecond: number; durationMs: number; seed: number },
@@ -41,28 +42,26 @@ export function runBudget(
   budgetOptions: RetryBudgetOptions | undefined,
 ): BudgetVariant {
   const sim = new Simulation({ seed: setup.seed });
-  const policy = new RetryPolicy(retry);
   const callee = new Dependency({ refuseMs: 10, down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
-  const budget = budgetOptions === undefined ? undefined : new RetryBudget(budgetOptions);
   const perSecond = new BucketCounter(BUCKET_MS);
-  let state: RetryState;
-  const admit = () => (budget === undefined || budget.tryRetry(sim.now) ? undefined : ('budget' as const));
-
-  const answered = sim.on((call, now) => {
-    const delay = state.next(call, UNAVAILABLE, now, admit);
-    if (delay !== GIVE_UP) sim.after(delay, attempt, call);
-  });
-  const attempt = sim.on((call, now) => {
-    if (state.attempt(call, now) === 1) budget?.recordRequest(now);
-    perSecond.add(now);
-    sim.after(callee.answerDelay(callee.call(now), Number.POSITIVE_INFINITY), answered, call);
-  });
-  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
-    sim.at(now, attempt, call),
+  const answered = sim.on((call, now) => api.answer(call, now, UNAVAILABLE));
+  const api: SimDownstream = new SimDownstream(
+    sim,
+    'callee',
+    { retry, budget: budgetOptions ?? false },
+    {
+      send(call, _attempt, now) {
+        perSecond.add(now);
+        sim.after(callee.answerDelay(callee.call(now), Number.POSITIVE_INFINITY), answered, call);
+      },
+    },
   );
-  state = new RetryState(policy, sim.random, arrivals.count);
+  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
+    api.start(call, now),
+  );
   arrivals.start();
   sim.run();
+  const budget = api.budgets?.get(api.name);
   return {
     variant,
     budget:
@@ -70,7 +69,7 @@ export function runBudget(
     requests: arrivals.count,
     attempts: callee.calls,
     amplification: arrivals.count === 0 ? 0 : callee.calls / arrivals.count,
-    budgetRejections: budget?.rejected ?? 0,
+    budgetRejections: api.budgetRejections,
     perSecond: perSecond.toArray(),
   };
 }

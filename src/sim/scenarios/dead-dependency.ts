@@ -1,13 +1,14 @@
-import { BREAKER_REJECTED, CircuitBreaker, type CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
-import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
+import type { CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
+import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
+import type { RetryOptions } from '../../policies/retry-decision.js';
 import { BucketCounter } from '../bucket-counter.js';
-import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED, TIMED_OUT } from '../dependency.js';
+import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number, seconds } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
-import { GIVE_UP, RetryState } from '../retry-state.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
+import { type SimCallEnd, SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 const BUCKET_MS = 1_000;
@@ -50,100 +51,82 @@ export interface DeadDependencyVariant {
 }
 
 /**
- * One run: steady arrivals, each call retried with `retry`; with `breaker`, every attempt asks
- * kindly's `CircuitBreaker` first, and a call whose attempt is refused by it fails fast.
+ * One run: steady arrivals, each a call through a `SimDownstream` with `retry` and, with
+ * `breaker`, kindly's `CircuitBreaker` in the pipeline: an open breaker fails the attempt fast
+ * (never sent), a permit is given back however the attempt ends, and a retry is refused while
+ * the breaker is open. No retry budget by default, so that the rows differ by the breaker
+ * alone (the `budget` scenario measures the budget).
  */
 export function runDeadDependency(
   setup: DeadDependencySetup,
   variant: string,
   retry: RetryOptions,
   breakerOptions: CircuitBreakerOptions | undefined,
+  /** Told how each call ended (to compare with the same scenario run by `downstream()`). */
+  observe?: (end: SimCallEnd) => void,
+  /** The retry budget. @default false: the rows differ by the breaker alone */
+  budget: RetryBudgetOptions | false = false,
 ): DeadDependencyVariant {
   const sim = new Simulation({ seed: setup.seed });
-  const policy = new RetryPolicy(retry);
   const backAt = setup.downFromMs + setup.downForMs;
   const callee = new Dependency({
     whenDown: setup.failure === 'refuse' ? 'refuse' : 'hang',
     down: [{ fromMs: setup.downFromMs, untilMs: backAt }],
   });
   let closedAfterBackAt = Number.NaN;
-  const breaker =
+  const breaker: CircuitBreakerOptions | false =
     breakerOptions === undefined
-      ? undefined
-      : new CircuitBreaker(
-          {
-            ...breakerOptions,
-            onStateChange: (_from, to, at) => {
-              if (to === 'closed' && at >= backAt && Number.isNaN(closedAfterBackAt)) closedAfterBackAt = at;
-            },
+      ? false
+      : {
+          ...breakerOptions,
+          onStateChange: (_from, to, at) => {
+            if (to === 'closed' && at >= backAt && Number.isNaN(closedAfterBackAt)) closedAfterBackAt = at;
           },
-          sim.random,
-        );
+        };
   const perSecond = new BucketCounter(BUCKET_MS);
-  // Per call (request ids are dense, 0 … count − 1): the breaker permit of its attempt in
-  // flight, and what that attempt saw. Sized once the arrivals are known.
-  let permits: Int32Array;
-  let seen: Uint8Array;
   let failedFast = 0;
   let failedFastAfterRecovery = 0;
-  let succeeded = 0;
-  let failed = 0;
-  let state: RetryState;
-
-  // Step (4) of the retry decision: an open breaker ends the call.
-  const admit = () => (breaker !== undefined && breaker.state(sim.now) === 'open' ? ('circuit-open' as const) : undefined);
-
-  const answered = sim.on((call, now) => {
-    const answer = seen[call]!;
-    if (answer === ANSWER_OK) {
-      breaker?.onSuccess(now, permits[call]!);
-      succeeded++;
-      return;
-    }
-    const classification = answer === ANSWER_REFUSED ? REFUSED : TIMED_OUT;
-    breaker?.onError(now, permits[call]!, classification);
-    const delay = state.next(call, classification, now, admit);
-    if (delay === GIVE_UP) failed++;
-    else sim.after(delay, attempt, call);
-  });
-  const attempt = sim.on((call, now) => {
-    if (breaker !== undefined) {
-      const permit = breaker.tryAcquire(now);
-      if (permit === BREAKER_REJECTED) {
-        // Rejected locally: outcome `failed`, never sent; the breaker said stop, so no retry.
-        failedFast++;
-        if (now >= backAt) failedFastAfterRecovery++;
-        failed++;
-        return;
-      }
-      permits[call] = permit;
-    }
-    state.attempt(call, now);
-    perSecond.add(now);
-    const answer = callee.call(now);
-    seen[call] = callee.seenAs(answer, setup.timeoutMs);
-    sim.after(callee.answerDelay(answer, setup.timeoutMs), answered, call);
-  });
-  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
-    sim.at(now, attempt, call),
+  // Refused answers come back after `refuseMs`, good ones after `latencyMs`; a hanging callee
+  // never answers and the attempt timeout ends the attempt.
+  const refused = sim.on((call, now) => api.answer(call, now, REFUSED));
+  const ok = sim.on((call, now) => api.answer(call, now, undefined));
+  const api: SimDownstream = new SimDownstream(
+    sim,
+    'callee',
+    { retry, breaker, budget, attemptTimeoutMs: setup.timeoutMs },
+    {
+      send(call, _attempt, now) {
+        perSecond.add(now);
+        const answer = callee.call(now);
+        if (answer === ANSWER_OK) sim.after(callee.latencyMs, ok, call);
+        else if (answer === ANSWER_REFUSED) sim.after(callee.refuseMs, refused, call);
+      },
+    },
+    (end) => {
+      observe?.(end);
+      if (!end.refused) return;
+      // Rejected locally: outcome `failed`, never sent; the breaker said stop, so no retry.
+      failedFast++;
+      if (end.atMs >= backAt) failedFastAfterRecovery++;
+    },
   );
-  state = new RetryState(policy, sim.random, arrivals.count);
-  permits = new Int32Array(arrivals.count);
-  seen = new Uint8Array(arrivals.count);
+  const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
+    api.start(call, now),
+  );
   arrivals.start();
   sim.run();
 
   return {
     variant,
-    breaker: breaker !== undefined,
+    breaker: api.breaker !== undefined,
     requests: arrivals.count,
     attempts: callee.calls,
     requestsToDead: callee.callsWhileDown,
     failedFast,
     failedFastAfterRecovery,
-    succeeded,
-    failed,
-    breakerOpens: breaker?.opens ?? 0,
+    succeeded: api.succeeded,
+    failed: api.failed,
+    breakerOpens: api.breaker?.opens ?? 0,
     recoveryDelayMs: Number.isNaN(closedAfterBackAt) ? 0 : closedAfterBackAt - backAt,
     perSecond: perSecond.toArray(),
   };

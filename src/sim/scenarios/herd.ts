@@ -3,7 +3,7 @@ import { LATENCY_DISTRIBUTIONS, type LatencyDistribution } from '../distribution
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
 import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
-import { SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
+import { type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
@@ -33,6 +33,15 @@ export interface HerdRow {
 }
 
 /**
+ * How many seeds a strategy runs: all of them when its run depends on the seed (jitter, random
+ * arrivals, a random server latency), else one — every seed would give the same run.
+ */
+export function seedsFor(strategy: Pick<HerdStrategy, 'random'>, setup: Omit<HerdSetup, 'seed'>, seeds: number): number {
+  const randomServer = setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 });
+  return strategy.random || (setup.arrivalMs ?? 0) > 0 || randomServer ? seeds : 1;
+}
+
+/**
  * Runs `strategy` over `seeds` consecutive seeds from `setup.seed` (one seed when the
  * strategy draws no randomness: every seed would give the same run).
  */
@@ -42,12 +51,7 @@ export function herdRow(
   seeds: number,
   onClientsDone?: (clients: number) => void,
 ): HerdRow {
-  const n =
-    strategy.random ||
-    (setup.arrivalMs ?? 0) > 0 ||
-    (setup.server !== undefined && serverIsRandom({ ...setup.server, capacity: 1, slotMs: 1 }))
-      ? seeds
-      : 1;
+  const n = seedsFor(strategy, setup, seeds);
   const runs: HerdRun[] = [];
   for (let i = 0; i < n; i++) {
     let reported = 0;
@@ -83,43 +87,49 @@ function selectedStrategies(params: ScenarioParams, retry: RetryOptions | undefi
   return chosen;
 }
 
-function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const model = str(params, 'server') as ServerModel;
-  const server = {
-    model,
-    burst: num(params, 'burst') || num(params, 'capacity'),
-    latencyMs: num(params, 'latency-ms'),
-    distribution: str(params, 'latency') as LatencyDistribution,
-    queue: num(params, 'queue'),
-    mode: str(params, 'leaky-mode') as 'nodelay' | 'delay',
-  };
-  const setup = {
+type HerdParams = HerdSetup & { server: ServerParams; arrivalMs: number };
+
+/** The run's setup from the command line's options. */
+export function herdSetupOf(params: ScenarioParams): HerdParams {
+  return {
     clients: num(params, 'clients'),
     capacity: num(params, 'capacity'),
     slotMs: num(params, 'slot-ms'),
     seed: num(params, 'seed'),
-    server,
+    server: {
+      model: str(params, 'server') as ServerModel,
+      burst: num(params, 'burst') || num(params, 'capacity'),
+      latencyMs: num(params, 'latency-ms'),
+      distribution: str(params, 'latency') as LatencyDistribution,
+      queue: num(params, 'queue'),
+      mode: str(params, 'leaky-mode') as 'nodelay' | 'delay',
+    },
     arrivalMs: num(params, 'arrival-ms'),
   };
-  const seeds = num(params, 'seeds');
-  const strategies = selectedStrategies(params, context.retry);
-  const bound = herdLowerBound(setup);
-  const randomServer = serverIsRandom({ ...server, capacity: setup.capacity, slotMs: setup.slotMs }) || setup.arrivalMs > 0;
+}
 
-  const totalWork = strategies.reduce((s, st) => s + (st.random || randomServer ? seeds : 1) * setup.clients, 0);
+/**
+ * Reports progress in simulated clients over every strategy and seed: returns what each row
+ * is told as its clients finish (nothing to tell without `onProgress`).
+ */
+export function clientProgress(
+  strategies: readonly HerdStrategy[],
+  setup: HerdParams,
+  seeds: number,
+  onProgress: ((done: number, total: number) => void) | undefined,
+): ((clients: number) => void) | undefined {
+  if (onProgress === undefined) return undefined;
+  const total = strategies.reduce((sum, st) => sum + seedsFor(st, setup, seeds) * setup.clients, 0);
   let done = 0;
-  const progress = context.onProgress;
-  const onClientsDone =
-    progress === undefined
-      ? undefined
-      : (n: number) => {
-          done += n;
-          progress(done, totalWork);
-        };
-  const rows = strategies.map((s) => herdRow(setup, s, seeds, onClientsDone));
-  const attempts = rows.reduce((s, r) => s + r.attempts, 0);
+  return (n) => {
+    done += n;
+    onProgress(done, total);
+  };
+}
 
-  const json = {
+/** The `--json` document. */
+function herdJson(setup: HerdParams, seeds: number, bound: LowerBound, rows: readonly HerdRow[]): Record<string, unknown> {
+  return {
     scenario: 'herd',
     parameters: {
       clients: setup.clients,
@@ -128,10 +138,10 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       seeds,
       seed: setup.seed,
       arrivalMs: setup.arrivalMs,
-      server: serverParameters(model, server),
+      server: serverParameters(setup.server.model, setup.server),
     },
     lowerBound: bound,
-    attempts,
+    attempts: rows.reduce((sum, r) => sum + r.attempts, 0),
     strategies: rows.map((r) => ({
       strategy: r.strategy,
       description: r.description,
@@ -144,12 +154,15 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       attempts: r.attempts,
     })),
   };
+}
 
+/** The table: one row per strategy; a `gave up` column only when some client gave up. */
+export function herdTable(rows: readonly HerdRow[], bound: LowerBound): Table {
   const anyGaveUp = rows.some((r) => r.gaveUp.max > 0);
   const columns = ['strategy', 'requests', 'peak retries/slot', 'all succeeded at', 'lower bound', 'seeds'];
   if (anyGaveUp) columns.splice(4, 0, 'gave up');
   const boundText = `${bound.totalRequests} req · ${seconds(bound.allSucceededMs)}`;
-  const table: Table = {
+  return {
     columns,
     align: columns.map((c) => (c === 'strategy' ? 'left' : 'right')),
     rows: rows.map((r) => {
@@ -165,23 +178,31 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       return cells;
     }),
   };
+}
 
-  const charts = herdCharts(setup, rows, bound);
-
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const setup = herdSetupOf(params);
+  const seeds = num(params, 'seeds');
+  const strategies = selectedStrategies(params, context.retry);
+  const bound = herdLowerBound(setup);
+  const onClientsDone = clientProgress(strategies, setup, seeds, context.onProgress);
+  const rows = strategies.map((s) => herdRow(setup, s, seeds, onClientsDone));
+  const json = herdJson(setup, seeds, bound, rows);
+  const { model } = setup.server;
   return {
     json,
     report: {
       title: `kindly-calls sim herd — ${setup.clients} clients, ${serverTitle(model, setup.capacity, setup.slotMs)}`,
       parameters: [
-        ['server', serverText(model, server, setup.capacity, setup.slotMs)],
+        ['server', serverText(model, setup.server, setup.capacity, setup.slotMs)],
         ['clients', String(setup.clients)],
         ['capacity', `${setup.capacity} per slot`],
         ['slot', `${setup.slotMs} ms`],
         ['seeds', `${seeds} from ${setup.seed}`],
-        ['simulated attempts', String(attempts)],
+        ['simulated attempts', String(json.attempts)],
       ] as const,
-      tables: [{ title: '', table }],
-      charts,
+      tables: [{ title: '', table: herdTable(rows, bound) }],
+      charts: herdCharts(setup, rows, bound),
       notes: [
         'Each cell: median (min–max) over the seeds; deterministic strategies run one seed.',
         `Lower bound: ${bound.totalRequests} requests (every first try plus one retry per client the server cannot take at once) and ${seconds(bound.allSucceededMs)} (capacity).`,
@@ -246,20 +267,29 @@ function serverText(model: ServerModel, p: ServerParams, capacity: number, slotM
  * axes (requests per slot), then every strategy's callers served over time beside the best
  * any strategy could do against this server.
  */
-function herdCharts(
-  setup: HerdSetup & { server: NonNullable<HerdSetup['server']> },
-  rows: readonly HerdRow[],
-  bound: { totalRequests: number; allSucceededMs: number },
-): Chart[] {
+function herdCharts(setup: HerdParams, rows: readonly HerdRow[], bound: LowerBound): Chart[] {
+  const panels = requestPanels(setup, rows, bound);
+  return [...panels, servedChart(setup, rows, panels[0]?.xMax ?? 0)];
+}
+
+/**
+ * The shared x range of the panels: everything, unless the slowest strategy runs on for more
+ * than 1.5 × three times the lower bound — then the first 3 × lower bound (the jittered and
+ * adaptive strategies finish within a few seconds while the exponential one runs for tens).
+ */
+export function panelXMax(longestS: number, boundMs: number): number {
+  const zoom = (boundMs / 1000) * 3;
+  return longestS > zoom * 1.5 ? zoom : longestS;
+}
+
+/** Requests per slot, one small panel per strategy on shared axes. */
+export function requestPanels(setup: HerdParams, rows: readonly HerdRow[], bound: LowerBound): Chart[] {
   const perSlot = rows.map((r, i) => ({
     ...bucketSeries(r.strategy, r.firstRun.requestsPerSlot ?? [], setup.slotMs),
     color: i,
   }));
   const longest = Math.max(...perSlot.map((s) => s.points[s.points.length - 1]?.[0] ?? 0));
-  // The jittered and adaptive strategies finish within a few seconds while the exponential one
-  // runs for tens: the shared x axis shows the start, long enough to see every strategy settle.
-  const zoom = (bound.allSucceededMs / 1000) * 3;
-  const xMax = longest > zoom * 1.5 ? zoom : longest;
+  const xMax = panelXMax(longest, bound.allSucceededMs);
   let yMax = setup.capacity;
   for (const s of perSlot) for (const [x, y] of s.points) if (x <= xMax && y > yMax) yMax = y;
   const markers: Marker[] = [
@@ -267,7 +297,7 @@ function herdCharts(
     { axis: 'x', value: bound.allSucceededMs / 1000, label: `bound ${seconds(bound.allSucceededMs)}` },
   ];
   const group = `Requests per ${setup.slotMs} ms slot, one panel per strategy (shared axes${xMax < longest ? `, the first ${number(xMax)} s` : ''}; seed ${setup.seed})`;
-  const charts: Chart[] = perSlot.map((s) => ({
+  return perSlot.map((s) => ({
     title: s.name,
     xLabel: 'time (s)',
     yLabel: 'requests / slot',
@@ -278,36 +308,49 @@ function herdCharts(
     yMax,
     group,
   }));
+}
 
-  // Callers served so far, per strategy (counted per slot, drawn at the slot's end: never
-  // earlier than they were served), and the lower bound: the earliest time k callers can
-  // have been served, for k = 1 … clients (at most 200 points).
-  const served = rows.map((r, i) => {
-    const counts = r.firstRun.servedPerSlot ?? [];
-    const points: [number, number][] = [[0, 0]];
-    let total = 0;
-    for (let k = 0; k < counts.length; k++) {
-      total += counts[k]!;
-      points.push([((k + 1) * setup.slotMs) / 1000, total]);
-    }
-    return { name: r.strategy, color: i, points };
-  });
+/**
+ * Callers served so far per strategy (counted per slot, drawn at the slot's end: never
+ * earlier than they were served).
+ */
+export function servedCurve(servedPerSlot: readonly number[], slotMs: number): [number, number][] {
+  const points: [number, number][] = [[0, 0]];
+  let total = 0;
+  for (let k = 0; k < servedPerSlot.length; k++) {
+    total += servedPerSlot[k]!;
+    points.push([((k + 1) * slotMs) / 1000, total]);
+  }
+  return points;
+}
+
+/** The lower bound as a curve: the earliest time k callers can have been served, k = 1 … clients (≤ 200 points). */
+export function idealCurve(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs' | 'server'>): [number, number][] {
   const ideal: [number, number][] = [[0, 0]];
   const steps = Math.min(setup.clients, 200);
   for (let i = 1; i <= steps; i++) {
     const k = Math.ceil((i * setup.clients) / steps);
     ideal.push([herdLowerBound({ ...setup, clients: k }).allSucceededMs / 1000, k]);
   }
-  charts.push({
+  return ideal;
+}
+
+/** Every strategy's callers served over time, beside the lower bound. */
+function servedChart(setup: HerdParams, rows: readonly HerdRow[], xMax: number): Chart {
+  const served = rows.map((r, i) => ({
+    name: r.strategy,
+    color: i,
+    points: servedCurve(r.firstRun.servedPerSlot ?? [], setup.slotMs),
+  }));
+  return {
     title: `Callers served over time (seed ${setup.seed}), beside the lower bound`,
     xLabel: 'time (s)',
     yLabel: 'callers served',
-    series: [...served, { name: 'lower bound', color: REFERENCE_COLOR, dashed: true, points: ideal }],
+    series: [...served, { name: 'lower bound', color: REFERENCE_COLOR, dashed: true, points: idealCurve(setup) }],
     markers: [{ axis: 'y', value: setup.clients, label: `all ${setup.clients} callers` }],
     steps: false,
     xMax,
-  });
-  return charts;
+  };
 }
 
 export const herd: Scenario = {
@@ -317,7 +360,7 @@ export const herd: Scenario = {
     'Every client sends one request at t = 0. The server (--server) serves --capacity requests per',
     '--slot-ms and rejects the rest with 429/503 (no wait hint). A rejected client waits per its',
     'strategy, counted from the response, and tries again until it succeeds (maxAttempts Infinity,',
-    'maxElapsed 1 h). Server models, each at the rate capacity / slot-ms:',
+    'maxElapsedMs 1 h). Server models, each at the rate capacity / slot-ms:',
     '  slot          the first --capacity arrivals per slot served; every answer at the slot end',
     '  token-bucket  bucket of --burst tokens refilled at the rate; no token: rejected at once',
     '  leaky-bucket  nginx limit_req: burst --burst − 1 (so --burst pass at once), --leaky-mode',
@@ -335,8 +378,8 @@ export const herd: Scenario = {
     '  equal         c(n)/2 + uniform in [0, c(n)/2]',
     '  decorrelated  uniform in [100 ms, min(5 s, 3 × previous delay)], previous₀ = 100 ms',
     '  floor         full jitter with a 1 s floor: uniform in [1 s, max(2 s, c(n))]',
-    '  adaptive      kindly Pacer: a rejected client retries at now + pacer.reserve(now); the pacer',
-    '                learns the served rate from the responses',
+    '  adaptive      kindly Pacer as downstream({ pacing: true }) runs it: a rejected call books its',
+    '                slot (pacer.reserve) and waits for it; the pacer learns the served rate',
     '  config        your --config retry options (added to the selection)',
     'Measured per seed: total requests, the most retries arriving in one slot, when every client',
     'has succeeded. Reported as median (min–max) over --seeds seeds from --seed.',

@@ -1,6 +1,5 @@
 import { ADAPTIVE_CONCURRENCY_DEFAULTS, AdaptiveConcurrencyLimit, LIMIT_REJECTED } from '../../policies/adaptive-concurrency.js';
-import { Bulkhead } from '../../policies/bulkhead.js';
-import { VirtualClock } from '../../time/virtual-clock.js';
+import { BulkheadSlots } from '../../policies/bulkhead-slots.js';
 import { Simulation } from '../engine.js';
 import { percentile } from '../percentile.js';
 import { QueueingCallee } from '../queueing-callee.js';
@@ -67,7 +66,7 @@ export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, un
   const ratePerMs = (setup.load * setup.workers) / meanService;
   const capacityAt = (t: number) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers);
 
-  const bulkhead = strategy === 'bulkhead' ? new Bulkhead({ maxConcurrent: setup.bulkhead }, new VirtualClock()) : undefined;
+  const bulkhead = strategy === 'bulkhead' ? new BulkheadSlots({ maxConcurrent: setup.bulkhead }) : undefined;
   const limiter = strategy === 'adaptive' ? new AdaptiveConcurrencyLimit() : undefined;
 
   // Per request: start time, admitted partition, and whether its caller stopped waiting.

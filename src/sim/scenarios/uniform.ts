@@ -1,12 +1,12 @@
-import { type RetryOptions, RetryPolicy } from '../../policies/retry-decision.js';
+import type { RetryOptions } from '../../policies/retry-decision.js';
 import { BucketCounter } from '../bucket-counter.js';
-import { Dependency, TIMED_OUT } from '../dependency.js';
+import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
-import { GIVE_UP, RetryState } from '../retry-state.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 /** Load is counted per second, the granularity at which a callee's peak usually matters. */
@@ -26,7 +26,11 @@ export interface UniformVariant {
   perSecond: number[];
 }
 
-/** One run: steady arrivals, each retried by `retry` against a callee that never answers. */
+/**
+ * One run: steady arrivals, each a call through a `SimDownstream` with `retry` (the attempt
+ * timeout `timeoutMs`, no retry budget: the scenario is about timing, not admission) against a
+ * callee that never answers.
+ */
 export function runUniform(
   setup: { ratePerSecond: number; durationMs: number; timeoutMs: number; seed: number },
   variant: string,
@@ -34,33 +38,31 @@ export function runUniform(
   retry: RetryOptions,
 ): UniformVariant {
   const sim = new Simulation({ seed: setup.seed });
-  const policy = new RetryPolicy(retry);
   const callee = new Dependency({ whenDown: 'hang', down: [{ fromMs: 0, untilMs: Number.POSITIVE_INFINITY }] });
   const perSecond = new BucketCounter(BUCKET_MS);
   const arrivalsPerSecond = new BucketCounter(BUCKET_MS);
   let attempts = 0;
-  let state: RetryState;
-
-  const timedOut = sim.on((request, now) => {
-    const delay = state.next(request, TIMED_OUT, now);
-    if (delay !== GIVE_UP) sim.after(delay, send, request);
-  });
-  const send = sim.on((request, now) => {
-    state.attempt(request, now);
-    attempts++;
-    perSecond.add(now);
-    // The callee is down for good and never answers: every attempt ends at the caller's timeout.
-    sim.after(callee.answerDelay(callee.call(now), setup.timeoutMs), timedOut, request);
-  });
+  // The callee is down for good and never answers: every attempt ends at the caller's timeout.
+  const api = new SimDownstream(
+    sim,
+    'callee',
+    { retry, attemptTimeoutMs: setup.timeoutMs, budget: false },
+    {
+      send(_request, _attempt, now) {
+        attempts++;
+        perSecond.add(now);
+        callee.call(now);
+      },
+    },
+  );
   const arrivals = new SteadyArrivals(
     sim,
     { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs },
     (request, now) => {
       arrivalsPerSecond.add(now);
-      sim.at(now, send, request);
+      api.start(request, now);
     },
   );
-  state = new RetryState(policy, sim.random, arrivals.count);
   arrivals.start();
   sim.run();
   return {
@@ -77,7 +79,7 @@ export function runUniform(
 
 /** The schedules compared: the herd's exponential ceiling, with and without full jitter. */
 function variants(attempts: number): { name: string; description: string; retry: RetryOptions }[] {
-  const backoff = { shape: 'exponential', base: 200, factor: 2, cap: 5_000 } as const;
+  const backoff = { shape: 'exponential', baseMs: 200, factor: 2, capMs: 5_000 } as const;
   return [
     {
       name: 'no jitter',

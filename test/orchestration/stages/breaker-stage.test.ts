@@ -50,4 +50,19 @@ describe('BreakerStage', () => {
     s.exit(probe, 1_003, RESULT_OK);
     expect(s.breaker.state(1_003)).toBe('closed');
   });
+
+  it('asks for a real now after a success only when the breaker files it by time (ratio mode, half-open probes)', () => {
+    const consecutive = stage({ threshold: 1 });
+    expect(consecutive.observesSuccess).toBe(false);
+    const call = stageCall({ classification: failure });
+    consecutive.enter(call, 0);
+    consecutive.exit(call, 0, RESULT_FAILED);
+    expect(consecutive.observesSuccess).toBe(true); // open
+    expect(consecutive.enter(call, 1_000)).toBe(ADMIT); // half-open probe
+    expect(consecutive.observesSuccess).toBe(true);
+    consecutive.exit(call, 1_000, RESULT_OK);
+    expect(consecutive.breaker.state(1_000)).toBe('closed');
+    expect(consecutive.observesSuccess).toBe(false);
+    expect(stage({ mode: 'ratio' }).observesSuccess).toBe(true);
+  });
 });

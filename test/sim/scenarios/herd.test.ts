@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import type { HerdStrategy } from '../../../src/sim/herd-run.js';
 import { withDefaults } from '../../../src/sim/scenario.js';
-import { HERD_STRATEGY_NAMES, herd } from '../../../src/sim/scenarios/herd.js';
+import {
+  clientProgress,
+  HERD_STRATEGY_NAMES,
+  type HerdRow,
+  herd,
+  herdSetupOf,
+  herdTable,
+  idealCurve,
+  panelXMax,
+  seedsFor,
+  servedCurve,
+} from '../../../src/sim/scenarios/herd.js';
+import { spread } from '../../../src/sim/summary.js';
 
 type Row = {
   strategy: string;
@@ -181,5 +194,84 @@ describe('herd scenario', () => {
       onProgress: (done, total) => calls.push([done, total]),
     });
     expect(calls.at(-1)).toEqual([70_000, 70_000]);
+  });
+});
+
+describe('herd scenario parts', () => {
+  const setup = herdSetupOf(withDefaults(herd));
+
+  it('herdSetupOf: the options as a setup; --burst 0 means --capacity', () => {
+    expect(setup).toEqual({
+      clients: 100,
+      capacity: 10,
+      slotMs: 100,
+      seed: 1,
+      arrivalMs: 0,
+      server: { model: 'slot', burst: 10, latencyMs: 1, distribution: 'constant', queue: 0, mode: 'nodelay' },
+    });
+    expect(herdSetupOf(withDefaults(herd, { burst: 3 })).server.burst).toBe(3);
+  });
+
+  it('seedsFor: every seed only when the run depends on it (jitter, random arrivals, random latency)', () => {
+    expect(seedsFor({ random: false }, setup, 50)).toBe(1);
+    expect(seedsFor({ random: true }, setup, 50)).toBe(50);
+    expect(seedsFor({ random: false }, { ...setup, arrivalMs: 5 }, 50)).toBe(50);
+    const lognormal = {
+      ...setup,
+      server: { ...setup.server, model: 'token-bucket' as const, distribution: 'lognormal' as const },
+    };
+    expect(seedsFor({ random: false }, lognormal, 50)).toBe(50);
+  });
+
+  it('clientProgress: counts clients over every strategy × its seeds; nothing without a listener', () => {
+    const seen: [number, number][] = [];
+    const strategies = [{ random: false }, { random: true }] as HerdStrategy[];
+    const tell = clientProgress(strategies, setup, 4, (done, total) => seen.push([done, total]));
+    tell?.(60);
+    tell?.(40);
+    expect(seen).toEqual([
+      [60, 500],
+      [100, 500],
+    ]);
+    expect(clientProgress(strategies, setup, 4, undefined)).toBeUndefined();
+  });
+
+  it('herdTable: a "gave up" column only when some client gave up', () => {
+    const row = (gaveUp: number) =>
+      ({
+        strategy: 's',
+        description: '',
+        seeds: 1,
+        totalRequests: spread([190]),
+        peakRetriesPerSlot: spread([10]),
+        allSucceededMs: spread([gaveUp > 0 ? Number.POSITIVE_INFINITY : 1000]),
+        gaveUp: spread([gaveUp]),
+        attempts: 190,
+      }) as unknown as HerdRow;
+    const bound = { totalRequests: 190, allSucceededMs: 1000 };
+    expect(herdTable([row(0)], bound).columns).not.toContain('gave up');
+    const table = herdTable([row(0), row(3)], bound);
+    expect(table.columns).toContain('gave up');
+    expect(table.rows[1]![table.columns.indexOf('gave up')]).toBe('3');
+    expect(table.rows[0]![table.columns.indexOf('lower bound')]).toBe('190 req · 1.0 s');
+  });
+
+  it('panelXMax: the panels zoom to 3 × the lower bound only when a strategy runs on far longer', () => {
+    expect(panelXMax(2, 1000)).toBe(2);
+    expect(panelXMax(4.5, 1000)).toBe(4.5);
+    expect(panelXMax(27.2, 1000)).toBe(3);
+  });
+
+  it('servedCurve and idealCurve: cumulative callers at each slot’s end, and the earliest possible', () => {
+    expect(servedCurve([10, 0, 5], 100)).toEqual([
+      [0, 0],
+      [0.1, 10],
+      [0.2, 10],
+      [0.3, 15],
+    ]);
+    const ideal = idealCurve({ clients: 30, capacity: 10, slotMs: 100 });
+    expect(ideal[0]).toEqual([0, 0]);
+    expect(ideal.at(-1)).toEqual([0.3, 30]);
+    expect(idealCurve({ clients: 1000, capacity: 10, slotMs: 100 }).length).toBe(201);
   });
 });

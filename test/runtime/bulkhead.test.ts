@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBulkheadRejectedError } from '../../src/errors/errors.js';
 import { InvalidOptionsError } from '../../src/options/validate.js';
-import { BULKHEAD_DEFAULTS, Bulkhead } from '../../src/policies/bulkhead.js';
+import { BULKHEAD_DEFAULTS } from '../../src/policies/bulkhead-slots.js';
+import { Bulkhead } from '../../src/runtime/bulkhead.js';
 import { VirtualClock } from '../../src/time/virtual-clock.js';
 
 /** An AbortController whose signal counts its live 'abort' listeners. */

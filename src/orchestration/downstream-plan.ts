@@ -1,0 +1,94 @@
+/**
+ * How a downstream's options become its call plan and its pipeline — written once, used by
+ * both drivers: `Downstream` (src/runtime) and the simulator's `SimDownstream` (src/sim). Pure:
+ * policies are built here or handed in; nothing here reads a clock or does I/O.
+ */
+import type { CircuitBreaker } from '../policies/circuit-breaker.js';
+import { DERIVED_TIMEOUT_DEFAULTS, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import type { Pacer } from '../policies/pacer.js';
+import type { RetryBudgetOptions } from '../policies/retry-budget.js';
+import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import { Pipeline } from './pipeline.js';
+import type { Stage } from './stage.js';
+import { BreakerStage } from './stages/breaker-stage.js';
+import { type BudgetLedger, BudgetStage } from './stages/budget-stage.js';
+import { BulkheadStage, type SlotLimiter } from './stages/bulkhead-stage.js';
+import { type PaceBooker, PacingStage } from './stages/pacing-stage.js';
+
+/** The defaults of a downstream's options, declared once (a test pins them). */
+export const DOWNSTREAM_DEFAULTS = {
+  attemptTimeoutMs: 10_000,
+  idempotent: true,
+  maxKeys: 1_000,
+} as const;
+
+const NO_RETRY = new RetryPolicy({ maxAttempts: 1 });
+
+/**
+ * The retry policy of the `retry` option: a single attempt with `false`; unbounded attempts
+ * are also bounded by the total timeout. Throws the policy's `InvalidOptionsError`.
+ */
+export function retryPolicyOf(retry: RetryOptions | false | undefined, totalTimeoutMs: number | undefined): RetryPolicy {
+  if (retry === false) return NO_RETRY;
+  const options = retry ?? {};
+  const bounded =
+    options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsedMs === undefined && totalTimeoutMs !== undefined
+      ? { ...options, maxElapsedMs: totalTimeoutMs }
+      : options;
+  return new RetryPolicy(bounded);
+}
+
+/**
+ * The downstream's fixed attempt timeout: none (`Infinity`) with `false`; a derived timeout's
+ * ceiling (its timeout until latency is known); else the number, or the default.
+ */
+export function attemptTimeoutOf(option: number | false | DerivedTimeoutOptions | undefined): number {
+  if (option === false) return Number.POSITIVE_INFINITY;
+  if (typeof option === 'object' && option !== null) return option.ceilingMs ?? DERIVED_TIMEOUT_DEFAULTS.ceilingMs;
+  return option ?? DOWNSTREAM_DEFAULTS.attemptTimeoutMs;
+}
+
+/**
+ * The budget stage of the `budget` option over `ledger` (none without a ledger): every call
+ * deposits when it starts, every retry withdraws, and with `shrinkOnErrors` every attempt's
+ * outcome is recorded.
+ */
+export function budgetStageOf(
+  ledger: BudgetLedger | undefined,
+  budget: RetryBudgetOptions | false | undefined,
+  onRefused?: (key: string, nowMs: number) => void,
+): BudgetStage | undefined {
+  if (ledger === undefined) return undefined;
+  return new BudgetStage(ledger, {
+    recordsOutcomes: budget !== false && Boolean(budget?.shrinkOnErrors),
+    onRefused,
+  });
+}
+
+/** What one lane's pipeline is made of; absent parts are not configured. */
+export interface LaneParts {
+  /** The downstream's budget stage (shared by every lane). */
+  budget?: Stage | undefined;
+  breaker?: CircuitBreaker | undefined;
+  pacer?: Pacer | undefined;
+  /** How the pacer is used: first attempts paced too, told of each wait, where slots are booked. */
+  pacing?: {
+    paceFirstAttempts?: boolean;
+    onDelay?: (nowMs: number, delayMs: number) => void;
+    booker?: PaceBooker | undefined;
+  };
+  bulkhead?: SlotLimiter | undefined;
+  /** Stages inside the bulkhead, last before the attempt timeout (the adaptive concurrency limit). */
+  inner?: Stage | undefined;
+}
+
+/** The pipeline in its one fixed order: budget → breaker → pacing → bulkhead → inner stages. */
+export function lanePipeline(parts: LaneParts): Pipeline {
+  const stages: Stage[] = [];
+  if (parts.budget !== undefined) stages.push(parts.budget);
+  if (parts.breaker !== undefined) stages.push(new BreakerStage(parts.breaker));
+  if (parts.pacer !== undefined) stages.push(new PacingStage(parts.pacer, parts.pacing));
+  if (parts.bulkhead !== undefined) stages.push(new BulkheadStage(parts.bulkhead));
+  if (parts.inner !== undefined) stages.push(parts.inner);
+  return stages.length === 0 ? Pipeline.EMPTY : new Pipeline(stages);
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import {
+  attemptTimeoutOf,
+  budgetStageOf,
+  DOWNSTREAM_DEFAULTS,
+  lanePipeline,
+  retryPolicyOf,
+} from '../../src/orchestration/downstream-plan.js';
+import { CircuitBreaker } from '../../src/policies/circuit-breaker.js';
+import { Pacer } from '../../src/policies/pacer.js';
+import { KeyedRetryBudgets } from '../../src/policies/retry-budget.js';
+import { SeededRandom } from '../../src/random/random.js';
+
+describe('downstream plan (options → policies and pipeline, shared by the runtime and the simulator)', () => {
+  it('retryPolicyOf: false is one attempt; unbounded attempts are bounded by the total timeout', () => {
+    expect(retryPolicyOf(false, undefined).maxAttempts).toBe(1);
+    expect(retryPolicyOf(undefined, undefined).maxAttempts).toBe(3);
+    const bounded = retryPolicyOf({ maxAttempts: Number.POSITIVE_INFINITY }, 5_000);
+    expect(bounded.maxElapsedMs).toBe(5_000);
+    expect(() => retryPolicyOf({ maxAttempts: Number.POSITIVE_INFINITY }, undefined)).toThrow(/maxElapsedMs/);
+  });
+
+  it('attemptTimeoutOf: none with false, a derived timeout’s ceiling, the number, else the default', () => {
+    expect(attemptTimeoutOf(false)).toBe(Number.POSITIVE_INFINITY);
+    expect(attemptTimeoutOf({ ceilingMs: 750 })).toBe(750);
+    expect(attemptTimeoutOf(250)).toBe(250);
+    expect(attemptTimeoutOf(undefined)).toBe(DOWNSTREAM_DEFAULTS.attemptTimeoutMs);
+  });
+
+  it('budgetStageOf: none without a ledger; outcomes recorded only with shrinkOnErrors', () => {
+    const ledger = new KeyedRetryBudgets();
+    expect(budgetStageOf(undefined, {})).toBeUndefined();
+    expect(budgetStageOf(ledger, {})?.exit).toBeUndefined();
+    expect(budgetStageOf(ledger, { shrinkOnErrors: true })?.exit).toBeTypeOf('function');
+  });
+
+  it('lanePipeline: one fixed order, budget → breaker → pacing → bulkhead → inner; nothing configured is EMPTY', () => {
+    const random = new SeededRandom(1);
+    const budget = budgetStageOf(new KeyedRetryBudgets(), {});
+    const slots = { tryAcquire: () => true, release: () => {}, acquire: () => Promise.resolve() };
+    const inner = { name: 'limit', observesSuccess: false, enter: () => 0 as const };
+    const pipeline = lanePipeline({
+      inner,
+      bulkhead: slots,
+      pacer: new Pacer(),
+      breaker: new CircuitBreaker({}, random),
+      budget,
+    });
+    expect(pipeline.stages.map((s) => s.name)).toEqual(['budget', 'breaker', 'pacing', 'bulkhead', 'limit']);
+    expect(lanePipeline({}).stages).toEqual([]);
+  });
+});
