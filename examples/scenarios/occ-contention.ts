@@ -11,8 +11,9 @@
  *
  *     npx kindly-calls sim examples/scenarios/occ-contention.ts --clients 50 --seeds 100
  */
-import { Backoff, type Jitter, SeededRandom } from 'kindly-calls';
+import { Backoff, type Jitter } from 'kindly-calls/policies';
 import { networkRandom, num, type Scenario, type ScenarioParams, Simulation, sampleLatency, spread, str } from 'kindly-calls/sim';
+import { SeededRandom } from 'kindly-calls/testing';
 
 const STRATEGIES: ReadonlyArray<{ name: string; jitter: Jitter }> = [
   { name: 'no jitter', jitter: 'none' },
@@ -25,7 +26,7 @@ const STRATEGIES: ReadonlyArray<{ name: string; jitter: Jitter }> = [
 function contend(clients: number, latencyMs: number, jitter: Jitter, seed: number): { calls: number; doneMs: number } {
   const sim = new Simulation({ seed });
   const network = networkRandom(seed);
-  const backoff = new Backoff({ shape: 'exponential', base: 5, factor: 2, cap: 1_000, jitter });
+  const backoff = new Backoff({ shape: 'exponential', baseMs: 5, factor: 2, capMs: 1_000, jitter });
   const jitterRandom = new SeededRandom(seed);
   const failures = new Int32Array(clients);
   const previous = new Float64Array(clients).fill(Number.NaN);
