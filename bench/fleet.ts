@@ -1,8 +1,8 @@
-import { bench, do_not_optimize, run } from 'mitata';
 import { downstream } from '../dist/index.js';
 import { redisStore } from '../dist/redis.js';
 import { connectRedis, RedisServer } from '../examples/support/redis-server.js';
 import { type BenchCase, cases as coreCases } from './cases.js';
+import { interleavedRounds, type Measured, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row } from './stats.js';
 
 /**
@@ -100,64 +100,71 @@ export async function fleetBench(): Promise<{
 }
 
 /**
- * The fleet suite: `kindly:full`, `kindly:fleet` and `kindly:fleet-redis-down` side by side,
- * `runs` interleaved mitata runs each; rows are medians, plus ns added over `kindly:full`
- * and Redis round trips per call (`lines`).
+ * The fleet suite: `kindly:full`, `kindly:fleet` and `kindly:fleet-redis-down` side by side
+ * against a real redis-server, in finely interleaved batches (`interleavedRounds`), `runs`
+ * blocks. Two figures per case, both in this process's **CPU time** (user + system, which
+ * moves far less than wall time when other processes compete for the cores):
+ *
+ * - hot path: back-to-back calls (the loop never yields, so the background sync does not run
+ *   inside a batch) — what the store adds to each call's own work;
+ * - steady: calls at a realistic 1,000/s (10 every 10 ms, yielding between), so the
+ *   background sync, its scripts and the Redis client's socket work are all counted and
+ *   spread over the calls — what the store costs a service in all.
+ *
+ * "Added" is the median over blocks of (case − kindly:full) measured in the same block.
  */
 export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]; ratios: Ratio[]; lines: string[] }> {
   const fleet = await fleetBench();
   try {
     const full = coreCases.find((c) => c.name === 'kindly:full') as BenchCase;
     const all = [full, ...fleet.cases];
-    const fns = new Map<string, () => Promise<number> | number>();
+    const timed: TimedCase[] = [];
     for (const c of all) {
       const fn = await c.setup();
       if ((await fn()) !== 42) throw new Error(`bench case ${c.name} did not return the operation's value`);
-      fns.set(c.name, fn);
+      timed.push({ name: c.name, once: async () => void (await fn()) });
     }
-    const perRun = new Map<string, number[]>(all.map((c) => [c.name, []]));
-    for (let r = 0; r < options.runs; r++) {
-      for (let i = 0; i < all.length; i++) {
-        const c = all[(i + r) % all.length] as BenchCase;
-        const fn = fns.get(c.name) as () => Promise<number> | number;
-        bench(c.name, async () => do_not_optimize(await fn()));
-      }
-      const result = await run({ format: 'quiet', throw: true });
-      for (const b of result.benchmarks) perRun.get(b.alias)?.push(b.runs[0]?.stats?.avg ?? Number.NaN);
-    }
-    const rows: Row[] = all.map((c) => {
-      const runs = perRun.get(c.name) ?? [];
-      return {
-        suite: 'fleet',
-        name: c.name,
-        nsPerCall: Math.round(median(runs) * 10) / 10,
-        runs: runs.map((x) => Math.round(x)),
-      };
-    });
-    const base = perRun.get('kindly:full') ?? [];
+    const hot = await interleavedRounds(timed, { blocks: options.runs, batches: 20, ops: 2_000, concurrency: 1 });
+    const steady = await steadyRounds(timed.slice(0, 2), { blocks: options.runs, perSecond: 1_000, ms: 1_000 });
+    const rows: Row[] = [];
     const lines = [...fleet.report()];
-    for (const name of ['kindly:fleet', 'kindly:fleet-redis-down']) {
-      // Per run, side by side, then the median: steadier than a difference of medians.
-      const added = median((perRun.get(name) ?? []).map((x, i) => x - (base[i] as number)));
-      lines.push(`${name}: ${added.toFixed(0)} ns added per call over kindly:full (median of ${options.runs} runs)`);
+    const cpuOf = (m: Map<string, Measured>, name: string) => m.get(name)?.cpu ?? [];
+    for (const c of all) {
+      const cpu = cpuOf(hot, c.name);
+      rows.push({ suite: 'fleet', name: `${c.name} (cpu)`, nsPerCall: round(median(cpu)), runs: cpu.map(round) });
+      const wall = hot.get(c.name)?.wall ?? [];
+      rows.push({ suite: 'fleet', name: `${c.name} (wall)`, nsPerCall: round(median(wall)), runs: wall.map(round) });
     }
-    // mitata's loop never yields to timers, so the background sync hardly runs during it:
-    // measure round trips per call at a steady, realistic rate instead.
-    const steady = await fleet.steadyRoundTrips(1_000, 2_000);
+    const added = (m: Map<string, Measured>, name: string) => {
+      const base = cpuOf(m, 'kindly:full');
+      return cpuOf(m, name).map((x, i) => x - (base[i] as number));
+    };
+    for (const name of ['kindly:fleet', 'kindly:fleet-redis-down']) {
+      const per = added(hot, name);
+      lines.push(
+        `${name}: ${round(median(per))} ns CPU added per call over kindly:full, back to back (median of ${options.runs} blocks: ${per.map(round).join(', ')})`,
+      );
+      rows.push({ suite: 'fleet', name: `${name} cpu ns added (hot path)`, nsPerCall: round(median(per)), runs: per.map(round) });
+    }
+    const perSteady = added(steady, 'kindly:fleet');
     lines.push(
-      `kindly:fleet at a steady 1,000 calls/s for 2 s: ${steady.commands} round trips over ${steady.calls} calls = ${steady.perCall.toFixed(4)} per call`,
+      `kindly:fleet at a steady 1,000 calls/s: ${round(median(perSteady))} ns CPU added per call over kindly:full, background sync and Redis client included (median of ${options.runs} blocks: ${perSteady.map(round).join(', ')}; kindly:full ${round(median(cpuOf(steady, 'kindly:full')))} ns per call)`,
+    );
+    rows.push({
+      suite: 'fleet',
+      name: 'kindly:fleet cpu ns added at 1000/s (sync included)',
+      nsPerCall: round(median(perSteady)),
+      runs: perSteady.map(round),
+    });
+    // Round trips per call at a steady, realistic rate (mitata-style loops never yield to timers).
+    const trips = await fleet.steadyRoundTrips(1_000, 2_000);
+    lines.push(
+      `kindly:fleet at a steady 1,000 calls/s for 2 s: ${trips.commands} round trips over ${trips.calls} calls = ${trips.perCall.toFixed(4)} per call`,
     );
     rows.push({
       suite: 'fleet',
       name: 'kindly:fleet round trips per call at 1000/s',
-      value: steady.perCall,
-      unit: 'round trips',
-      runs: [],
-    });
-    rows.push({
-      suite: 'fleet',
-      name: 'kindly:fleet round trips per call',
-      value: Math.round(fleet.roundTripsPerCall() * 1e6) / 1e6,
+      value: trips.perCall,
       unit: 'round trips',
       runs: [],
     });
@@ -165,4 +172,42 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
   } finally {
     await fleet.close();
   }
+}
+
+const round = (x: number) => Math.round(x * 10) / 10;
+
+/**
+ * Like `interleavedRounds`, but each case runs at `perSecond` calls (a batch every 10 ms,
+ * yielding to the event loop between batches) for `ms` per turn: CPU time per call then
+ * includes what timers and sockets do in the background. Cases alternate turn by turn.
+ */
+async function steadyRounds(
+  cases: readonly TimedCase[],
+  options: { blocks: number; perSecond: number; ms: number },
+): Promise<Map<string, Measured>> {
+  const result = new Map<string, Measured>(cases.map((c) => [c.name, { wall: [], cpu: [] }]));
+  const batch = options.perSecond / 100;
+  for (let block = -1; block < options.blocks; block++) {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[(i + Math.max(block, 0)) % cases.length] as TimedCase;
+      const cpu0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
+      let calls = 0;
+      for (let t = 0; t < options.ms; t += 10) {
+        const all: Promise<void>[] = [];
+        for (let k = 0; k < batch; k++) all.push(c.once());
+        calls += batch;
+        await Promise.all(all);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // The sync that the last calls started settles inside the turn, not the next case's.
+      await new Promise((r) => setTimeout(r, 100));
+      const cpu = process.cpuUsage(cpu0);
+      if (block < 0) continue;
+      const m = result.get(c.name) as Measured;
+      m.cpu.push(((cpu.user + cpu.system) * 1000) / calls);
+      m.wall.push(Number(process.hrtime.bigint() - t0) / calls);
+    }
+  }
+  return result;
 }

@@ -15,6 +15,8 @@ export interface WorkerConfig {
   redisPort?: number;
   /** Key prefix: each run is a new fleet, with no budget spent by an earlier run. */
   prefix?: string;
+  /** The store's `timeoutMs` (default: the store's). */
+  storeTimeoutMs?: number;
 }
 
 const untilSuccess = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 };
@@ -26,7 +28,9 @@ process.once('message', async (config: WorkerConfig) => {
     config.strategy === 'full-jitter'
       ? { budget: false, retry: { ...untilSuccess, backoff } }
       : { retry: { ...untilSuccess, backoff }, pacing: {} };
-  if (redis !== undefined) options.store = redisStore({ client: redis, prefix: config.prefix });
+  const store =
+    redis === undefined ? undefined : redisStore({ client: redis, prefix: config.prefix, timeoutMs: config.storeTimeoutMs });
+  if (store !== undefined) options.store = store;
   const api = downstream('fleet-herd', options);
   const gaveUp: Record<string, number> = {};
   api.on('give-up', (e) => {
@@ -72,7 +76,7 @@ process.once('message', async (config: WorkerConfig) => {
         }
       }),
     );
-    process.send?.({ type: 'done', failed, gaveUp, storeDown });
+    process.send?.({ type: 'done', failed, gaveUp, storeDown, storeOps: store?.counters });
     redis?.disconnect();
     process.disconnect();
   });

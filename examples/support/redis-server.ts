@@ -100,3 +100,20 @@ export async function connectRedis(port: number): Promise<import('ioredis').Redi
   });
   return client;
 }
+
+/**
+ * A node-redis (`redis`) client set up the same way: commands fail at once while
+ * disconnected (`disableOfflineQueue`) and it reconnects every 50 ms.
+ */
+export async function connectNodeRedis(port: number): Promise<import('redis').RedisClientType> {
+  const { createClient } = await import('redis');
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50 },
+    disableOfflineQueue: true,
+  });
+  client.on('error', () => {
+    // Connection errors are expected while a test has the server down.
+  });
+  await client.connect();
+  return client as import('redis').RedisClientType;
+}

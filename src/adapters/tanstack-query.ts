@@ -96,12 +96,7 @@ function build(
     options?.idempotent === undefined || typeof options.idempotent === 'boolean',
     `Expected \`idempotent\` to be a boolean, got ${String(options?.idempotent)}`,
   );
-  let policy: RetryPolicy | undefined;
-  try {
-    policy = new RetryPolicy(options?.retry);
-  } catch (error) {
-    for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-  }
+  const policy = v.nested('retry', () => new RetryPolicy(options?.retry));
   v.done();
   const retryPolicy = policy as RetryPolicy;
   const clock = options?.clock ?? systemClock;

@@ -50,7 +50,7 @@ const PROGRAMMING_ERRORS: ReadonlySet<string> = new Set(['TypeError', 'Reference
  *    `response.body` when that is text, bytes or a plain object (never a stream).
  *    A status below 400 falls through to the next rules.
  * 3. a caller abort — name `AbortError`, code `ABORT_ERR`, or axios' `ERR_CANCELED` /
- *    `CanceledError` ⇒ `unknown`, not retryable (S3.1: an abort is never retried). Checked
+ *    `CanceledError` ⇒ `unknown`, not retryable (an abort is never retried). Checked
  *    before network codes so that an abort always wins.
  * 4. a URL that can never be fetched — invalid, an unsupported scheme (`ftp:`, `ws:`), a port
  *    fetch refuses (`:1`, `:6000`) — ⇒ `failed`, not retryable ({@link classifyUnusableUrl});

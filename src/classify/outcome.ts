@@ -12,9 +12,9 @@ export interface Classification {
   outcome: 'failed' | 'unknown';
   /** Could trying again help? */
   retryable: boolean;
-  /** The callee asked not to be retried (S7: `x-retry-exhausted`, `x-envoy-overloaded`, …). */
+  /** The callee asked not to be retried (`x-retry-exhausted`, `x-envoy-overloaded`, …). */
   dontRetry?: boolean;
-  /** Milliseconds the callee asked us to wait (S4), when it said so. */
+  /** Milliseconds the callee asked us to wait, when it said so. */
   hintMs?: number;
   /** Where the hint came from, e.g. `retry-after`; for events and debugging. */
   hintSource?: string;

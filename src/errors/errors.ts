@@ -11,7 +11,7 @@ export type GiveUpReason =
   | 'not-idempotent'
   /** (2) The `verify` hook said the previous attempt took effect. */
   | 'verified-applied'
-  /** The callee said not to retry (S7). */
+  /** The callee said not to retry. */
   | 'dont-retry'
   /** (3) `maxAttempts` reached. */
   | 'max-attempts'
@@ -34,7 +34,7 @@ export type GiveUpReason =
 const BRAND = Symbol.for('kindly.error');
 
 /**
- * Base of every error kindly raises. Each carries the `outcome` (S1), how many attempts
+ * Base of every error kindly raises. Each carries the `outcome`, how many attempts
  * were made, the time spent, and `cause` (the underlying error, never mutated).
  */
 export class KindlyError extends Error {

@@ -14,6 +14,7 @@ import {
   isDeadlineExceededError,
   isGiveUpError,
 } from '../errors/errors.js';
+import { GRPC_PREVIOUS_ATTEMPTS_HEADER } from '../http/attempt-header.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
@@ -61,9 +62,6 @@ export interface GrpcClientOptions extends ClassifyGrpcStatusOptions {
    */
   idempotent?: boolean | ((path: string) => boolean);
 }
-
-/** Sent on retries (gRFC A6): how many attempts came before this one. */
-export const GRPC_PREVIOUS_ATTEMPTS = 'grpc-previous-rpc-attempts';
 
 const KEYS = ['key', 'budgetKey', 'idempotent', 'retryableCodes'] as const;
 
@@ -211,7 +209,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
     const call = this.nextCall({ ...this.callOptions, deadline });
     this.current = call;
     const metadata = (this.metadata as Metadata).clone();
-    if (context.attempt > 1) metadata.set(GRPC_PREVIOUS_ATTEMPTS, String(context.attempt - 1));
+    if (context.attempt > 1) metadata.set(GRPC_PREVIOUS_ATTEMPTS_HEADER, String(context.attempt - 1));
     const telemetry = context.telemetry;
     if (telemetry !== undefined) describeGrpcAttempt(telemetry, this.callOptions.method_definition.path, metadata);
     return new Promise<AttemptResult>((resolve, reject) => {

@@ -3,7 +3,7 @@ import { Metadata, ServerInterceptingCall } from '@grpc/grpc-js';
 import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
 import { RETRY_EXHAUSTED_HEADER } from '../hints/dont-retry.js';
 import { readInboundBudget } from '../http/deadline-header.js';
-import { type KindlyServerOptions, resolveServerOptions } from '../http/server-context.js';
+import { resolveServerOptions, type ServerContextOptions } from '../http/server-context.js';
 import { type DeadlineScope, runWithDeadline } from '../runtime/deadline-context.js';
 import { GRPC_STATUS } from './status.js';
 
@@ -24,7 +24,7 @@ import { GRPC_STATUS } from './status.js';
  * const server = new Server({ interceptors: [grpcServerInterceptor()] });
  * ```
  */
-export function grpcServerInterceptor(options?: KindlyServerOptions): ServerInterceptor {
+export function grpcServerInterceptor(options?: ServerContextOptions): ServerInterceptor {
   const settings = resolveServerOptions(options, 'kindly gRPC server interceptor');
   const clock = settings.clock;
   return (_method, call: ServerInterceptingCallInterface) => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runWithDeadline } from '../runtime/deadline-context.js';
-import { beginRequest, type KindlyServerOptions, resolveServerOptions } from './server-context.js';
+import { beginRequest, resolveServerOptions, type ServerContextOptions } from './server-context.js';
 
 /**
  * Express middleware (Express 4 and 5) doing what `nodeHttpHandler` does for `node:http`: the
@@ -14,7 +14,7 @@ import { beginRequest, type KindlyServerOptions, resolveServerOptions } from './
  * ```
  */
 export function expressMiddleware(
-  options?: KindlyServerOptions,
+  options?: ServerContextOptions,
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   const settings = resolveServerOptions(options, 'expressMiddleware');
   return (req, res, next) => {

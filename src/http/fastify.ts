@@ -3,10 +3,10 @@ import { runWithDeadline } from '../runtime/deadline-context.js';
 import {
   beginRequest,
   handlerErrorStatus,
-  type KindlyServerOptions,
   type RequestContext,
   requestScope,
   resolveServerOptions,
+  type ServerContextOptions,
 } from './server-context.js';
 
 // `request.kindly` is declared on Fastify's request type in the build (tsup.config.ts).
@@ -66,11 +66,11 @@ const FASTIFY_OWN_KEYS = ['prefix', 'logLevel', 'logSerializers'];
 export const fastifyPlugin = Object.assign(
   // `instance` is typed loosely so that a real FastifyInstance is accepted whatever its
   // generics; the plugin uses only the slice described by FastifyLike.
-  function fastifyPlugin(instance: object, options: KindlyServerOptions | undefined, done: (error?: Error) => void): void {
+  function fastifyPlugin(instance: object, options: ServerContextOptions | undefined, done: (error?: Error) => void): void {
     const fastify = instance as FastifyLike;
     const own: Record<string, unknown> = { ...(options ?? {}) };
     for (const key of FASTIFY_OWN_KEYS) delete own[key];
-    const settings = resolveServerOptions(own as KindlyServerOptions, 'fastifyPlugin');
+    const settings = resolveServerOptions(own as ServerContextOptions, 'fastifyPlugin');
     fastify.decorateRequest('kindly', null);
     fastify.addHook('onRequest', (request, reply, next) => {
       const context = beginRequest(request.raw, reply.raw, settings);

@@ -1,5 +1,6 @@
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS } from '../hints/body-hints.js';
 import { OptionsValidator } from '../options/validate.js';
+import { callDeadline } from '../orchestration/deadline.js';
 import { currentDeadlineScope, type DeadlineScope } from '../runtime/deadline-context.js';
 import type { CallOptions, Downstream, Fallback } from '../runtime/downstream.js';
 import { linkSignals } from '../runtime/link-signals.js';
@@ -14,7 +15,7 @@ import { DEFAULT_SECRET_QUERY_PARAMS, redactUrl } from './redact.js';
 import { DEFAULT_MAX_BUFFERED_BODY, type PreparedBody, prepareBody, preparedAsIs } from './request-body.js';
 
 /** kindly's options for HTTP calls, set once with `createFetch` or per call in the init. */
-export interface KindlyFetchOptions {
+export interface CreateFetchOptions {
   /**
    * When the call gives up on an HTTP status, reject with the `GiveUpError` (its `cause` is an
    * `HttpStatusError` whose `response` is readable: same status and body, no URL, no
@@ -85,7 +86,7 @@ export interface KindlyFetchOptions {
 }
 
 /** `fetch`'s init, plus kindly's options and this call's limits. */
-export interface KindlyRequestInit extends RequestInit, KindlyFetchOptions {
+export interface FetchThroughInit extends RequestInit, CreateFetchOptions {
   /** Absolute deadline, in the downstream clock's monotonic ms. */
   deadline?: number;
   /** Whole-call timeout in ms (all attempts and waits). */
@@ -152,7 +153,7 @@ const KINDLY_KEYS: ReadonlySet<string> = new Set<string>([...OPTION_KEYS, ...CAL
  *   reused) or cancelled; one that a fallback replaces is cancelled: no socket is leaked.
  * - In a browser, no attempt is spent while offline (`waitForOnline`).
  */
-export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: KindlyRequestInit): Promise<Response> {
+export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, init?: FetchThroughInit): Promise<Response> {
   return send(downstream, input, init ?? undefined, undefined);
 }
 
@@ -163,19 +164,19 @@ export function fetchThrough(downstream: Downstream, input: RequestInfo | URL, i
  */
 export function createFetch(
   downstream: Downstream,
-  options?: KindlyFetchOptions,
-): (input: RequestInfo | URL, init?: KindlyRequestInit) => Promise<Response> {
+  options?: CreateFetchOptions,
+): (input: RequestInfo | URL, init?: FetchThroughInit) => Promise<Response> {
   if (options === undefined) return (input, init) => send(downstream, input, init ?? undefined, undefined);
   validate(options, 'createFetch', true);
-  const defaults: KindlyFetchOptions = { ...options };
+  const defaults: CreateFetchOptions = { ...options };
   return (input, init) => send(downstream, input, init ?? undefined, defaults);
 }
 
 function send(
   downstream: Downstream,
   input: RequestInfo | URL,
-  init: KindlyRequestInit | undefined,
-  defaults: KindlyFetchOptions | undefined,
+  init: FetchThroughInit | undefined,
+  defaults: CreateFetchOptions | undefined,
 ): Promise<Response> {
   try {
     if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
@@ -194,8 +195,8 @@ function send(
 function planCall(
   downstream: Downstream,
   request: NormalizedRequest,
-  init: KindlyRequestInit | undefined,
-  defaults: KindlyFetchOptions | undefined,
+  init: FetchThroughInit | undefined,
+  defaults: CreateFetchOptions | undefined,
 ): FetchPlan | Promise<FetchPlan> {
   const method = request.method.toUpperCase();
   const secretParams = init?.secretQueryParams ?? defaults?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
@@ -215,7 +216,7 @@ function planCall(
   if (key !== undefined) (headers ??= new Headers()).set(IDEMPOTENCY_KEY_HEADER, key);
 
   const scope = currentDeadlineScope();
-  const deadline = callDeadline(downstream, init, scope);
+  const deadline = fetchDeadline(downstream, init, scope);
   const asIs = preparedAsIs(request.init.body);
   const page = pageEnvironment().window !== undefined;
   const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
@@ -247,8 +248,8 @@ function planCall(
 function finishPlan(
   downstream: Downstream,
   request: NormalizedRequest,
-  init: KindlyRequestInit | undefined,
-  defaults: KindlyFetchOptions | undefined,
+  init: FetchThroughInit | undefined,
+  defaults: CreateFetchOptions | undefined,
   d: {
     method: string;
     secretParams: readonly string[];
@@ -302,7 +303,7 @@ function finishPlan(
 /** The call's options for `Downstream.call`, from the init (the hooks are `FetchCall`'s). */
 function callOptionsOf(
   request: NormalizedRequest,
-  init: KindlyRequestInit | undefined,
+  init: FetchThroughInit | undefined,
   idempotent: boolean,
   deadline: number,
 ): CallOptions<Response> {
@@ -323,13 +324,13 @@ function callOptionsOf(
 }
 
 /** True when `init` carries one of kindly's own keys (only then is it checked). */
-function needsValidation(init: KindlyRequestInit): boolean {
+function needsValidation(init: FetchThroughInit): boolean {
   if (typeof init !== 'object') return true;
   for (const name in init) if (KINDLY_KEYS.has(name)) return true;
   return false;
 }
 
-function validate(options: KindlyRequestInit, subject: string, onlyOptions: boolean): void {
+function validate(options: FetchThroughInit, subject: string, onlyOptions: boolean): void {
   if (options === null || typeof options !== 'object') throw new TypeError(`${subject}: expected an options object`);
   const v = new OptionsValidator(subject);
   if (onlyOptions) v.knownKeys(options, OPTION_KEYS);
@@ -383,7 +384,7 @@ interface NormalizedRequest {
  * re-sending a `Request` object) keeps one code path for every attempt and for every fetch
  * implementation.
  */
-function normalize(input: RequestInfo | URL, options: KindlyRequestInit | undefined): NormalizedRequest {
+function normalize(input: RequestInfo | URL, options: FetchThroughInit | undefined): NormalizedRequest {
   const init: RequestInit = {};
   let url: string;
   if (typeof input === 'string') url = input;
@@ -431,13 +432,14 @@ function requestHeaders(headers: HeadersInit | undefined): Headers {
   }
 }
 
-/** The call's deadline as `Downstream.call` will compute it, fixed now (monotonic ms; `Infinity` for none). */
-function callDeadline(downstream: Downstream, init: KindlyRequestInit | undefined, scope: DeadlineScope | undefined): number {
-  let deadline = scope?.deadline ?? Number.POSITIVE_INFINITY;
-  if (init?.deadline !== undefined && init.deadline < deadline) deadline = init.deadline;
-  const timeout = init?.timeoutMs ?? downstream.totalTimeoutMs;
-  if (timeout !== undefined) deadline = Math.min(deadline, downstream.clock.monotonic() + timeout);
-  return deadline;
+/**
+ * The call's deadline as `Downstream.call` will compute it (the same `callDeadline`), fixed
+ * now: monotonic ms, `Infinity` for none. The clock is read only when a timeout applies.
+ */
+function fetchDeadline(downstream: Downstream, init: FetchThroughInit | undefined, scope: DeadlineScope | undefined): number {
+  const timeoutMs = init?.timeoutMs ?? downstream.totalTimeoutMs;
+  const now = timeoutMs === undefined ? 0 : downstream.clock.monotonic();
+  return callDeadline(now, scope?.deadline, init?.deadline, timeoutMs);
 }
 
 /** Buffers a stream body, stopped by either signal or the deadline (nothing hangs). */

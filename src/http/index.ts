@@ -27,7 +27,7 @@ export {
 } from './errors.js';
 export { expressMiddleware } from './express.js';
 export { fastifyPlugin } from './fastify.js';
-export { createFetch, FETCH_DEFAULTS, fetchThrough, type KindlyFetchOptions, type KindlyRequestInit } from './fetch.js';
+export { type CreateFetchOptions, createFetch, FETCH_DEFAULTS, type FetchThroughInit, fetchThrough } from './fetch.js';
 export { chooseIdempotencyKey, IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './idempotency-key.js';
 export { nodeHttpHandler } from './node-http.js';
 export { type PageEnvironment, pageEnvironment, waitUntilOnline, waitUntilVisible } from './online.js';
@@ -39,8 +39,8 @@ export {
   EXHAUSTED_REASONS,
   getRequestContext,
   getRequestSignal,
-  type KindlyServerOptions,
   type RequestContext,
   SERVER_DEFAULTS,
+  type ServerContextOptions,
 } from './server-context.js';
 export { httpStatusError } from './status-error.js';

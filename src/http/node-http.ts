@@ -3,9 +3,9 @@ import { runWithDeadline } from '../runtime/deadline-context.js';
 import {
   answerHandlerError,
   beginRequest,
-  type KindlyServerOptions,
   type RequestContext,
   resolveServerOptions,
+  type ServerContextOptions,
 } from './server-context.js';
 
 declare module 'node:http' {
@@ -34,7 +34,7 @@ declare module 'node:http' {
  */
 export function nodeHttpHandler<Req extends IncomingMessage, Res extends ServerResponse>(
   handler: (req: Req, res: Res) => unknown,
-  options?: KindlyServerOptions,
+  options?: ServerContextOptions,
 ): (req: Req, res: Res) => unknown {
   if (typeof handler !== 'function') throw new TypeError(`nodeHttpHandler: expected a request handler, got ${typeof handler}`);
   const settings = resolveServerOptions(options, 'nodeHttpHandler');

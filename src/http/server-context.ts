@@ -9,7 +9,7 @@ import { readPreviousAttempts } from './attempt-header.js';
 import { DEFAULT_MAX_TIMEOUT_MS, readInboundBudget } from './deadline-header.js';
 
 /** Options of the server middleware (node:http, Express, Fastify). */
-export interface KindlyServerOptions {
+export interface ServerContextOptions {
   /**
    * The most time a request may take, in ms: a request without a deadline header gets this
    * budget, and a header can only shorten it (untrusted input never extends work).
@@ -83,7 +83,7 @@ export interface ServerSettings {
   onError: (error: unknown) => void;
 }
 
-export function resolveServerOptions(options: KindlyServerOptions | undefined, subject: string): ServerSettings {
+export function resolveServerOptions(options: ServerContextOptions | undefined, subject: string): ServerSettings {
   const v = new OptionsValidator(subject);
   v.knownKeys(options, KEYS);
   const o = options ?? {};

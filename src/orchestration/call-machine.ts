@@ -256,7 +256,12 @@ export class CallMachine implements StageCall {
     if (admission === REFUSE) return this.refused(nowMs);
     this.keep(i, this.token);
     this.entered = i + 1;
-    if (admission === WAIT) return STEP_WAIT;
+    if (admission === WAIT) {
+      // A wait that asks the stage again when it ends (a pacer's held ticket).
+      if (this.waitAgain) this.entered = i;
+      this.waitAgain = false;
+      return STEP_WAIT;
+    }
     if (admission === QUEUE) {
       this.entered = i;
       return STEP_QUEUE;

@@ -54,7 +54,7 @@ export interface CircuitBreakerOptions {
  * The default failure predicate: attempt timeouts and retryable errors count
  * (5xx such as 500/502/503/504, connection refused/reset, …); no 4xx counts — neither the
  * caller's mistakes (400, 404, 409, …) nor 408/429, which say the callee is alive and
- * protecting itself: rate limiting is the pacer's business (S6.4), and opening the breaker
+ * protecting itself: rate limiting is the pacer's business, and opening the breaker
  * on it would cut a throttled callee off entirely. Non-retryable errors without a status
  * (TLS, unknown host) do not count either: the breaker measures the callee's health.
  */

@@ -16,6 +16,12 @@ export interface BudgetLeaseOptions {
   borrow: number;
 }
 
+/** How the claims a reply answered went: the oldest `granted` were granted, the next `refused` refused. */
+export interface ClaimsAnswered {
+  granted: number;
+  refused: number;
+}
+
 /**
  * One process's share of a fleet retry budget, sans-IO: the hot path (`recordRequest`,
  * `take`) touches only local numbers; `syncRequest` / `applyReply` / `syncFailed` are the
@@ -23,18 +29,23 @@ export interface BudgetLeaseOptions {
  *
  * - First attempts are counted locally and deposited in batches (`pending`).
  * - Retries spend leased tokens, withdrawn from the fleet budget when leased. A lease is
- *   sized to the retries spent since the last sync (× 1.5, at least 1) or this process's fair
- *   share of the fleet's spare tokens (spare ÷ processes seen in the window), whichever is
- *   more, at most `maxLease`; it expires after `leaseMs` and what is left of it is given back
- *   to its bucket.
+ *   sized to this process's demand: the retries spent since the last sync (× 1.5, at least
+ *   1), at most `maxLease` and at most its fair share of the fleet's spare tokens (spare ÷
+ *   processes seen in the window); it expires after `leaseMs` and what is left of it is
+ *   given back to its bucket.
  * - With no token left, up to `borrow` retries go ahead on credit and are withdrawn
  *   unconditionally at the next sync. Credit is restored only by a reply that shows room
  *   left in the fleet budget, so it never piles up while the budget is exhausted.
+ * - With neither, a retry may be *claimed* (`claim`): the next sync asks the store for it,
+ *   and the reply grants or refuses it (`applyReply` says how many claims, oldest first).
+ *   A retry waits out its backoff anyway, so asking the fleet costs it nothing, and a
+ *   process is never refused while the fleet has tokens to spare — which is why leases can
+ *   stay small (no process hoards the fleet's tokens in a burst).
  *
  * Overshoot bound. Leased tokens were available when leased, so the fleet's granted retries
  * exceed its allowance only by credit: with P processes, at any instant
  *
- *     fleet retries in the window ≤ ratio × R + reserve + P × borrow
+ *     fleet retries in the window ≤ max(ratio × R, reserve) + P × borrow
  *
  * (credit is withdrawn unconditionally, but a process borrows again only after the store
  * showed T below the allowance).
@@ -60,11 +71,16 @@ export class BudgetLease {
   private replies = 0;
   /** Tokens spent since the last sync: sizes the next lease. */
   private spentSinceSync = 0;
+  /** Retries claimed and not yet asked for. */
+  private claimsWaiting = 0;
+  /** Retries claimed in the sync in flight. */
+  private claimsAsked = 0;
   private readonly leases: Lease[] = [];
   /** Expired leases' leftovers waiting to be given back (one bucket per sync). */
   private readonly toReturn: Lease[] = [];
   /** What the sync in flight carried, restored if it fails. */
   private inFlight: { requests: number; debt: number; returned: Lease | undefined } | undefined;
+  private static readonly NONE: ClaimsAnswered = Object.freeze({ granted: 0, refused: 0 });
 
   constructor(private readonly options: BudgetLeaseOptions) {
     this.creditLeft = options.borrow;
@@ -94,6 +110,19 @@ export class BudgetLease {
     return false;
   }
 
+  /**
+   * A retry found no token and no credit (`take` returned false): it is asked of the store at
+   * the next sync, which grants or refuses it.
+   */
+  claim(): void {
+    this.claimsWaiting++;
+  }
+
+  /** Claims not answered yet (waiting for a sync, or in the one in flight). */
+  get claims(): number {
+    return this.claimsWaiting + this.claimsAsked;
+  }
+
   /** Tokens held and usable now. */
   tokens(nowMs: number): number {
     this.expire(nowMs);
@@ -115,7 +144,7 @@ export class BudgetLease {
   /** Whether a sync has something to say or to ask (a lease to renew, top up or give back). */
   wantsSync(nowMs: number): boolean {
     this.expire(nowMs);
-    return this.pending > 0 || this.debt > 0 || this.toReturn.length > 0 || this.spentSinceSync > 0;
+    return this.pending > 0 || this.debt > 0 || this.toReturn.length > 0 || this.spentSinceSync > 0 || this.claimsWaiting > 0;
   }
 
   /** The store request for a sync now; its counts are handed over (restored by `syncFailed`). */
@@ -126,12 +155,13 @@ export class BudgetLease {
     this.expire(nowMs);
     const returned = this.toReturn.shift();
     const held = this.tokens(nowMs);
-    // Enough for the retries of the last interval and more, or this process's fair share of
-    // what the fleet has spare: a burst of failures (a herd) finds tokens at hand instead of
-    // being refused while the next sync is on its way. Unused tokens go back when the lease
-    // expires.
-    const target = Math.min(this.options.maxLease, Math.max(1, Math.ceil(1.5 * this.spentSinceSync), this.fairShare));
-    const want = Math.max(0, target - held);
+    // Enough for the retries of the last interval and a half more, within this process's fair
+    // share of what the fleet has spare: demand sets the size, so the first process to sync
+    // in a burst does not take the tokens the others are about to need. A burst beyond the
+    // lease is claimed (asked for exactly) rather than refused.
+    const demand = Math.max(1, Math.ceil(1.5 * this.spentSinceSync));
+    const target = Math.min(this.options.maxLease, this.replies === 0 ? demand : Math.min(demand, Math.max(1, this.fairShare)));
+    const want = Math.max(0, target - held) + this.claimsWaiting;
     const request: BudgetSyncRequest = {
       ...budget,
       requests: this.pending,
@@ -144,49 +174,71 @@ export class BudgetLease {
     this.pending = 0;
     this.debt = 0;
     this.spentSinceSync = 0;
+    this.claimsAsked = this.claimsWaiting;
+    this.claimsWaiting = 0;
     return request;
   }
 
-  /** The store answered the sync in flight. */
-  applyReply(nowMs: number, reply: BudgetSyncReply): void {
+  /**
+   * The store answered the sync in flight. Its grant serves the claims it carried first
+   * (oldest first; those it could not serve are refused: the fleet has no room), then claims
+   * made since, then the lease.
+   */
+  applyReply(nowMs: number, reply: BudgetSyncReply): ClaimsAnswered {
     this.inFlight = undefined;
     // Room left after this grant: the fleet is within its allowance, credit may be used again.
     if (reply.available > 0) this.creditLeft = this.options.borrow;
     this.fairShare = Math.floor((reply.available + reply.granted) / Math.max(1, reply.owners));
     this.replies++;
-    if (reply.granted > 0)
-      this.leases.push({ bucket: reply.bucket, tokens: reply.granted, expiresAt: nowMs + this.options.leaseMs });
-  }
-
-  /**
-   * After the first reply (whose request could not know the fleet's state yet): whether the
-   * lease is below this process's fair share, so one more sync should top it up at once.
-   */
-  wantsTopUp(nowMs: number): boolean {
-    return this.replies === 1 && this.tokens(nowMs) < Math.min(this.options.maxLease, this.fairShare);
+    const asked = this.claimsAsked;
+    this.claimsAsked = 0;
+    let tokens = reply.granted;
+    let granted = Math.min(asked, tokens);
+    const refused = asked - granted;
+    tokens -= granted;
+    // Claims made while the sync was under way take what is left before it is leased.
+    if (refused === 0 && this.claimsWaiting > 0) {
+      const late = Math.min(this.claimsWaiting, tokens);
+      this.claimsWaiting -= late;
+      tokens -= late;
+      granted += late;
+    }
+    this.spentSinceSync += granted;
+    if (tokens > 0) this.leases.push({ bucket: reply.bucket, tokens, expiresAt: nowMs + this.options.leaseMs });
+    return granted === 0 && refused === 0 ? BudgetLease.NONE : { granted, refused };
   }
 
   /**
    * The sync in flight got no answer: its deposits and credit are kept for the next one.
    * Tokens it was giving back are dropped (the store may have taken them; not returning them
-   * errs on the side of fewer retries).
+   * errs on the side of fewer retries). Returns how many claims were waiting on it, and
+   * forgets every claim: the caller decides them locally (fail open to the local budget).
    */
-  syncFailed(): void {
+  syncFailed(): number {
+    const claims = this.claimsAsked + this.claimsWaiting;
+    this.claimsAsked = 0;
+    this.claimsWaiting = 0;
     const f = this.inFlight;
-    if (f === undefined) return;
+    if (f === undefined) return claims;
     this.inFlight = undefined;
     this.pending += f.requests;
     this.debt += f.debt;
+    return claims;
   }
 
   /**
-   * Drops every lease and debt (the store lost its state, or the process fell back to its
-   * local budget): what the store knew of them is gone or will expire.
+   * Drops every lease, debt and claim (the store lost its state, or the process fell back to
+   * its local budget): what the store knew of them is gone or will expire. Returns how many
+   * claims were dropped (the caller decides them locally).
    */
-  reset(): void {
+  reset(): number {
     this.leases.length = 0;
     this.toReturn.length = 0;
     this.debt = 0;
+    const claims = this.claimsAsked + this.claimsWaiting;
+    this.claimsAsked = 0;
+    this.claimsWaiting = 0;
+    return claims;
   }
 
   private expire(nowMs: number): void {

@@ -217,6 +217,8 @@ export class Pacer {
   /** Tickets handed back while still ahead, ascending: the next bookings take them first. */
   private readonly released: number[] = [];
   private ticket = 0;
+  /** The end of a queue this pacer's requests were booked in elsewhere (`followQueue`). */
+  private followedUntil = Number.NEGATIVE_INFINITY;
   private respacedAt = Number.NaN;
   private generationCount = 0;
 
@@ -414,13 +416,25 @@ export class Pacer {
     return this.release(t, nowMs);
   }
 
+  /**
+   * A slot for this pacer's request was booked in another queue (a fleet's shared queue,
+   * `kindly-calls/redis`), which now ends at `nextMs`: this pacer's queue follows it, so
+   * answers to requests booked before a cut do not cut again (the gate is the end of the
+   * queue they were booked in), a fall-back to local pacing books after them, and throttling
+   * lasts while that queue does.
+   */
+  followQueue(nextMs: number): void {
+    if (nextMs > this.followedUntil) this.followedUntil = nextMs;
+  }
+
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
     if (
       this.mode !== 0 &&
       nowMs - this.lastRejectAt >= this.quietMs &&
       this.slotOf(this.nextTicket - 1) <= nowMs &&
-      this.hintUntil <= nowMs
+      this.hintUntil <= nowMs &&
+      this.followedUntil <= nowMs
     ) {
       this.mode = 0;
       this.startup = false;
@@ -437,11 +451,27 @@ export class Pacer {
    */
   rate(nowMs: number): number | undefined {
     if (this.throttling(nowMs)) {
-      if (this.mode === SEARCH) return 1000 / this.gap;
+      if (this.mode === SEARCH) return 1000 / this.probeGapAt(Math.max(nowMs, this.hintUntil));
       return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
     }
     const measured = this.estimator.rate(nowMs);
     return measured === undefined ? undefined : measured * 1000;
+  }
+
+  /**
+   * Searching: the gap between the probes around `t` (g₀, 2g₀, 4g₀, … up to maxSpacingMs,
+   * counted from the search's start) — the rate the search is sending at then, not D₀.
+   */
+  private probeGapAt(t: number): number {
+    const cap = this.maxSpacingMs;
+    let at = this.searchBase;
+    let g = this.gap;
+    while (g < cap) {
+      at += g;
+      if (at > t) return g;
+      g *= 2;
+    }
+    return cap;
   }
 
   /** Rate cuts since creation (paced requests still rejected). */
@@ -527,6 +557,8 @@ export class Pacer {
     const after = geometric ? lastDue : lastDue + gap;
     this.baseAt = Math.max(geometric ? nowMs : nowMs, after, this.hintUntil - (geometric ? gap : 0));
     if (!geometric && this.baseAt < this.hintUntil) this.baseAt = this.hintUntil;
+    // Requests booked in a followed queue leave until its end: local bookings come after them.
+    if (this.baseAt < this.followedUntil) this.baseAt = this.followedUntil - (geometric ? gap : 0);
   }
 
   /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
@@ -588,7 +620,7 @@ export class Pacer {
     this.ceiling = Number.POSITIVE_INFINITY;
     this.cruiseAt = nowMs;
     this.grewAt = nowMs;
-    this.cutGateAt = nowMs;
+    this.cutGateAt = Math.max(nowMs, this.followedUntil);
     this.pacedRate.reset();
     this.respace(nowMs, false, 1 / this.level);
   }
@@ -657,7 +689,7 @@ export class Pacer {
     this.plateauAt = nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
-    this.cutGateAt = nowMs + (this.okLatency ?? 0);
+    this.cutGateAt = Math.max(nowMs + (this.okLatency ?? 0), this.followedUntil);
     this.lastCutAt = nowMs;
     this.servedSinceCut = false;
     this.cutCount++;

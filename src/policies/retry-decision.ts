@@ -112,12 +112,7 @@ export class RetryPolicy {
       !(options.maxAttempts === Number.POSITIVE_INFINITY && options.maxElapsedMs === undefined),
       'Expected a finite `maxElapsedMs` when `maxAttempts` is Infinity (unbounded retrying must be bounded in time)',
     );
-    let backoff: Backoff | undefined;
-    try {
-      backoff = new Backoff(options.backoff);
-    } catch (error) {
-      for (const problem of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `backoff: ${problem}`);
-    }
+    const backoff = v.nested('backoff', () => new Backoff(options.backoff));
     v.done();
     this.backoff = backoff as Backoff;
     this.maxAttempts = options.maxAttempts ?? RETRY_DEFAULTS.maxAttempts;

@@ -286,12 +286,7 @@ export class Downstream implements CallPlan {
     v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
       .func('classify', options.classify)
       .func('fallback', options.fallback);
-    let retry: RetryPolicy | undefined;
-    try {
-      retry = retryPolicyOf(options.retry, options.totalTimeoutMs);
-    } catch (error) {
-      for (const p of (error as { problems?: string[] }).problems ?? [String(error)]) v.check(false, `retry: ${p}`);
-    }
+    const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
     v.integer('maxKeys', options.maxKeys, 1);
     v.check(
       options.store === undefined || isFleetStore(options.store),
@@ -355,7 +350,7 @@ export class Downstream implements CallPlan {
         fleet === undefined
           ? undefined
           : (key, pacer) => ({
-              reserve: (nowMs) => fleet.reserve(key, pacer, nowMs),
+              reserve: (nowMs, due) => fleet.reserve(key, pacer, nowMs, due),
               throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
               hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
             }),

@@ -52,6 +52,17 @@ export { renderTable, renderText } from './report/text.js';
 export { GIVE_UP, RetryState } from './retry-state.js';
 export type { Scenario, ScenarioContext, ScenarioOption, ScenarioParams, ScenarioResult } from './scenario.js';
 export { num, str, withDefaults } from './scenario.js';
+export {
+  type DeadDependencySetup,
+  type DeadDependencyVariant,
+  runDeadDependency,
+  type VariantPolicies,
+} from './scenarios/dead-dependency.js';
+export {
+  type DownstreamFactory,
+  type RuntimeVariant,
+  runDeadDependencyOnDownstream,
+} from './scenarios/dead-dependency-runtime.js';
 export { HERD_STRATEGIES, HERD_STRATEGY_NAMES } from './scenarios/herd.js';
 export { findScenario, SCENARIOS } from './scenarios.js';
 export {

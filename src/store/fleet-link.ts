@@ -1,6 +1,7 @@
+import type { RetryClaim } from '../orchestration/stages/budget-stage.js';
 import type { BreakerState, CircuitBreaker, CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { CIRCUIT_BREAKER_DEFAULTS } from '../policies/circuit-breaker.js';
-import { BudgetLease } from '../policies/fleet-budget.js';
+import { BudgetLease, type ClaimsAnswered } from '../policies/fleet-budget.js';
 import { PACER_DEFAULTS, type Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { Random } from '../random/random.js';
@@ -259,24 +260,31 @@ export class FleetLink {
   }
 
   /**
-   * Books a send slot for one attempt on `key`: in the fleet's queue while the store
-   * answers (one round trip), else in the local pacer. Resolves to the wait in ms.
+   * Books a send slot for one attempt on `key` in the fleet's queue while the store answers
+   * (one round trip): resolves to the wait in ms. `undefined` (now, or when the store does
+   * not answer): the attempt books in the local pacer and holds its ticket there — also while
+   * that pacer searches, since its probe slots move as it learns and a fleet slot cannot;
+   * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces the
+   * processes' probes at their summed probe rates.
    */
-  reserve(key: string, pacer: Pacer, nowMs: number): number | Promise<number> {
-    if (!this.sharing) return pacer.reserve(nowMs);
+  reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<number | undefined> | undefined {
+    if (!this.sharing || (pacer.searching && !due)) return undefined;
     if (!this.throttling(key, pacer, nowMs)) return 0;
     return this.bookSlot(key, pacer, nowMs);
   }
 
-  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number> {
+  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number | undefined> {
     const localRate = pacer.throttling(nowMs) ? (pacer.rate(nowMs) ?? 0) / 1000 : 0;
     const reply = await this.store.bookSlot(
       { downstream: this.scopeName, key },
       { owner: this.owner, rate: localRate, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
     );
-    const at = this.clock.monotonic();
-    if (reply === undefined) return Math.max(0, pacer.reserve(at) - (at - nowMs));
+    if (reply === undefined) return undefined;
     this.measured(nowMs, reply.now);
+    // The local pacer follows the fleet's queue: its cuts are gated by where that queue
+    // ended (answers to requests booked before a cut must not cut again), and a fall-back
+    // books after it.
+    pacer.followQueue(this.toLocal(reply.slot + 1 / reply.rate));
     // The slot is store time; the wait counts from now, after the round trip.
     return Math.max(0, this.toLocal(reply.slot) - this.clock.monotonic());
   }
@@ -366,13 +374,38 @@ export class FleetLink {
   }
 }
 
+/** A retry waiting for the store's word on its token (`FleetBudgets.claimRetry`). */
+class PendingClaim implements RetryClaim {
+  granted: boolean | undefined = undefined;
+  readonly settled: Promise<boolean>;
+  private resolve!: (granted: boolean) => void;
+
+  constructor() {
+    this.settled = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+
+  decide(granted: boolean): void {
+    this.granted = granted;
+    this.resolve(granted);
+  }
+}
+
 /**
  * The fleet retry budget, keyed like `KeyedRetryBudgets` and used by the downstream in its
  * place. The local budgets are always fed, so that a fall-back finds them warm.
+ *
+ * A retry that finds no leased token is claimed: admitted provisionally, and confirmed or
+ * refused by the store before its attempt starts (the budget stage waits for the answer,
+ * which has usually arrived during the backoff). A store that does not answer leaves the
+ * decision to the local budget.
  */
 export class FleetBudgets {
   readonly local: KeyedRetryBudgets;
   private readonly leases = new Map<string, BudgetLease>();
+  /** Per key, the claims not yet decided, oldest first. */
+  private readonly claims = new Map<string, PendingClaim[]>();
   private readonly shape: { bucketMs: number; windowBuckets: number; ratio: number; reserve: number };
   private readonly leaseMs: number;
   private readonly syncing = new Set<string>();
@@ -408,6 +441,7 @@ export class FleetBudgets {
     this.link.touch(nowMs);
   }
 
+  /** A retry that must be decided now (a hedge): a leased token, credit, or no. */
   tryRetry(key: string, nowMs: number): boolean {
     if (!this.link.sharing) return this.local.tryRetry(key, nowMs);
     const lease = this.leases.get(key);
@@ -416,6 +450,24 @@ export class FleetBudgets {
     // Running low: top up now rather than at the next period.
     if (!ok || lease.tokens(nowMs) === 0) this.syncKey(key, lease, nowMs);
     return ok;
+  }
+
+  /** A retry after a failure: a leased token or credit now, else a claim the store decides. */
+  claimRetry(key: string, nowMs: number): boolean | RetryClaim {
+    if (!this.link.sharing) return this.local.tryRetry(key, nowMs);
+    const lease = this.leases.get(key);
+    if (lease === undefined) return this.local.tryRetry(key, nowMs);
+    if (lease.take(nowMs)) {
+      if (lease.tokens(nowMs) === 0) this.syncKey(key, lease, nowMs);
+      return true;
+    }
+    lease.claim();
+    const claim = new PendingClaim();
+    let queue = this.claims.get(key);
+    if (queue === undefined) this.claims.set(key, (queue = []));
+    queue.push(claim);
+    this.syncKey(key, lease, nowMs);
+    return claim;
   }
 
   available(key: string, nowMs: number): number {
@@ -433,23 +485,47 @@ export class FleetBudgets {
   }
 
   reset(): void {
-    for (const lease of this.leases.values()) lease.reset();
+    const now = this.link.clock.monotonic();
+    for (const [key, lease] of this.leases) if (lease.reset() > 0) this.decideLocally(key, now);
+  }
+
+  /** Claims the store will not answer: the local budget decides them. */
+  private decideLocally(key: string, nowMs: number): void {
+    const queue = this.claims.get(key);
+    if (queue === undefined) return;
+    this.claims.delete(key);
+    for (const claim of queue) claim.decide(this.local.tryRetry(key, nowMs));
+  }
+
+  private answered(key: string, answer: ClaimsAnswered): void {
+    const n = answer.granted + answer.refused;
+    if (n === 0) return;
+    const queue = this.claims.get(key);
+    if (queue === undefined) return;
+    const decided = queue.splice(0, n);
+    for (let i = 0; i < decided.length; i++) decided[i]!.decide(i < answer.granted);
+    if (queue.length === 0) this.claims.delete(key);
   }
 
   private syncKey(key: string, lease: BudgetLease, nowMs: number): void {
-    if (this.syncing.has(key) || !this.link.store.available) return;
+    if (this.syncing.has(key)) return;
+    if (!this.link.store.available) {
+      if (lease.syncFailed() > 0) this.decideLocally(key, nowMs);
+      return;
+    }
     this.syncing.add(key);
     const request = lease.syncRequest(nowMs, { owner: this.link.owner, ...this.shape });
     void this.link.store.budget({ downstream: this.link.scopeName, key }, request).then((reply) => {
       this.syncing.delete(key);
+      const now = this.link.clock.monotonic();
       if (reply === undefined) {
-        lease.syncFailed();
+        if (lease.syncFailed() > 0) this.decideLocally(key, now);
         return;
       }
       this.link.measured(nowMs, reply.now);
-      const now = this.link.clock.monotonic();
-      lease.applyReply(now, reply);
-      if (lease.wantsTopUp(now)) this.syncKey(key, lease, now);
+      this.answered(key, lease.applyReply(now, reply));
+      // Claims made while this sync was under way are asked for at once.
+      if (lease.claims > 0) this.syncKey(key, lease, now);
     });
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The shared state of a fleet: what processes calling one callee keep in common so that
  * their retry budget, circuit breaker and pacer act as one. Implemented by `RedisStore`
- * (processes on many hosts, `kindly-calls/redis`) and `MemoryFleetStore` (one process: the
- * simulator and tests), with the same arithmetic (`fleet-ledger.ts` and its Lua twin).
+ * (processes on many hosts, `kindly-calls/redis`) and, for tests, by `MemoryFleetStore`
+ * (test/support), with the same arithmetic (`fleet-ledger.ts` and its Lua twin).
  *
  * Every operation is one atomic step on the store, timed by the store's own clock (Redis
  * `TIME`): hosts' clocks drift, so no shared timestamp ever comes from a host. Replies carry

@@ -20,10 +20,11 @@ import { BOOK_SLOT_SCRIPT, BREAKER_SCRIPT, BUDGET_SCRIPT, PACE_SYNC_SCRIPT } fro
 
 export interface RedisStoreOptions {
   /**
-   * Your Redis client, as configured for your deployment: an ioredis `Redis`/`Cluster` or a
-   * connected node-redis client. kindly sends its scripts through it and never closes it.
-   * Tip: ioredis's `enableOfflineQueue: false` makes commands fail at once while it is
-   * disconnected instead of waiting for `timeoutMs`.
+   * Your Redis client, as configured for your deployment: an ioredis `Redis` or a connected
+   * node-redis client (tested: ioredis 6.0.0, redis 6.3.1). kindly sends its scripts through
+   * it and never closes it. Tip: ioredis's `enableOfflineQueue: false` (node-redis's
+   * `disableOfflineQueue: true`) makes commands fail at once while it is disconnected
+   * instead of waiting for `timeoutMs`.
    */
   client: RedisClientLike;
   /** Prefix of every key kindly writes. @default 'kindly' */

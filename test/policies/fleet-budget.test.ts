@@ -13,7 +13,7 @@ type Op = { p: number; kind: 'request' | 'take' | 'sync' | 'fail-sync' | 'wait' 
  * passing). The fleet's documented bound must hold whatever the order.
  */
 describe('BudgetLease against the fleet ledger (property)', () => {
-  it('fleet retries ≤ ratio × first attempts + reserve + P × borrow, and 0 ≤ tokens ≤ maxLease', () => {
+  it('fleet retries (tokens, credit and granted claims) ≤ ratio × first attempts + reserve + P × borrow, and 0 ≤ tokens ≤ maxLease', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 6 }),
@@ -43,13 +43,19 @@ describe('BudgetLease against the fleet ledger (property)', () => {
               lease.recordRequest();
               requests++;
             } else if (op.kind === 'take') {
+              // No token and no credit: the retry is claimed, decided by the next sync.
               if (lease.take(now)) retries++;
+              else lease.claim();
             } else if (op.kind === 'sync') {
               const reply = syncBudget(ledger, now, lease.syncRequest(now, { ...shape, owner: String(op.p % processes) }));
-              lease.applyReply(now, reply);
+              const answered = lease.applyReply(now, reply);
+              retries += answered.granted;
+              expect(answered.granted + answered.refused).toBeLessThanOrEqual(reply.granted + answered.refused);
             } else if (op.kind === 'fail-sync') {
               lease.syncRequest(now, { ...shape, owner: String(op.p % processes) });
+              // Claims the store did not answer are decided by the local budget, outside the fleet's.
               lease.syncFailed();
+              expect(lease.claims).toBe(0);
             } else now += 20;
             const held = lease.tokens(now);
             expect(held).toBeGreaterThanOrEqual(0);

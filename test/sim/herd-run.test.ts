@@ -5,16 +5,16 @@ import { herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from '../../src/sim/herd-strategies.js';
 import { spread } from '../../src/sim/summary.js';
 
-const SPEC = { clients: 100, capacity: 10, slotMs: 100 };
+const STANDARD_HERD = { clients: 100, capacity: 10, slotMs: 100 };
 const byName = (name: string) => {
   const s = [...RETRY_HERD_STRATEGIES, ADAPTIVE_HERD_STRATEGY].find((x) => x.name === name);
   if (s === undefined) throw new Error(name);
   return s;
 };
 
-describe('runHerd (SPEC S11.1)', () => {
+describe('runHerd', () => {
   it('fixed 1 s: 550 requests, 90 retries in one slot, all succeeded at 10.0 s', () => {
-    const r = runHerd({ ...SPEC, seed: 1 }, byName('fixed'), { recordSeries: true });
+    const r = runHerd({ ...STANDARD_HERD, seed: 1 }, byName('fixed'), { recordSeries: true });
     expect(r).toMatchObject({ totalRequests: 550, peakRetriesPerSlot: 90, allSucceededMs: 10_000, succeeded: 100, gaveUp: 0 });
     // 100 at t = 0, then 90, 80, … 10 arriving one second after each slot's answers.
     const nonZero = (r.requestsPerSlot ?? []).map((n, slot) => [slot, n]).filter(([, n]) => n! > 0);
@@ -22,20 +22,20 @@ describe('runHerd (SPEC S11.1)', () => {
   });
 
   it('exponential without jitter: 550 requests, 90 retries in one slot, all succeeded at 27.2 s', () => {
-    const r = runHerd({ ...SPEC, seed: 1 }, byName('exponential'));
+    const r = runHerd({ ...STANDARD_HERD, seed: 1 }, byName('exponential'));
     expect(r).toMatchObject({ totalRequests: 550, peakRetriesPerSlot: 90, allSucceededMs: 27_200 });
   });
 
   it('deterministic strategies do not depend on the seed', () => {
     for (const name of ['fixed', 'exponential']) {
-      expect(runHerd({ ...SPEC, seed: 1 }, byName(name))).toEqual(runHerd({ ...SPEC, seed: 99 }, byName(name)));
+      expect(runHerd({ ...STANDARD_HERD, seed: 1 }, byName(name))).toEqual(runHerd({ ...STANDARD_HERD, seed: 99 }, byName(name)));
       expect(byName(name).random).toBe(false);
     }
     expect(byName('full').random).toBe(true);
   });
 
   it('full jitter over the CLI default of 200 seeds: median ≈ 303 requests, ≈ 55 peak, ≈ 2.0 s', () => {
-    const runs = Array.from({ length: 200 }, (_, i) => runHerd({ ...SPEC, seed: 1 + i }, byName('full')));
+    const runs = Array.from({ length: 200 }, (_, i) => runHerd({ ...STANDARD_HERD, seed: 1 + i }, byName('full')));
     const total = spread(runs.map((r) => r.totalRequests));
     const peak = spread(runs.map((r) => r.peakRetriesPerSlot));
     const done = spread(runs.map((r) => r.allSucceededMs));
@@ -47,29 +47,29 @@ describe('runHerd (SPEC S11.1)', () => {
     expect(done.median).toBeLessThanOrEqual(2400);
   });
 
-  it("adaptive pacing (kindly's Pacer): ≤ 209 requests and ≤ 1.3 s (SPEC S13)", () => {
-    const r = runHerd({ ...SPEC, seed: 1 }, ADAPTIVE_HERD_STRATEGY);
+  it("adaptive pacing (kindly's Pacer): ≤ 209 requests and ≤ 1.3 s", () => {
+    const r = runHerd({ ...STANDARD_HERD, seed: 1 }, ADAPTIVE_HERD_STRATEGY);
     expect(r.totalRequests).toBeLessThanOrEqual(209);
     expect(r.allSucceededMs).toBeLessThanOrEqual(1300);
     expect(r.gaveUp).toBe(0);
   });
 
-  it('the lower bound is 190 requests and 1.0 s for the SPEC setup', () => {
-    expect(herdLowerBound(SPEC)).toEqual({ totalRequests: 190, allSucceededMs: 1000 });
+  it('the lower bound is 190 requests and 1.0 s for the standard setup', () => {
+    expect(herdLowerBound(STANDARD_HERD)).toEqual({ totalRequests: 190, allSucceededMs: 1000 });
     expect(herdLowerBound({ clients: 5, capacity: 10, slotMs: 100 })).toEqual({ totalRequests: 5, allSucceededMs: 100 });
   });
 
   it('same seed, same run; a different seed gives a different jittered run', () => {
-    const a = runHerd({ ...SPEC, seed: 7 }, byName('full'), { recordSeries: true });
-    const b = runHerd({ ...SPEC, seed: 7 }, byName('full'), { recordSeries: true });
-    const c = runHerd({ ...SPEC, seed: 8 }, byName('full'), { recordSeries: true });
+    const a = runHerd({ ...STANDARD_HERD, seed: 7 }, byName('full'), { recordSeries: true });
+    const b = runHerd({ ...STANDARD_HERD, seed: 7 }, byName('full'), { recordSeries: true });
+    const c = runHerd({ ...STANDARD_HERD, seed: 8 }, byName('full'), { recordSeries: true });
     expect(a).toEqual(b);
     expect(c.requestsPerSlot).not.toEqual(a.requestsPerSlot);
   });
 
   it('a client that gives up leaves "all succeeded" at Infinity', () => {
     const give = retryStrategy('three', 'three attempts', { maxAttempts: 3, backoff: { jitter: 'none' } });
-    const r = runHerd({ ...SPEC, seed: 1 }, give);
+    const r = runHerd({ ...STANDARD_HERD, seed: 1 }, give);
     expect(r.gaveUp).toBeGreaterThan(0);
     expect(r.succeeded + r.gaveUp).toBe(100);
     expect(r.allSucceededMs).toBe(Number.POSITIVE_INFINITY);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
+import { Pacer } from '../../src/policies/pacer.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
-import { MemoryFleetStore } from '../../src/store/memory-fleet-store.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { MemoryFleetStore } from '../support/memory-fleet-store.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 const fail = () => Promise.reject(status(503));
@@ -124,6 +125,58 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     expect(retries).toBeLessThanOrEqual(10 + 4 * FLEET_BUDGET_CREDIT);
   });
 
+  it('a burst of failures beyond the lease is not refused while the fleet has tokens (regression: the fleet herd gave up with reason budget)', async () => {
+    // One process leases first; the other's 60 callers then fail at once: more retries than
+    // any lease holds. Each retry without a token is claimed and granted by the store.
+    const budget = { ratio: 0, reservePerSecond: 10, windowMs: 10_000 };
+    const options: DownstreamOptions = {
+      budget,
+      breaker: false,
+      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
+    };
+    const { clock, members } = fleet(2, options);
+    await settle(clock, members[0]!.call(ok));
+    await clock.advance(FLEET_SYNC_MS);
+    const gaveUp: string[] = [];
+    members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
+    const tries = new Map<number, number>();
+    const flaky = (id: number) => () => {
+      const n = (tries.get(id) ?? 0) + 1;
+      tries.set(id, n);
+      return n === 1 ? Promise.reject(status(503)) : Promise.resolve('ok');
+    };
+    const results = await settle(clock, Promise.all(Array.from({ length: 60 }, (_, i) => members[1]!.call(flaky(i)))));
+    expect(gaveUp).toEqual([]);
+    expect(results.value).toHaveLength(60);
+    expect([...tries.values()].every((n) => n === 2)).toBe(true);
+  });
+
+  it('claims beyond what the fleet has left are refused with reason budget', async () => {
+    // Reserve 30 for the fleet, no ratio: 60 failing callers get 30 retries, plus credit.
+    const budget = { ratio: 0, reservePerSecond: 3, windowMs: 10_000 };
+    const options: DownstreamOptions = {
+      budget,
+      breaker: false,
+      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
+    };
+    const { clock, members } = fleet(2, options);
+    await settle(clock, members[0]!.call(ok));
+    await clock.advance(FLEET_SYNC_MS);
+    const gaveUp: string[] = [];
+    members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    await settle(clock, Promise.allSettled(Array.from({ length: 60 }, () => members[1]!.call(failing))));
+    const retries = attempts - 60;
+    // The first process's first lease (one token, unused) is the only part not claimable.
+    expect(retries).toBeGreaterThanOrEqual(29);
+    expect(retries).toBeLessThanOrEqual(30 + 2 * FLEET_BUDGET_CREDIT);
+    expect(gaveUp.filter((r) => r === 'budget')).toHaveLength(60 - retries);
+  });
+
   it('falls back to local policies while the store is down and says so', async () => {
     const budget = { ratio: 0, reservePerSecond: 1, windowMs: 10_000 };
     const { clock, store, members } = fleet(2, { budget, retry: { maxAttempts: 2 } });
@@ -157,6 +210,29 @@ const baseReport = {
   probeLeaseMs: 10_000,
   ttlMs: 70_000,
 };
+
+describe('a pacer following the fleet queue', () => {
+  it('does not cut again on answers to requests booked in the fleet queue before its cut (regression: the shared rate collapsed)', () => {
+    const run = (follow: boolean) => {
+      const pacer = new Pacer();
+      // Throttled, then a probe served: the pacer cruises at a learned rate.
+      pacer.onResult(0, 'rejected', undefined, 0);
+      pacer.onResult(20, 'ok', undefined, 10, true);
+      expect(pacer.searching).toBe(false);
+      // Slots booked in the fleet's queue up to 500 ms (this pacer booked none itself).
+      if (follow) pacer.followQueue(500);
+      pacer.onResult(30, 'rejected', undefined, 25);
+      // A request sent after that cut is served (the callee serves again), then more of the
+      // requests booked before the cut are rejected.
+      pacer.onResult(50, 'ok', undefined, 45);
+      pacer.onResult(60, 'rejected', undefined, 55);
+      pacer.onResult(70, 'rejected', undefined, 65);
+      return pacer.cuts;
+    };
+    expect(run(true)).toBe(1);
+    expect(run(false)).toBeGreaterThan(1);
+  });
+});
 
 describe('FleetLink when the store loses its state', () => {
   it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {

@@ -7,16 +7,35 @@ import { RedisServer } from '../support/redis-server.js';
 /**
  * Several real processes, one real redis-server, one real HTTP callee on loopback. Each
  * child's clocks are skewed differently (hours apart), so anything timed by a host's clock
- * instead of Redis's `TIME` would break. Figures are printed, not asserted against the wall
- * clock.
+ * instead of Redis's `TIME` would break; the last child talks to Redis through node-redis,
+ * the others through ioredis. Figures are printed, not asserted against the wall clock:
+ * every wait is for a condition, bounded (`until`), so a loaded machine only makes it slower.
  */
 const childPath = fileURLToPath(new URL('../fixtures/fleet-child.ts', import.meta.url));
 const SKEWS = [0, 3_600_000, -7_200_000];
 
 interface Report {
   counts: { ok: number; failed: number; reasons: Record<string, number> };
-  events: Array<{ type: string; at: number; to?: string; available?: boolean }>;
+  events: Array<{ type: string; at: number; to?: string; available?: boolean; reason?: string }>;
   store: { commands: number; failures: number; skipped: number };
+  available?: boolean;
+}
+
+/** Polls `condition` every 20 ms; fails after `maxMs` (generous: the machine may be loaded). */
+async function until(what: string, condition: () => boolean | Promise<boolean>, maxMs = 30_000): Promise<void> {
+  const started = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - started > maxMs) throw new Error(`gave up waiting for ${what} after ${maxMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A child's counts and events so far. */
+function report(child: ChildProcess): Promise<Report> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as Report));
+    child.send('report');
+  });
 }
 
 let redis: RedisServer;
@@ -52,7 +71,15 @@ function startFleet(prefix: string): Promise<ChildProcess[]> {
     SKEWS.map((skew, id) => {
       const child = fork(childPath, {
         execArgv: ['--import', 'tsx'],
-        env: { ...process.env, REDIS_PORT: String(redis.port), URL: url, ID: String(id), SKEW_MS: String(skew), PREFIX: prefix },
+        env: {
+          ...process.env,
+          REDIS_PORT: String(redis.port),
+          URL: url,
+          ID: String(id),
+          SKEW_MS: String(skew),
+          PREFIX: prefix,
+          CLIENT: id === SKEWS.length - 1 ? 'node-redis' : 'ioredis',
+        },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       return new Promise<ChildProcess>((resolve, reject) => {
@@ -77,57 +104,88 @@ async function stop(children: ChildProcess[]): Promise<Report[]> {
   );
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const calls = (id: number) => arrivals.get(String(id))?.length ?? 0;
 
 describe('fleet of processes on a real redis-server', () => {
-  it('one process seeing the callee dead opens the breaker for all, across skewed clocks', async () => {
+  it('one process seeing the callee dead opens the breaker for all, across skewed clocks and both clients', async () => {
+    arrivals.clear();
     const children = await startFleet('breaker');
-    await sleep(500);
+    await until('every child calling', () => [0, 1, 2].every((id) => calls(id) >= 20));
     const tripAt = performance.timeOrigin + performance.now();
     failing.add('0');
-    await sleep(1_000);
+    // Until children 1 and 2 have been refused by the breaker child 0 opened.
+    await until('the others refusing with circuit-open', async () => {
+      const reports = await Promise.all(children.map(report));
+      return [1, 2].every((id) => (reports[id]!.counts.reasons['circuit-open'] ?? 0) > 0);
+    });
     const reports = await stop(children);
     failing.clear();
     const opened = reports[0]!.events.find((e) => e.type === 'breaker-state' && e.to === 'open');
     expect(opened).toBeDefined();
-    // The others stopped calling: their last request came soon after child 0 opened.
+    for (const id of [1, 2]) {
+      // Opened on the fleet's word: their own callee never failed.
+      const own = reports[id]!.events.find((e) => e.type === 'breaker-state' && e.to === 'open');
+      expect(own).toBeDefined();
+      expect(reports[id]!.counts.failed).toBe(reports[id]!.counts.reasons['circuit-open']);
+      // Stopped, not slowed: after their breaker opened, only requests already on their way
+      // (one per calling loop) reached the callee.
+      const late = (arrivals.get(String(id)) ?? []).filter((t) => t > own!.at);
+      expect(late.length).toBeLessThanOrEqual(2);
+    }
     const delays = [1, 2].map((id) => {
       const after = (arrivals.get(String(id)) ?? []).filter((t) => t >= tripAt);
       return Math.max(0, (after.at(-1) ?? opened!.at) - opened!.at);
     });
-    for (const id of [1, 2]) {
-      expect(reports[id]!.counts.reasons['circuit-open'] ?? 0).toBeGreaterThan(0);
-      expect(reports[id]!.events.some((e) => e.type === 'breaker-state' && e.to === 'open')).toBe(true);
-    }
     console.log(`breaker propagation: others' last request ${delays.map((d) => d.toFixed(1)).join(', ')} ms after the opening`);
-    // Far below the 1 s the test ran: the others were stopped, not just slowed.
-    for (const d of delays) expect(d).toBeLessThan(500);
   });
 
   it('Redis killed mid-run fails no call; restarted, the fleet finds it again and writes its state back', async () => {
     arrivals.clear();
     const children = await startFleet('restart');
-    await sleep(400);
+    await until('every child calling through the store', async () => {
+      const reports = await Promise.all(children.map(report));
+      return reports.every((r) => r.counts.ok >= 20 && r.store.commands > 0);
+    });
+    const before = [0, 1, 2].map(calls);
+    const downAt = performance.now();
     await redis.stop();
-    await sleep(800);
+    // Until every child has noticed, and has kept calling while Redis is away.
+    await until('every child falling back and calling on', async () => {
+      const reports = await Promise.all(children.map(report));
+      return reports.every((r, id) => r.available === false && calls(id) >= before[id]! + 20);
+    });
     await redis.start();
-    await sleep(1_500);
-    const reports = await stop(children);
-    const calls = reports.reduce((n, r) => n + r.counts.ok + r.counts.failed, 0);
-    const failed = reports.reduce((n, r) => n + r.counts.failed, 0);
-    const downs = reports.map((r) => r.events.filter((e) => e.type === 'store-availability').map((e) => e.available));
-    console.log(
-      `redis killed for 0.8 s: ${calls} calls, ${failed} failed; availability events per process ${JSON.stringify(downs)}; store ops ${JSON.stringify(reports.map((r) => r.store))}`,
-    );
-    expect(failed).toBe(0);
-    for (const d of downs) expect(d).toEqual([false, true]);
-    // Resynced: the restarted (empty) Redis holds the fleet's keys again, with TTLs.
+    const downMs = performance.now() - downAt;
+    await until('every child finding Redis again', async () => {
+      const reports = await Promise.all(children.map(report));
+      return reports.every((r) => r.available === true);
+    });
     const { connectRedis } = await import('../support/redis-server.js');
     const client = await connectRedis(redis.port);
+    // Resynced: the restarted (empty) Redis holds the fleet's keys again, with TTLs.
+    await until('the fleet writing its state back', async () => {
+      const keys = await client.keys('restart:*');
+      return keys.some((k) => k.includes(':budget:')) && keys.some((k) => k.includes(':breaker:'));
+    });
     const keys = await client.keys('restart:*');
-    expect(keys.some((k) => k.includes(':budget:'))).toBe(true);
-    expect(keys.some((k) => k.includes(':breaker:'))).toBe(true);
     for (const k of keys) expect(await client.pttl(k)).toBeGreaterThan(0);
     client.disconnect();
+    const reports = await stop(children);
+    const total = reports.reduce((n, r) => n + r.counts.ok + r.counts.failed, 0);
+    const failed = reports.reduce((n, r) => n + r.counts.failed, 0);
+    const downs = reports.map((r) => r.events.filter((e) => e.type === 'store-availability').map((e) => e.available));
+    const why = reports.map((r) => r.events.filter((e) => e.reason !== undefined).map((e) => e.reason));
+    console.log(
+      `redis killed for ${(downMs / 1000).toFixed(1)} s: ${total} calls, ${failed} failed; availability events per process ${JSON.stringify(downs)} (${JSON.stringify(why)}); store ops ${JSON.stringify(reports.map((r) => r.store))}`,
+    );
+    expect(failed).toBe(0);
+    // Down, then up again. On a loaded machine a process may also find Redis slow (3 answers
+    // over timeoutMs) once more after it came back: that is fail-open working, so the events
+    // must alternate, start with down and end with up, however many there are.
+    for (const d of downs) {
+      expect(d[0]).toBe(false);
+      expect(d.at(-1)).toBe(true);
+      expect(d.every((available, i) => available === (i % 2 === 1))).toBe(true);
+    }
   });
 });

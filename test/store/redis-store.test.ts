@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/random/random.js';
 import {
@@ -12,25 +11,51 @@ import {
   syncPace,
 } from '../../src/store/fleet-ledger.js';
 import type { BreakerRecord, StoreAvailability } from '../../src/store/fleet-store.js';
+import { commandSender, type RedisClientLike, type SendCommand } from '../../src/store/redis-client.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { connectRedis, RedisServer } from '../support/redis-server.js';
+import { connectNodeRedis, connectRedis, RedisServer } from '../support/redis-server.js';
 
-let server: RedisServer;
-let client: Redis;
+/** Both clients kindly accepts, each against its own real redis-server. */
+const CLIENTS = [
+  {
+    name: 'ioredis 6',
+    connect: async (port: number) => {
+      const client = await connectRedis(port);
+      const accepted: RedisClientLike = client;
+      return { client: accepted, close: () => client.disconnect() };
+    },
+  },
+  {
+    name: 'node-redis 6 (redis)',
+    connect: async (port: number) => {
+      const client = await connectNodeRedis(port);
+      // Assignable as it is: the public type accepts a node-redis client without a cast.
+      const accepted: RedisClientLike = client;
+      return { client: accepted, close: () => client.destroy() };
+    },
+  },
+];
 
-beforeAll(async () => {
-  server = await RedisServer.start();
-  client = await connectRedis(server.port);
-});
+describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
+  let server: RedisServer;
+  let client: RedisClientLike;
+  let close: () => void;
+  /** Raw commands for checking what the store wrote. */
+  let send: SendCommand;
 
-afterAll(async () => {
-  client.disconnect();
-  await server.dispose();
-});
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    ({ client, close } = await connect(server.port));
+    send = commandSender(client) as SendCommand;
+  });
 
-describe('RedisStore', () => {
+  afterAll(async () => {
+    close();
+    await server.dispose();
+  });
+
   it('runs the same arithmetic as the in-process ledger (seed "lua-twin")', async () => {
-    const store = new RedisStore({ client, prefix: 'twin', timeoutMs: 1_000 });
+    const store = new RedisStore({ client, prefix: 'twin', timeoutMs: 10_000 });
     const random = new SeededRandom(0x1a7);
     const budget: BudgetLedger = { buckets: new Map() };
     let breaker: BreakerRecord = closedBreaker();
@@ -110,7 +135,7 @@ describe('RedisStore', () => {
   });
 
   it('keys carry the prefix and the downstream as a Cluster hash tag, and every key has a TTL', async () => {
-    const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 1_000 });
+    const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 10_000 });
     const scope = { downstream: 'pay{ments}', key: 'pay{ments}' };
     await store.budget(scope, {
       owner: 'a',
@@ -147,18 +172,18 @@ describe('RedisStore', () => {
       hintMs: 0,
       ttlMs: 60_000,
     });
-    const keys = (await client.keys('ttl:*')).sort();
+    const keys = ((await send(['KEYS', 'ttl:*'])) as string[]).sort();
     expect(keys).toEqual([
       'ttl:{pay%7Bments%7D}:breaker:pay{ments}',
       'ttl:{pay%7Bments%7D}:budget:pay{ments}',
       'ttl:{pay%7Bments%7D}:pace-rates:pay{ments}',
       'ttl:{pay%7Bments%7D}:pace:pay{ments}',
     ]);
-    for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0);
+    for (const key of keys) expect(Number(await send(['PTTL', key]))).toBeGreaterThan(0);
   });
 
   it('fails open when Redis dies, skips it while down, and finds it again after a restart', async () => {
-    const store = new RedisStore({ client, prefix: 'down', timeoutMs: 200, reconnectMs: 20 });
+    const store = new RedisStore({ client, prefix: 'down', timeoutMs: 10_000, reconnectMs: 20 });
     const changes: StoreAvailability[] = [];
     store.onAvailability((c) => changes.push(c));
     const scope = { downstream: 'd', key: 'd' };
@@ -177,7 +202,8 @@ describe('RedisStore', () => {
     expect(await store.bookSlot(scope, request)).toBeUndefined();
     expect(store.counters.skipped).toBe(skippedBefore + 1);
     await server.start();
-    for (let i = 0; i < 200 && !store.available; i++) await new Promise((r) => setTimeout(r, 20));
+    // Bounded wait (the store pings every 20 ms here; 30 s leaves room for a loaded machine).
+    for (let i = 0; i < 1_500 && !store.available; i++) await new Promise((r) => setTimeout(r, 20));
     expect(store.available).toBe(true);
     // The restarted server has no scripts cached: NOSCRIPT, then EVAL.
     expect(await store.bookSlot(scope, request)).toBeDefined();

@@ -1,2 +1,2 @@
 // One launcher for tests and the fleet demo (which cannot import from test/).
-export { connectRedis, RedisServer } from '../../examples/support/redis-server.js';
+export { connectNodeRedis, connectRedis, RedisServer } from '../../examples/support/redis-server.js';

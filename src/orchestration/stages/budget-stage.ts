@@ -1,11 +1,34 @@
 import type { GiveUpReason } from '../../errors/errors.js';
-import { type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
+import {
+  ADMIT,
+  type Admission,
+  type AttemptResult,
+  QUEUE,
+  REFUSE,
+  RESULT_FAILED,
+  RESULT_OK,
+  type Stage,
+  type StageCall,
+} from '../stage.js';
 
 /** The keyed retry budgets a `BudgetStage` draws on (`KeyedRetryBudgets`, or a store-backed one). */
 export interface BudgetLedger {
   recordRequest(key: string, nowMs: number): void;
   tryRetry(key: string, nowMs: number): boolean;
   recordOutcome(key: string, nowMs: number, ok: boolean): void;
+  /**
+   * A ledger that may need a round trip to decide (a fleet store's budget): `true`/`false`
+   * now, or a claim decided later. The retry is admitted provisionally and waits for the
+   * decision before its attempt (usually already there after the backoff).
+   */
+  claimRetry?(key: string, nowMs: number): boolean | RetryClaim;
+}
+
+/** A retry admitted before its budget token was confirmed. `settled` always resolves (never rejects). */
+export interface RetryClaim {
+  /** `undefined` until decided. */
+  readonly granted: boolean | undefined;
+  readonly settled: PromiseLike<boolean>;
 }
 
 /**
@@ -29,6 +52,35 @@ export class BudgetStage implements Stage {
     this.onRefused = options.onRefused;
     // Without outcomes to record, the budget takes no part in attempts (see `Pipeline`).
     this.exit = this.observesSuccess ? (call, nowMs, result) => this.record(call, nowMs, result) : undefined;
+    if (budgets.claimRetry !== undefined) {
+      const claims = new WeakMap<StageCall, RetryClaim>();
+      this.claims = claims;
+      this.enter = (call, nowMs) => {
+        const claim = claims.get(call);
+        if (claim === undefined) return ADMIT;
+        claims.delete(call);
+        if (claim.granted === undefined) {
+          call.queue = claim.settled;
+          call.queueWaitMs = Number.POSITIVE_INFINITY;
+          return QUEUE;
+        }
+        return this.decided(call, nowMs, claim.granted);
+      };
+      this.afterQueue = (call, nowMs, granted) => this.decided(call, nowMs, granted === true);
+    }
+  }
+
+  /** With a ledger that claims: retries admitted provisionally, until their attempt is entered. */
+  private readonly claims: WeakMap<StageCall, RetryClaim> | undefined;
+  /** With a ledger that claims: a provisionally admitted retry waits for the ledger's decision. */
+  readonly enter: ((call: StageCall, nowMs: number) => Admission) | undefined;
+  readonly afterQueue: ((call: StageCall, nowMs: number, value: unknown) => Admission) | undefined;
+
+  private decided(call: StageCall, nowMs: number, granted: boolean): Admission {
+    if (granted) return ADMIT;
+    this.onRefused?.(call.budgetKey, nowMs);
+    call.refuse('budget', undefined, undefined);
+    return REFUSE;
   }
 
   /** With `recordsOutcomes` only: each attempt's outcome feeds `shrinkOnErrors`. */
@@ -46,7 +98,15 @@ export class BudgetStage implements Stage {
   }
 
   admitRetry(call: StageCall, nowMs: number): GiveUpReason | undefined {
-    if (this.budgets.tryRetry(call.budgetKey, nowMs)) return undefined;
+    const claims = this.claims;
+    if (claims !== undefined) {
+      const claim = (this.budgets.claimRetry as NonNullable<BudgetLedger['claimRetry']>)(call.budgetKey, nowMs);
+      if (claim === true) return undefined;
+      if (claim !== false) {
+        claims.set(call, claim);
+        return undefined;
+      }
+    } else if (this.budgets.tryRetry(call.budgetKey, nowMs)) return undefined;
     this.onRefused?.(call.budgetKey, nowMs);
     return 'budget';
   }

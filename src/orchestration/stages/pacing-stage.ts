@@ -12,12 +12,18 @@ import {
 } from '../stage.js';
 
 /**
- * Where send slots are booked: the pacer itself, or a fleet store's shared queue around it
- * (whose booking may take a round trip, and cannot be taken back).
+ * A shared queue around the pacer (a fleet store's): its slots are fixed once booked (a
+ * booking may take a round trip, and cannot be taken back or moved).
  */
 export interface PaceBooker {
-  /** ms to wait before sending, or a promise of it (a shared booking). */
-  reserve(nowMs: number): number | PromiseLike<number>;
+  /**
+   * A slot in the shared queue: ms to wait before sending, or a promise of it; `undefined`
+   * (now or once answered) when no shared slot applies — the store is not in force, did not
+   * answer, or the pacer is still searching (its probe slots move) — and the attempt holds a
+   * ticket in the pacer itself. `due`: a ticket held in the pacer fell due (a searching
+   * pacer's probe) — a shared slot for it applies whenever the shared queue is in force.
+   */
+  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | undefined> | undefined;
   /** Whether attempts are being held back now. */
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
@@ -41,9 +47,11 @@ export class PacingStage implements Stage {
   readonly name = 'pacing';
   readonly observesSuccess = true;
 
-  private readonly booker: PaceBooker;
+  private readonly booker: PaceBooker | undefined;
   /** The ticket each waiting call holds, asked about again when it re-enters. */
   private readonly held = new WeakMap<StageCall, number>();
+  /** Calls whose probe ticket fell due and that are booking a shared slot for it. */
+  private readonly dueProbe = new WeakSet<StageCall>();
 
   constructor(
     readonly pacer: Pacer,
@@ -56,27 +64,33 @@ export class PacingStage implements Stage {
       booker?: PaceBooker;
     } = {},
   ) {
-    this.booker = options.booker ?? pacer;
+    this.booker = options.booker;
   }
 
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
     const held = this.held.get(call);
     if (held !== undefined) return this.holdAgain(call, nowMs, held);
-    const booked = this.booker.reserve(nowMs);
+    const booked = this.booker?.reserve(nowMs);
+    if (booked === undefined) return this.book(call, nowMs);
     if (typeof booked !== 'number') {
       call.queue = booked;
       call.queueWaitMs = call.deadline - nowMs;
       return QUEUE;
     }
-    const ticket = this.booker === this.pacer ? this.pacer.lastTicket : 0;
-    if (ticket !== 0) {
-      // A held ticket: wait until the next check, then enter again and ask (slots move).
-      this.options.onDelay?.(nowMs, this.pacer.slotWait(ticket, nowMs));
-      this.held.set(call, ticket);
-      return this.holdAgain(call, nowMs, ticket);
-    }
-    return this.waitFor(call, nowMs, booked, true);
+    return this.waitFor(call, nowMs, booked);
+  }
+
+  /** A slot in the pacer's own queue: a ticket held until due (0: send now). */
+  private book(call: StageCall, nowMs: number): Admission {
+    const pacer = this.pacer;
+    pacer.reserve(nowMs);
+    const ticket = pacer.lastTicket;
+    if (ticket === 0) return ADMIT;
+    // A held ticket: wait until the next check, then enter again and ask (slots move).
+    this.options.onDelay?.(nowMs, pacer.slotWait(ticket, nowMs));
+    this.held.set(call, ticket);
+    return this.holdAgain(call, nowMs, ticket);
   }
 
   /** A held ticket: WAIT until the next check (`holdFor`), entering this stage again. */
@@ -86,7 +100,15 @@ export class PacingStage implements Stage {
     const more = pacer.holdFor(ticket, nowMs);
     if (more <= 0) {
       this.held.delete(call);
-      return ADMIT;
+      // Due (a probe, while the pacer searches): sent through the shared queue if one applies
+      // now, which spaces the fleet's probes; `undefined` (now or once answered): send.
+      const shared = this.booker?.reserve(nowMs, true);
+      if (shared === undefined) return ADMIT;
+      if (typeof shared === 'number') return this.waitFor(call, nowMs, shared);
+      this.dueProbe.add(call);
+      call.queue = shared;
+      call.queueWaitMs = call.deadline - nowMs;
+      return QUEUE;
     }
     const until = call.deadline - call.minAttemptTimeMs;
     if (nowMs >= until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
@@ -99,20 +121,19 @@ export class PacingStage implements Stage {
     return WAIT;
   }
 
-  /** A shared booking answered: `value` is the wait (or the held ticket's line ended). */
+  /** A shared booking answered: `value` is the wait, or `undefined` to book in the pacer. */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
+    if (value === undefined) return this.dueProbe.delete(call) ? ADMIT : this.book(call, nowMs);
+    this.dueProbe.delete(call);
     call.token = PACED;
-    return this.waitFor(call, nowMs, value as number, false);
+    return this.waitFor(call, nowMs, value as number);
   }
 
-  private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
+  /** A fixed wait for a slot in the shared queue (which cannot be given back). */
+  private waitFor(call: StageCall, nowMs: number, wait: number): Admission {
     if (wait <= 0) return ADMIT;
     call.token = PACED;
-    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) {
-      // A local slot is given back; one in a fleet's queue cannot be.
-      if (local) this.pacer.cancelLastReservation();
-      return call.refuse('deadline', undefined, undefined);
-    }
+    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) return call.refuse('deadline', undefined, undefined);
     this.options.onDelay?.(nowMs, wait);
     call.waitMs = wait;
     return WAIT;
@@ -138,6 +159,6 @@ export class PacingStage implements Stage {
    * reported to the pacer before any of those callers books its slot.
    */
   retryDelay(_call: StageCall, nowMs: number, delayMs: number): number {
-    return this.booker.throttling(nowMs) ? delayMs : -1;
+    return (this.booker ?? this.pacer).throttling(nowMs) ? delayMs : -1;
   }
 }

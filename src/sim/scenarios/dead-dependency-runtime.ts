@@ -1,15 +1,11 @@
 import type { Classification } from '../../classify/outcome.js';
 import { isGiveUpError } from '../../errors/errors.js';
-import type { CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
-import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
-import type { RetryOptions } from '../../policies/retry-decision.js';
 import { SeededRandom } from '../../random/random.js';
 import type { CallOptions, DownstreamOptions } from '../../runtime/downstream.js';
 import { VirtualClock } from '../../time/virtual-clock.js';
 import { BucketCounter } from '../bucket-counter.js';
 import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED } from '../dependency.js';
-import type { SimCallEnd } from '../sim-downstream.js';
-import type { DeadDependencySetup, DeadDependencyVariant } from './dead-dependency.js';
+import type { DeadDependencySetup, DeadDependencyVariant, VariantPolicies } from './dead-dependency.js';
 
 /**
  * `downstream()` as this scenario uses it. It is passed in: the simulator does not load the
@@ -19,6 +15,12 @@ export type DownstreamFactory = (
   name: string,
   options: DownstreamOptions,
 ) => { call<T>(operation: () => Promise<T>, options?: CallOptions<T>): Promise<T> };
+
+/** One row of the scenario, and the `downstream` to run it with. */
+export interface RuntimeVariant extends VariantPolicies {
+  /** `downstream` from `kindly-calls` (passed in: the simulator does not load the runtime). */
+  downstream: DownstreamFactory;
+}
 
 const BUCKET_MS = 1_000;
 
@@ -36,13 +38,9 @@ const REFUSED_ERROR = Object.freeze({ name: 'ConnectionRefused', code: 'ECONNREF
  */
 export async function runDeadDependencyOnDownstream(
   setup: DeadDependencySetup,
-  variant: string,
-  retry: RetryOptions,
-  breakerOptions: CircuitBreakerOptions | undefined,
-  downstream: DownstreamFactory,
-  observe?: (end: SimCallEnd) => void,
-  budget: RetryBudgetOptions | false = false,
+  run: RuntimeVariant,
 ): Promise<DeadDependencyVariant> {
+  const { variant, retry, breaker: breakerOptions, downstream, observe, budget = false } = run;
   const clock = new VirtualClock({ startMs: 0 });
   const backAt = setup.downFromMs + setup.downForMs;
   const callee = new Dependency({

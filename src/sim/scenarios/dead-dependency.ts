@@ -57,16 +57,21 @@ export interface DeadDependencyVariant {
  * the breaker is open. No retry budget by default, so that the rows differ by the breaker
  * alone (the `budget` scenario measures the budget).
  */
-export function runDeadDependency(
-  setup: DeadDependencySetup,
-  variant: string,
-  retry: RetryOptions,
-  breakerOptions: CircuitBreakerOptions | undefined,
+/** One row of the scenario: its name and the policies its calls run with. */
+export interface VariantPolicies {
+  /** The row's name. */
+  variant: string;
+  retry: RetryOptions;
+  /** The breaker's options, or undefined for no breaker. */
+  breaker: CircuitBreakerOptions | undefined;
   /** Told how each call ended (to compare with the same scenario run by `downstream()`). */
-  observe?: (end: SimCallEnd) => void,
+  observe?: (end: SimCallEnd) => void;
   /** The retry budget. @default false: the rows differ by the breaker alone */
-  budget: RetryBudgetOptions | false = false,
-): DeadDependencyVariant {
+  budget?: RetryBudgetOptions | false;
+}
+
+export function runDeadDependency(setup: DeadDependencySetup, policies: VariantPolicies): DeadDependencyVariant {
+  const { variant, retry, breaker: breakerOptions, observe, budget = false } = policies;
   const sim = new Simulation({ seed: setup.seed });
   const backAt = setup.downFromMs + setup.downForMs;
   const callee = new Dependency({
@@ -155,7 +160,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     runs.push(['config, without breaker', context.retry, undefined], ['config, with breaker', context.retry, BREAKER]);
   }
   const rows = runs.map(([name, retry, breaker], i) => {
-    const r = runDeadDependency(setup, name, retry, breaker);
+    const r = runDeadDependency(setup, { variant: name, retry, breaker });
     context.onProgress?.(i + 1, runs.length);
     return r;
   });

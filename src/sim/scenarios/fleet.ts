@@ -12,6 +12,7 @@ import { num, type Scenario, type ScenarioContext, type ScenarioParams, type Sce
  */
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const processes = num(params, 'processes');
+  const storeRttMs = num(params, 'store-rtt-ms');
   const seed = num(params, 'seed');
   const herd: HerdSetup = {
     clients: num(params, 'clients'),
@@ -23,8 +24,12 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const lowerBound = herdLowerBound(herd);
   const pacingRows = [
     { name: 'one process, one pacer', processes: 1, strategy: ADAPTIVE_HERD_STRATEGY },
-    { name: `${processes} processes, a pacer each`, processes, strategy: fleetPacingStrategy(processes, false) },
-    { name: `${processes} processes, shared pacing (store)`, processes, strategy: fleetPacingStrategy(processes, true) },
+    { name: `${processes} processes, a pacer each`, processes, strategy: fleetPacingStrategy(processes, false, storeRttMs) },
+    {
+      name: `${processes} processes, shared pacing (store)`,
+      processes,
+      strategy: fleetPacingStrategy(processes, true, storeRttMs),
+    },
   ].map((r, i) => {
     const out = runHerd(herd, r.strategy);
     context.onProgress?.(i + 1, 5);
@@ -43,6 +48,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     ratePerSecond: num(params, 'rate'),
     durationMs: num(params, 'duration') * 1000,
     seed,
+    storeRttMs,
   };
   const budgetRows = [false, true].map((shared, i) => {
     const out = runFleetBudget({ ...budgetSetup, shared });
@@ -64,13 +70,14 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     ],
   };
   const budgetTable: Table = {
-    columns: ['retry budget', 'processes', 'requests', 'attempts', 'amplification'],
-    align: ['left', 'right', 'right', 'right', 'right'],
+    columns: ['retry budget', 'processes', 'requests', 'attempts', 'refused', 'amplification'],
+    align: ['left', 'right', 'right', 'right', 'right', 'right'],
     rows: budgetRows.map((r) => [
       r.name,
       String(r.processes),
       String(r.requests),
       String(r.attempts),
+      String(r.refused),
       `${r.amplification.toFixed(3)}×`,
     ]),
   };
@@ -89,6 +96,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
         ['server', `leaky bucket ${number((herd.capacity * 1000) / herd.slotMs)}/s, ${herd.server?.burst} at once`],
         ['budget processes', String(budgetProcesses)],
         ['rate per process', `${number(budgetSetup.ratePerSecond)}/s`],
+        ['store round trip', `${number(storeRttMs)} ms`],
         ['seed', String(seed)],
       ] as const,
       tables: [
@@ -97,7 +105,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ],
       charts: [],
       notes: [
-        'Each process runs its own kindly policies; "store" rows share their state through the fleet ledger, the arithmetic the Redis store runs in Lua, synced every 80 ms as the runtime does (the store itself is modelled as instantaneous and always up).',
+        'Each process runs its own kindly policies; "store" rows share their state through the fleet ledger, the arithmetic the Redis store runs in Lua, synced every 80 ms as the runtime does; every store answer arrives one store round trip after the question (--store-rtt-ms), so shared state is as stale as over a network.',
         `A budget per process counts its reserve once per process: ${budgetProcesses} × 10 retries/s. One fleet budget counts it once: amplification ${budgetRows[0]!.amplification.toFixed(3)}× → ${budgetRows[1]!.amplification.toFixed(3)}× (ratio 0.2 + 10/s over the fleet's ${number(budgetProcesses * budgetSetup.ratePerSecond)} requests/s is 1.21× by construction).`,
       ],
     },
@@ -125,6 +133,7 @@ export const fleet: Scenario = {
     { name: 'budget-processes', kind: 'integer', min: 1, max: 1_000, default: 10, help: 'processes in the outage' },
     { name: 'rate', kind: 'number', min: 0.001, max: 100_000, default: 100, help: 'requests per second per process (outage)' },
     { name: 'duration', kind: 'number', min: 1, max: 3_600, default: 30, help: 'seconds of outage' },
+    { name: 'store-rtt-ms', kind: 'number', min: 0, max: 1_000, default: 1, help: 'round trip to the store, ms' },
     { name: 'seed', kind: 'integer', min: 0, max: 2 ** 31, default: 1, help: 'seed' },
   ],
   run,

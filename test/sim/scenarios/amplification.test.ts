@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../../src/sim/scenario.js';
 import { amplification, runAmplification } from '../../../src/sim/scenarios/amplification.js';
 
-describe('amplification scenario (SPEC S7)', () => {
+describe('amplification scenario', () => {
   it('3 layers × 3 attempts, dead innermost: 27 calls per client request without the signal, 3 with it', () => {
     const { json } = amplification.run(withDefaults(amplification), {});
     expect(json.innermostCallsPerRequest).toEqual({ withoutSignal: 27, withSignal: 3 });

@@ -26,16 +26,9 @@ async function both(setup: DeadDependencySetup, breaker: boolean, budget: RetryB
   const realEnds: SimCallEnd[] = [];
   const retry = { maxAttempts: 3 };
   const breakerOptions = breaker ? {} : undefined;
-  const sim = runDeadDependency(setup, 'v', retry, breakerOptions, (e) => simEnds.push(e), budget);
-  const real = await runDeadDependencyOnDownstream(
-    setup,
-    'v',
-    retry,
-    breakerOptions,
-    downstream,
-    (e) => realEnds.push(e),
-    budget,
-  );
+  const policies = { variant: 'v', retry, breaker: breakerOptions, budget };
+  const sim = runDeadDependency(setup, { ...policies, observe: (e) => simEnds.push(e) });
+  const real = await runDeadDependencyOnDownstream(setup, { ...policies, downstream, observe: (e) => realEnds.push(e) });
   const byCall = (a: SimCallEnd, b: SimCallEnd) => a.call - b.call;
   return { sim, real, simEnds: simEnds.sort(byCall), realEnds: realEnds.sort(byCall) };
 }

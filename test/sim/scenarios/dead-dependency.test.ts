@@ -14,6 +14,11 @@ describe('dead-dependency scenario', () => {
     });
   }
 
+  it('the published figure, pinned on the default seed: 8,985 requests to the dead callee without a breaker, 7 with (1,284×)', () => {
+    const { json } = deadDependency.run(withDefaults(deadDependency), {});
+    expect(json.requestsToDead).toEqual({ withoutBreaker: 8_985, withBreaker: 7 });
+  });
+
   it('without a breaker every request retries into the outage: about rate × outage × attempts', () => {
     const { json } = deadDependency.run(withDefaults(deadDependency), {});
     const without = (json.variants as Variant[])[0]!;

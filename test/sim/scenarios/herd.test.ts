@@ -75,7 +75,7 @@ describe('herd scenario', () => {
     expect(json.attempts).toBe(r.reduce((s, x) => s + x.attempts, 0));
   });
 
-  it('adaptive meets SPEC S13: median ≤ 209 requests and ≤ 1300 ms', () => {
+  it('adaptive meets median ≤ 209 requests and ≤ 1300 ms', () => {
     const { json } = herd.run(withDefaults(herd, { strategy: 'adaptive' }), {});
     const [adaptive] = rows(json);
     expect(adaptive!.strategy).toBe('adaptive');

@@ -1,4 +1,3 @@
-import type { Clock } from '../time/clock.js';
 import {
   type BudgetLedger,
   bookSlot,
@@ -8,7 +7,7 @@ import {
   syncBreaker,
   syncBudget,
   syncPace,
-} from './fleet-ledger.js';
+} from '../../src/store/fleet-ledger.js';
 import type {
   BreakerRecord,
   BreakerSyncRequest,
@@ -21,7 +20,8 @@ import type {
   PaceSyncReply,
   PaceSyncRequest,
   StoreAvailability,
-} from './fleet-store.js';
+} from '../../src/store/fleet-store.js';
+import type { Clock } from '../../src/time/clock.js';
 
 /**
  * A fleet store inside one process: several downstreams standing for several processes
