@@ -24,9 +24,21 @@ const load = async (dir: string) => (await import(pathToFileURL(resolve(dir, 'in
 
 const operation = async () => 42;
 const FULL = { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 } };
+/** A build from before durations were named `…Ms` knows `attemptTimeout` instead. */
+const withOldNames = ({ attemptTimeoutMs, ...rest }: { attemptTimeoutMs: number }) => ({
+  ...rest,
+  attemptTimeout: attemptTimeoutMs,
+});
+const build = (make: Make, name: string, options: { attemptTimeoutMs: number }) => {
+  try {
+    return make(name, options);
+  } catch {
+    return make(name, withOldNames(options));
+  }
+};
 const cases = (make: Make) => {
-  const plain = make('ab', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
-  const full = make('ab-full', FULL);
+  const plain = build(make, 'ab', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 } as { attemptTimeoutMs: number });
+  const full = build(make, 'ab-full', FULL);
   return {
     'retry+timeout': () => plain.call(operation),
     signal: () => plain.call((c) => (c.signal.aborted ? Promise.resolve(0) : operation())),

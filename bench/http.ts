@@ -53,7 +53,7 @@ interface HttpCase {
 /**
  * The floor: what kindly must do per attempt — its own AbortController, and exactly the
  * headers kindly sends. By default kindly sends no internal header outside an inbound
- * request's deadline scope, even with a `totalTimeout` (see `propagateHeaders` in
+ * request's deadline scope, even with a `totalTimeoutMs` (see `propagateHeaders` in
  * docs/http.md), so neither group's floor sends one. `checkSameHeaders` verifies it on the
  * wire before anything is measured.
  */

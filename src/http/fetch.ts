@@ -201,7 +201,6 @@ function planCall(
   const method = request.method.toUpperCase();
   const secretParams = init?.secretQueryParams ?? defaults?.secretQueryParams ?? DEFAULT_SECRET_QUERY_PARAMS;
   const limit = init?.maxBufferedBody ?? defaults?.maxBufferedBody ?? FETCH_DEFAULTS.maxBufferedBody;
-  const name = downstream.name;
 
   // One Headers per call when the request has headers (or gets a key). Without any, each
   // attempt sends a plain record, which fetch reads once instead of copying a Headers of ours
@@ -219,29 +218,65 @@ function planCall(
   const deadline = fetchDeadline(downstream, init, scope);
   const asIs = preparedAsIs(request.init.body);
   const page = pageEnvironment().window !== undefined;
-  const connectTimeoutMs = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
-  const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeoutMs !== undefined && !page ? undefined : platformFetch);
-  const plan = (body: PreparedBody, fetch: FetchFunction): FetchPlan =>
-    finishPlan(downstream, request, init, defaults, {
-      method,
-      secretParams,
-      limit,
-      headers,
-      key,
-      idempotent,
-      scope,
-      deadline,
-      page,
-      body,
-      fetch,
-    });
-  if (asIs !== undefined && chosen !== undefined) return plan(asIs, chosen);
-  return (async () => {
-    // A stream is buffered (so it can be sent again) within the call's deadline.
-    const body =
-      asIs ?? (await buffer(request.init.body, limit, request.signal, scope?.signal, deadline, downstream.clock, name));
-    return plan(body, chosen ?? (await connectTimeoutFetch(connectTimeoutMs as number)));
-  })();
+  const connectTimeout = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
+  const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeout !== undefined && !page ? undefined : platformFetch);
+  const decided: Decided = {
+    method,
+    secretParams,
+    limit,
+    headers,
+    key,
+    idempotent,
+    scope,
+    deadline,
+    page,
+    body: asIs,
+    fetch: chosen,
+  };
+  if (asIs !== undefined && chosen !== undefined) return finishPlan(downstream, request, init, defaults, decided);
+  return completePlan(downstream, request, init, defaults, decided, connectTimeout);
+}
+
+/**
+ * What `planCall` decided, and the body and fetch function once known. (No closure over
+ * `planCall`'s locals: one would cost every request a context object, awaited or not.)
+ */
+interface Decided {
+  method: string;
+  secretParams: readonly string[];
+  limit: number;
+  headers: Headers | undefined;
+  key: string | undefined;
+  idempotent: boolean;
+  scope: DeadlineScope | undefined;
+  deadline: number;
+  page: boolean;
+  body: PreparedBody | undefined;
+  fetch: FetchFunction | undefined;
+}
+
+/** The awaited part of `planCall`: a stream buffered (so it can be sent again) within the call's deadline, a connect-timeout fetch loaded. */
+async function completePlan(
+  downstream: Downstream,
+  request: NormalizedRequest,
+  init: FetchThroughInit | undefined,
+  defaults: CreateFetchOptions | undefined,
+  d: Decided,
+  connectTimeout: number | undefined,
+): Promise<FetchPlan> {
+  if (d.body === undefined) {
+    d.body = await buffer(
+      request.init.body,
+      d.limit,
+      request.signal,
+      d.scope?.signal,
+      d.deadline,
+      downstream.clock,
+      downstream.name,
+    );
+  }
+  if (d.fetch === undefined) d.fetch = await connectTimeoutFetch(connectTimeout as number);
+  return finishPlan(downstream, request, init, defaults, d);
 }
 
 /** The plan, once its body and its fetch function are known. */
@@ -250,21 +285,11 @@ function finishPlan(
   request: NormalizedRequest,
   init: FetchThroughInit | undefined,
   defaults: CreateFetchOptions | undefined,
-  d: {
-    method: string;
-    secretParams: readonly string[];
-    limit: number;
-    headers: Headers | undefined;
-    key: string | undefined;
-    idempotent: boolean;
-    scope: DeadlineScope | undefined;
-    deadline: number;
-    page: boolean;
-    body: PreparedBody;
-    fetch: FetchFunction;
-  },
+  d: Decided,
 ): FetchPlan {
-  const { method, secretParams, limit, headers, key, idempotent, scope, deadline, page, body, fetch } = d;
+  const { method, secretParams, limit, headers, key, idempotent, scope, deadline, page } = d;
+  const body = d.body as PreparedBody;
+  const fetch = d.fetch as FetchFunction;
   const name = downstream.name;
   const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;

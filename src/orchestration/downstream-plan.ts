@@ -3,11 +3,13 @@
  * both drivers: `Downstream` (src/runtime) and the simulator's `SimDownstream` (src/sim). Pure:
  * policies are built here or handed in; nothing here reads a clock or does I/O.
  */
-import type { CircuitBreaker } from '../policies/circuit-breaker.js';
+import { enabledOptions, type OptionsValidator } from '../options/validate.js';
+import { CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { DERIVED_TIMEOUT_DEFAULTS, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
-import type { Pacer } from '../policies/pacer.js';
-import type { RetryBudgetOptions } from '../policies/retry-budget.js';
+import { Pacer, type PacerOptions } from '../policies/pacer.js';
+import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
+import type { Random } from '../random/random.js';
 import { Pipeline } from './pipeline.js';
 import type { Stage } from './stage.js';
 import { BreakerStage } from './stages/breaker-stage.js';
@@ -36,6 +38,45 @@ export function retryPolicyOf(retry: RetryOptions | false | undefined, totalTime
       ? { ...options, maxElapsedMs: totalTimeoutMs }
       : options;
   return new RetryPolicy(bounded);
+}
+
+/** The options both drivers build the same policies from. */
+export interface CorePolicyOptions {
+  retry?: RetryOptions | false;
+  totalTimeoutMs?: number;
+  budget?: RetryBudgetOptions | false;
+  maxKeys?: number;
+  breaker?: CircuitBreakerOptions | boolean;
+  pacing?: PacerOptions | boolean;
+}
+
+/** The retry policy, the keyed budgets and the enabled breaker and pacing options, checked once. */
+export interface CorePolicies {
+  retry: RetryPolicy | undefined;
+  budgets: KeyedRetryBudgets | undefined;
+  maxKeys: number;
+  breaker: CircuitBreakerOptions | undefined;
+  pacing: PacerOptions | undefined;
+}
+
+/**
+ * Checks and builds what both drivers have: the retry policy, the per-key budgets, and the
+ * breaker's and pacer's options (a policy is built from each to check them). Problems are
+ * recorded on `v`, labelled by option, so the caller's error lists every one at once.
+ */
+export function corePolicies(v: OptionsValidator, options: CorePolicyOptions, random: Random): CorePolicies {
+  const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
+  v.integer('maxKeys', options.maxKeys, 1);
+  const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
+  const budgets =
+    options.budget === false
+      ? undefined
+      : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
+  const breaker = enabledOptions(options.breaker);
+  const pacing = enabledOptions(options.pacing);
+  if (breaker !== undefined) v.nested('breaker', () => new CircuitBreaker(breaker, random));
+  if (pacing !== undefined) v.nested('pacing', () => new Pacer(pacing));
+  return { retry, budgets, maxKeys, breaker, pacing };
 }
 
 /**

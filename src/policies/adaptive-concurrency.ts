@@ -1,5 +1,7 @@
 import { OptionsValidator, show } from '../options/validate.js';
+import type { Random } from '../random/random.js';
 import { LatencyQuantiles } from './latency-quantiles.js';
+import { ProbeRamp } from './probe-ramp.js';
 
 export interface AdaptiveConcurrencyOptions {
   /** The limit before anything is learned. @default 20 */
@@ -25,6 +27,12 @@ export interface AdaptiveConcurrencyOptions {
    * `probeConcurrency` until `windowSamples` latencies are in. @default 30_000
    */
   probeIntervalMs?: number;
+  /**
+   * Each wait for the next measurement is `probeIntervalMs × (1 + probeJitter × u)`, u uniform
+   * in [0, 1) from the injected `Random` (as Envoy's `jitter`): callers started together do not
+   * keep measuring — and lowering their limits — in step. @default 0.1
+   */
+  probeJitter?: number;
   /** The limit while measuring the no-load latency. @default 3 */
   probeConcurrency?: number;
   /**
@@ -50,6 +58,7 @@ export const ADAPTIVE_CONCURRENCY_DEFAULTS = {
   percentile: 0.5,
   tolerance: 0.1,
   probeIntervalMs: 30_000,
+  probeJitter: 0.1,
   probeConcurrency: 3,
   maxQueue: 0,
   queueTimeoutMs: 1_000,
@@ -63,6 +72,7 @@ const KEYS = [
   'percentile',
   'tolerance',
   'probeIntervalMs',
+  'probeJitter',
   'probeConcurrency',
   'maxQueue',
   'queueTimeoutMs',
@@ -99,7 +109,8 @@ const MAX_GRADIENT = 2;
  * Netflix's concurrency-limits; our own formulation).
  *
  * The no-load latency `minRtt` is measured by holding the limit low (`probeConcurrency`, later
- * a quarter of the learned limit) for one window, at start and every `probeIntervalMs` (only then: the lowest of many noisy windows
+ * a quarter of the learned limit) for one window, at start and every `probeIntervalMs` plus up to
+ * `probeJitter` of it (only then: the lowest of many noisy windows
  * would sit well below the true no-load latency and hold the limit too low). Every
  * window (≥ `windowSamples` latencies and ≥ 2 × minRtt long), with `sample` the window's
  * `percentile`:
@@ -127,6 +138,7 @@ export class AdaptiveConcurrencyLimit {
   readonly percentile: number;
   readonly tolerance: number;
   readonly probeIntervalMs: number;
+  readonly probeJitter: number;
   readonly probeConcurrency: number;
   /** Waiting is the runtime's: see `AdaptiveConcurrencyOptions.maxQueue`. */
   readonly maxQueue: number;
@@ -150,9 +162,13 @@ export class AdaptiveConcurrencyLimit {
   private nextProbeAt: number;
   /** The limit while probing: see `startProbe`. */
   private probeLimit: number;
+  /** The first probe's slow start (undefined otherwise). */
+  private ramp: ProbeRamp | undefined;
   private rejectedCount = 0;
+  private readonly random: Random;
 
-  constructor(options: AdaptiveConcurrencyOptions = {}) {
+  /** `random` jitters the measurement times (the runtime and the simulator pass theirs). */
+  constructor(options: AdaptiveConcurrencyOptions, random: Random) {
     const v = new OptionsValidator('adaptive concurrency');
     v.knownKeys(options, KEYS)
       .integer('initialLimit', options.initialLimit, 1)
@@ -162,6 +178,11 @@ export class AdaptiveConcurrencyLimit {
       .number('percentile', options.percentile, 0, 1)
       .number('tolerance', options.tolerance, 0)
       .duration('probeIntervalMs', options.probeIntervalMs, { min: 1, allowInfinity: true })
+      .number('probeJitter', options.probeJitter, 0, 1)
+      .check(
+        typeof random === 'object' && random !== null && typeof random.next === 'function',
+        `Expected a Random (an object with next()), got ${typeof random}`,
+      )
       .integer('probeConcurrency', options.probeConcurrency, 1)
       .integer('maxQueue', options.maxQueue, 0, { allowInfinity: true })
       .duration('queueTimeoutMs', options.queueTimeoutMs, { allowInfinity: true });
@@ -199,6 +220,8 @@ export class AdaptiveConcurrencyLimit {
     this.percentile = options.percentile ?? ADAPTIVE_CONCURRENCY_DEFAULTS.percentile;
     this.tolerance = options.tolerance ?? ADAPTIVE_CONCURRENCY_DEFAULTS.tolerance;
     this.probeIntervalMs = options.probeIntervalMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeIntervalMs;
+    this.probeJitter = options.probeJitter ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeJitter;
+    this.random = random;
     this.probeConcurrency = options.probeConcurrency ?? ADAPTIVE_CONCURRENCY_DEFAULTS.probeConcurrency;
     this.maxQueue = options.maxQueue ?? ADAPTIVE_CONCURRENCY_DEFAULTS.maxQueue;
     this.queueTimeoutMs = options.queueTimeoutMs ?? ADAPTIVE_CONCURRENCY_DEFAULTS.queueTimeoutMs;
@@ -212,7 +235,8 @@ export class AdaptiveConcurrencyLimit {
 
   /** The learned limit (whole attempts). While probing, the probe's limit. */
   get limit(): number {
-    return this.probing ? this.probeLimit : Math.floor(this.limitValue);
+    if (!this.probing) return Math.floor(this.limitValue);
+    return this.ramp === undefined ? this.probeLimit : this.ramp.level;
   }
 
   /** Attempts admitted and not yet released. */
@@ -261,6 +285,7 @@ export class AdaptiveConcurrencyLimit {
     this.running++;
     this.partitionInFlight[p]!++;
     if (this.running > this.windowMaxInFlight) this.windowMaxInFlight = this.running;
+    this.ramp?.inFlight(this.running);
     return p;
   }
 
@@ -276,9 +301,13 @@ export class AdaptiveConcurrencyLimit {
     // A probe measures only attempts it admitted itself: earlier ones may have queued.
     if (this.probing && startedMs < this.probeStartedAt) return;
     if (sample === 'dropped') this.windowDrops++;
-    if (this.windowCount === 0) this.windowStartedAt = nowMs;
-    this.window.record(nowMs - startedMs, nowMs);
-    this.windowCount++;
+    if (this.ramp !== undefined) {
+      // The ramp hands over the latencies it trusts (see `record`).
+      this.ramp.answer(nowMs - startedMs, startedMs, nowMs);
+      if (this.ramp !== undefined && this.windowCount >= this.windowSamples) this.closeWindow(nowMs);
+      return;
+    }
+    this.record(nowMs - startedMs, nowMs);
     if (
       this.windowCount >= this.windowSamples &&
       // A probe needs only its samples; a window must also outlast the feedback delay, or the
@@ -289,20 +318,33 @@ export class AdaptiveConcurrencyLimit {
     }
   }
 
+  private record(latencyMs: number, nowMs: number): void {
+    if (this.windowCount === 0) this.windowStartedAt = nowMs;
+    this.window.record(latencyMs, nowMs);
+    this.windowCount++;
+  }
+
   /**
-   * Holds the limit low to measure the no-load latency. The first probe knows nothing and
-   * uses `probeConcurrency`; later ones a quarter of the learned limit if that is more — the
-   * learned limit sits just above the callee's capacity, so a quarter of it queues nothing,
-   * and the probe then costs a quarter as much goodput and ends sooner.
+   * Holds the limit low to measure the no-load latency. The first probe knows nothing: it
+   * starts at `probeConcurrency` and doubles while the latency stays flat (`ProbeRamp`), so a
+   * slow callee is not held at 3 for 50 answers; the highest flat level is then a floor for the
+   * limit. Later probes use a quarter of the learned limit if that is more — the learned
+   * limit sits just above the callee's capacity, so a quarter of it queues nothing, and the
+   * probe then costs a quarter as much goodput and ends sooner.
    */
   private startProbe(nowMs: number): void {
     this.probeStartedAt = nowMs;
-    this.probeLimit = Number.isFinite(this.minRtt)
-      ? Math.max(this.probeConcurrency, Math.floor(this.limitValue / 4))
-      : this.probeConcurrency;
     this.windowCount = 0;
     this.windowDrops = 0;
     this.window.reset();
+    if (Number.isFinite(this.minRtt)) {
+      this.probeLimit = Math.max(this.probeConcurrency, Math.floor(this.limitValue / 4));
+      return;
+    }
+    this.probeLimit = this.probeConcurrency;
+    this.ramp = new ProbeRamp(this.probeConcurrency, this.maxLimit, this.tolerance, nowMs, (latencyMs) =>
+      this.record(latencyMs, this.probeStartedAt),
+    );
   }
 
   private closeWindow(nowMs: number): void {
@@ -314,10 +356,14 @@ export class AdaptiveConcurrencyLimit {
     this.windowDrops = 0;
     this.windowMaxInFlight = this.running;
     if (this.probing) {
+      const flat = this.ramp?.highestFlatLevel ?? 0;
+      this.ramp = undefined;
       this.probeStartedAt = Number.NaN;
-      this.nextProbeAt = nowMs + this.probeIntervalMs;
+      this.nextProbeAt = nowMs + this.probeIntervalMs * (1 + this.probeJitter * this.random.next());
       if (drops === 0) {
         this.minRtt = sample;
+        // The callee answered `flat` attempts at once without queueing: start there at least.
+        if (flat > this.limitValue) this.limitValue = Math.min(flat, this.maxLimit);
         return;
       }
       // Timeouts at the probe's own low concurrency: the callee is in trouble whatever its

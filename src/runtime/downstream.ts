@@ -13,10 +13,10 @@ import {
   type Step,
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
-import { attemptTimeoutOf, budgetStageOf, DOWNSTREAM_DEFAULTS, retryPolicyOf } from '../orchestration/downstream-plan.js';
+import { attemptTimeoutOf, budgetStageOf, corePolicies, DOWNSTREAM_DEFAULTS } from '../orchestration/downstream-plan.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import type { Queue } from '../orchestration/stage.js';
-import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
+import type { BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
@@ -27,8 +27,8 @@ import {
 } from '../policies/circuit-breaker.js';
 import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
-import { Pacer, type PacerOptions } from '../policies/pacer.js';
-import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
+import type { PacerOptions } from '../policies/pacer.js';
+import type { KeyedRetryBudgets, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
 import { FleetLink } from '../store/fleet-link.js';
@@ -274,60 +274,10 @@ export class Downstream implements CallPlan {
   private wrappers: readonly CallWrapper[] | undefined;
 
   constructor(name: string, options: DownstreamOptions = {}) {
-    const v = new OptionsValidator(`downstream '${name}'`);
-    v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
-    v.knownKeys(options, KEYS);
-    const derivedTimeout =
-      typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
-    if (derivedTimeout !== undefined) v.nested('attemptTimeoutMs', () => new DerivedTimeout(derivedTimeout));
-    else if (options.attemptTimeoutMs !== false) {
-      v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
-    }
-    v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
-      .func('classify', options.classify)
-      .func('fallback', options.fallback);
-    const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
-    v.integer('maxKeys', options.maxKeys, 1);
-    v.check(
-      options.store === undefined || isFleetStore(options.store),
-      `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
-    );
-    const clock = options.clock ?? systemClock;
-    const random = options.random ?? systemRandom;
-    const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
-    // Each policy validates its own options; build one now so every problem surfaces here.
-    const budgets =
-      options.budget === false
-        ? undefined
-        : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
-    const breakerOptions = enabledOptions(options.breaker);
-    const bulkheadOptions = enabledOptions(options.bulkhead);
-    const pacingOptions = enabledOptions(options.pacing);
-    if (breakerOptions !== undefined) v.nested('breaker', () => new CircuitBreaker(breakerOptions, random));
-    if (bulkheadOptions !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkheadOptions, clock));
-    if (pacingOptions !== undefined) v.nested('pacing', () => new Pacer(pacingOptions));
-    const concurrencyOptions = enabledOptions(options.concurrency);
-    const hedgingOptions = enabledOptions(options.hedging);
-    if (concurrencyOptions !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrencyOptions));
-    if (hedgingOptions !== undefined) v.nested('hedging', () => new HedgingPolicy(hedgingOptions));
-    v.done();
+    const resolved = resolveOptions(name, options);
+    const { clock, random, budgets } = resolved;
     this.name = name;
-    const fleet =
-      options.store === undefined
-        ? undefined
-        : new FleetLink({
-            store: options.store,
-            downstream: name,
-            clock,
-            random,
-            budget: budgets === undefined ? undefined : options.budget || {},
-            breaker: breakerOptions,
-            pacing: pacingOptions,
-            maxKeys,
-            onAvailability: (change, atMs) => {
-              if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
-            },
-          });
+    const fleet = options.store === undefined ? undefined : this.linkFleet(options.store, resolved, options.budget);
     this.fleet = fleet;
     const ledger = fleet?.budgets ?? budgets;
     this.budgetLedger = ledger;
@@ -336,9 +286,41 @@ export class Downstream implements CallPlan {
       if (this.events.active) this.events.emit({ type: 'budget-exhausted', downstream: this.name, atMs, key });
     });
     this.pipeline = budgetStage === undefined ? Pipeline.EMPTY : new Pipeline([budgetStage]);
-    this.lanes = new Lanes({
+    this.lanes = this.createLanes(resolved, budgetStage, fleet);
+    this.laned = this.lanes.enabled;
+    this.retry = resolved.retry;
+    this.clock = clock;
+    this.random = random;
+    // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
+    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
+    this.totalTimeoutMs = options.totalTimeoutMs;
+    this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
+    this.userClassify = options.classify;
+    this.fallback = options.fallback;
+  }
+
+  /** The link to the fleet's shared state: budget leases, the shared breaker and pacing queue. */
+  private linkFleet(store: FleetStore, r: ResolvedOptions, budget: DownstreamOptions['budget']): FleetLink {
+    return new FleetLink({
+      store,
+      downstream: this.name,
+      clock: r.clock,
+      random: r.random,
+      budget: r.budgets === undefined ? undefined : budget || {},
+      breaker: r.breaker,
+      pacing: r.pacing,
+      maxKeys: r.maxKeys,
+      onAvailability: (change, atMs) => {
+        if (this.events.active) this.events.emit({ type: 'store-availability', downstream: this.name, atMs, ...change });
+      },
+    });
+  }
+
+  /** Per-key lanes (breaker, bulkhead, pacer, latency policies), reporting to this downstream's stats and events. */
+  private createLanes(r: ResolvedOptions, budgetStage: BudgetStage | undefined, fleet: FleetLink | undefined): Lanes {
+    return new Lanes({
       budgetStage,
-      paceFirstAttempts: pacingOptions?.paceFirstAttempts ?? false,
+      paceFirstAttempts: r.pacing?.paceFirstAttempts ?? false,
       onPacingDelay: (pacer, atMs, delayMs) => {
         this.stats_.pacingDelays++;
         this.stats_.pacingDelayMs += delayMs;
@@ -354,22 +336,22 @@ export class Downstream implements CallPlan {
               throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
               hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
             }),
-      breaker: breakerOptions,
-      bulkhead: bulkheadOptions,
-      pacing: pacingOptions,
+      breaker: r.breaker,
+      bulkhead: r.bulkhead,
+      pacing: r.pacing,
       latency:
-        concurrencyOptions === undefined && derivedTimeout === undefined && hedgingOptions === undefined
+        r.concurrency === undefined && r.derivedTimeout === undefined && r.hedging === undefined
           ? undefined
-          : { concurrency: concurrencyOptions, attemptTimeoutMs: derivedTimeout, hedging: hedgingOptions },
+          : { concurrency: r.concurrency, attemptTimeoutMs: r.derivedTimeout, hedging: r.hedging },
       onConcurrencyLimited: (key, limit, atMs, partition) => {
         this.stats_.concurrencyRejections++;
         if (this.events.active) {
           this.events.emit({ type: 'concurrency-limited', downstream: this.name, atMs, key, limit, partition });
         }
       },
-      clock,
-      random,
-      maxKeys,
+      clock: r.clock,
+      random: r.random,
+      maxKeys: r.maxKeys,
       onBreakerChange: (key, from, to, atMs) => {
         if (to === 'open') this.stats_.breakerOpens++;
         if (this.events.active) this.events.emit({ type: 'breaker-state', downstream: this.name, atMs, key, from, to });
@@ -383,16 +365,6 @@ export class Downstream implements CallPlan {
               if (lane.pacer !== undefined) fleet.attachPacer(lane.key, lane.pacer);
             },
     });
-    this.laned = this.lanes.enabled;
-    this.retry = retry as RetryPolicy;
-    this.clock = clock;
-    this.random = random;
-    // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
-    this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
-    this.totalTimeoutMs = options.totalTimeoutMs;
-    this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
-    this.userClassify = options.classify;
-    this.fallback = options.fallback;
   }
 
   /** Subscribes to one event type; returns the unsubscribe function. */
@@ -912,8 +884,7 @@ export class Downstream implements CallPlan {
           return undefined;
         }
         const trouble =
-          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') ||
-          (lane.pacer !== undefined && lane.pacer.throttling(now));
+          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') || lane.pacer?.throttling(now) === true;
         const refusal = hedging.decide({
           nowMs: now,
           idempotent: true,
@@ -1014,6 +985,67 @@ export class Downstream implements CallPlan {
   }
 }
 
+/** A downstream's options, checked (every problem at once) and resolved to what it is built from. */
+interface ResolvedOptions {
+  retry: RetryPolicy;
+  clock: Clock;
+  random: Random;
+  maxKeys: number;
+  budgets: KeyedRetryBudgets | undefined;
+  breaker: CircuitBreakerOptions | undefined;
+  bulkhead: BulkheadOptions | undefined;
+  pacing: PacerOptions | undefined;
+  concurrency: AdaptiveConcurrencyOptions | undefined;
+  hedging: HedgingOptions | undefined;
+  derivedTimeout: DerivedTimeoutOptions | undefined;
+}
+
+/**
+ * Checks a downstream's options and resolves them. Each policy validates its own options, so
+ * one is built here for every enabled policy: the `InvalidOptionsError` lists every problem.
+ */
+function resolveOptions(name: string, options: DownstreamOptions): ResolvedOptions {
+  const v = new OptionsValidator(`downstream '${name}'`);
+  v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
+  v.knownKeys(options, KEYS);
+  const derivedTimeout =
+    typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
+  if (derivedTimeout !== undefined) v.nested('attemptTimeoutMs', () => new DerivedTimeout(derivedTimeout));
+  else if (options.attemptTimeoutMs !== false) {
+    v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
+  }
+  v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
+    .func('classify', options.classify)
+    .func('fallback', options.fallback);
+  v.check(
+    options.store === undefined || isFleetStore(options.store),
+    `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
+  );
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const { retry, budgets, maxKeys, breaker, pacing } = corePolicies(v, options, random);
+  const bulkhead = enabledOptions(options.bulkhead);
+  const concurrency = enabledOptions(options.concurrency);
+  const hedging = enabledOptions(options.hedging);
+  if (bulkhead !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkhead, clock));
+  if (concurrency !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrency, random));
+  if (hedging !== undefined) v.nested('hedging', () => new HedgingPolicy(hedging));
+  v.done();
+  return {
+    retry: retry as RetryPolicy,
+    clock,
+    random,
+    maxKeys,
+    budgets,
+    breaker,
+    bulkhead,
+    pacing,
+    concurrency,
+    hedging,
+    derivedTimeout,
+  };
+}
+
 /** Cheap checks of per-call options (a NaN timeout must not silently mean "none"). */
 /** Every problem with a call's options (unknown keys included), or `undefined` when there is none. */
 function checkCallOptions(options: CallOptions<unknown>): readonly string[] | undefined {
@@ -1048,8 +1080,8 @@ const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);
 function plainlyValid(o: CallOptions<unknown>): boolean {
   if (typeof o !== 'object' || o === null) return false;
   for (const key in o) if (!CALL_KEY_SET.has(key)) return false;
-  const { timeoutMs: timeout, deadline } = o;
-  if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) return false;
+  const { timeoutMs, deadline } = o;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) return false;
   if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) return false;
   if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
   if (o.key !== undefined && typeof o.key !== 'string') return false;

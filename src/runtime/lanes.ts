@@ -155,7 +155,7 @@ export class Lanes {
             ),
       bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
       pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
-      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock),
+      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock, o.random),
     };
     const pacer = lane.pacer;
     const latency = lane.latency;

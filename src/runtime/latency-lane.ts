@@ -2,6 +2,7 @@ import { ConcurrencyLimitError } from '../errors/errors.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions, LIMIT_REJECTED } from '../policies/adaptive-concurrency.js';
 import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
+import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
 
 /** The latency-driven policies of one lane; each is optional. */
@@ -49,8 +50,9 @@ export class LatencyLane {
   constructor(
     options: LatencyLaneOptions,
     private readonly clock: Clock,
+    random: Random,
   ) {
-    this.limit = options.concurrency === undefined ? undefined : new AdaptiveConcurrencyLimit(options.concurrency);
+    this.limit = options.concurrency === undefined ? undefined : new AdaptiveConcurrencyLimit(options.concurrency, random);
     this.timeouts = options.attemptTimeoutMs === undefined ? undefined : new DerivedTimeout(options.attemptTimeoutMs);
     this.hedging = options.hedging === undefined ? undefined : new HedgingPolicy(options.hedging);
   }

@@ -1,6 +1,6 @@
 import type { Classification } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
-import { enabledOptions, OptionsValidator } from '../options/validate.js';
+import { OptionsValidator } from '../options/validate.js';
 import {
   CallMachine,
   type CallPlan,
@@ -14,14 +14,14 @@ import { callDeadline } from '../orchestration/deadline.js';
 import {
   attemptTimeoutOf,
   budgetStageOf,
+  corePolicies,
   DOWNSTREAM_DEFAULTS,
   lanePipeline,
-  retryPolicyOf,
 } from '../orchestration/downstream-plan.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
 import { CircuitBreaker } from '../policies/circuit-breaker.js';
 import { Pacer } from '../policies/pacer.js';
-import { KeyedRetryBudgets } from '../policies/retry-budget.js';
+import type { KeyedRetryBudgets } from '../policies/retry-budget.js';
 import type { RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
 import type { DownstreamOptions } from '../runtime/downstream.js';
@@ -116,18 +116,10 @@ export class SimDownstream implements CallPlan {
       allowInfinity: true,
     });
     v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 });
-    const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
-    const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
-    const budgets =
-      options.budget === false
-        ? undefined
-        : v.nested('budget', () => new KeyedRetryBudgets({ budget: options.budget || {}, maxKeys }));
-    const breakerOptions = enabledOptions(options.breaker);
-    const pacingOptions = enabledOptions(options.pacing);
-    const breaker =
-      breakerOptions === undefined ? undefined : v.nested('breaker', () => new CircuitBreaker(breakerOptions, sim.random));
-    const pacer = pacingOptions === undefined ? undefined : v.nested('pacing', () => new Pacer(pacingOptions));
+    const { retry, budgets, breaker: breakerOptions, pacing: pacingOptions } = corePolicies(v, options, sim.random);
     v.done();
+    const breaker = breakerOptions === undefined ? undefined : new CircuitBreaker(breakerOptions, sim.random);
+    const pacer = pacingOptions === undefined ? undefined : new Pacer(pacingOptions);
     this.name = name;
     this.retry = retry as RetryPolicy;
     this.random = sim.random;

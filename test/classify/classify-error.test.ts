@@ -76,7 +76,7 @@ describe('classifyError: kindly errors', () => {
     });
   });
 
-  it('GiveUpError from a nested kindly call ⇒ not retryable, dontRetry (S7)', () => {
+  it('GiveUpError from a nested kindly call ⇒ not retryable, dontRetry', () => {
     const error = new GiveUpError('max-attempts', { outcome: 'failed', attempts: 3, retryAfterMs: 400 });
     expect(classifyError(error, NOW)).toEqual({
       outcome: 'failed',

@@ -50,7 +50,7 @@ describe('kindly CLI', () => {
     expect(row).toMatch(/^fixed\s+550\s+90\s+10\.0 s\s+190 req · 1\.0 s\s+1$/);
   });
 
-  it('--json prints one JSON document with the S11.2 fields', async () => {
+  it('--json prints one JSON document with the documented fields', async () => {
     const r = await runCli(['sim', 'herd', '--json', '--seeds', '5', '--strategy', 'all']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);

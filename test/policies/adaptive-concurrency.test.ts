@@ -6,6 +6,10 @@ import {
   AdaptiveConcurrencyLimit,
   LIMIT_REJECTED,
 } from '../../src/policies/adaptive-concurrency.js';
+import { SeededRandom } from '../../src/random/random.js';
+
+/** The probes' jitter draws from this named seed. */
+const random = () => new SeededRandom(14);
 
 /**
  * A saturated closed loop on virtual time: callers keep as many attempts in flight as the
@@ -44,6 +48,7 @@ describe('AdaptiveConcurrencyLimit', () => {
       percentile: 0.5,
       tolerance: 0.1,
       probeIntervalMs: 30_000,
+      probeJitter: 0.1,
       probeConcurrency: 3,
       maxQueue: 0,
       queueTimeoutMs: 1_000,
@@ -52,24 +57,29 @@ describe('AdaptiveConcurrencyLimit', () => {
 
   it('rejects bad options, every problem at once', () => {
     try {
-      new AdaptiveConcurrencyLimit({
-        minLimit: 10,
-        maxLimit: 5,
-        windowSamples: 0,
-        tolerance: -1,
-        partitions: { live: 0.9, batch: 0.5 },
-        speed: 1,
-      } as never);
+      new AdaptiveConcurrencyLimit(
+        {
+          minLimit: 10,
+          maxLimit: 5,
+          windowSamples: 0,
+          tolerance: -1,
+          partitions: { live: 0.9, batch: 0.5 },
+          probeJitter: 2,
+          speed: 1,
+        } as never,
+        'dice' as never,
+      );
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(InvalidOptionsError);
       const text = (error as InvalidOptionsError).problems.join('\n');
-      for (const f of ['`speed`', '10 > 5', '`windowSamples`', '`tolerance`', 'sum to ≤ 1, got 1.4']) expect(text).toContain(f);
+      for (const f of ['`speed`', '10 > 5', '`windowSamples`', '`tolerance`', 'sum to ≤ 1, got 1.4', '`probeJitter`', 'a Random'])
+        expect(text).toContain(f);
     }
   });
 
   it('starts by probing the no-load latency at probeConcurrency', () => {
-    const l = new AdaptiveConcurrencyLimit();
+    const l = new AdaptiveConcurrencyLimit({}, random());
     expect([l.tryAcquire(0), l.tryAcquire(0), l.tryAcquire(0), l.tryAcquire(0)]).toEqual([0, 0, 0, LIMIT_REJECTED]);
     expect(l.probing).toBe(true);
     expect(l.rejected).toBe(1);
@@ -77,7 +87,7 @@ describe('AdaptiveConcurrencyLimit', () => {
 
   it('learns a callee’s capacity from latency alone, and follows it when it halves and doubles', () => {
     const capacity = (t: number) => (t < 4_000 ? 40 : t < 8_000 ? 20 : 40);
-    const limits = saturate(new AdaptiveConcurrencyLimit(), capacity, 12_000);
+    const limits = saturate(new AdaptiveConcurrencyLimit({}, random()), capacity, 12_000);
     // Just above the capacity (a small queue keeps every worker busy), well below 2×, in each phase.
     for (const [from, to, c] of [
       [2_000, 4_000, 40],
@@ -90,8 +100,31 @@ describe('AdaptiveConcurrencyLimit', () => {
     }
   });
 
+  it('jitters each wait for the next no-load measurement through the injected Random: callers started together drift apart', () => {
+    // When does each limiter start its second probe (the first is at t = 0)?
+    const secondProbeAt = (seed: number) => {
+      const l = new AdaptiveConcurrencyLimit({ windowSamples: 5, probeIntervalMs: 30_000 }, new SeededRandom(seed));
+      for (let t = 0; t < 40_000; t += 10) {
+        const slot = l.tryAcquire(t);
+        if (slot !== LIMIT_REJECTED) l.release(slot, t, t + 5, 'ok');
+        if (t > 1_000 && l.probing) return t;
+      }
+      return Number.NaN;
+    };
+    const starts = [1, 2, 3, 4].map(secondProbeAt);
+    for (const at of starts) {
+      expect(at).toBeGreaterThanOrEqual(30_000);
+      expect(at).toBeLessThan(33_100); // interval × (1 + 0.1 × u), after the first probe's few ms
+    }
+    expect(new Set(starts).size).toBe(4);
+    expect(secondProbeAt(1)).toBe(starts[0]); // and the same seed gives the same time
+  });
+
   it('does not grow while callers use less than half the limit', () => {
-    const l = new AdaptiveConcurrencyLimit({ initialLimit: 20, windowSamples: 5, probeIntervalMs: Number.POSITIVE_INFINITY });
+    const l = new AdaptiveConcurrencyLimit(
+      { initialLimit: 20, windowSamples: 5, probeIntervalMs: Number.POSITIVE_INFINITY },
+      random(),
+    );
     // The first window is the probe.
     for (let i = 0; i < 5; i++) l.release(l.tryAcquire(i), i, i + 10, 'ok');
     expect(l.probing).toBe(false);
@@ -101,7 +134,10 @@ describe('AdaptiveConcurrencyLimit', () => {
   });
 
   it('backs off after a window with a timeout', () => {
-    const l = new AdaptiveConcurrencyLimit({ initialLimit: 20, windowSamples: 5, probeIntervalMs: Number.POSITIVE_INFINITY });
+    const l = new AdaptiveConcurrencyLimit(
+      { initialLimit: 20, windowSamples: 5, probeIntervalMs: Number.POSITIVE_INFINITY },
+      random(),
+    );
     for (let i = 0; i < 5; i++) l.release(l.tryAcquire(i), i, i + 10, 'ok');
     const before = l.limit;
     for (let i = 0; i < 5; i++) l.release(l.tryAcquire(100), 100, 130 + 10 * i, i === 0 ? 'dropped' : 'ok');
@@ -109,12 +145,15 @@ describe('AdaptiveConcurrencyLimit', () => {
   });
 
   it('partitions: each class keeps its share; a class may borrow what others leave', () => {
-    const l = new AdaptiveConcurrencyLimit({
-      initialLimit: 10,
-      windowSamples: 5,
-      probeIntervalMs: Number.POSITIVE_INFINITY,
-      partitions: { live: 0.9, batch: 0.1 },
-    });
+    const l = new AdaptiveConcurrencyLimit(
+      {
+        initialLimit: 10,
+        windowSamples: 5,
+        probeIntervalMs: Number.POSITIVE_INFINITY,
+        partitions: { live: 0.9, batch: 0.1 },
+      },
+      random(),
+    );
     const live = l.partitionIndex('live');
     const batch = l.partitionIndex('batch');
     // The probe first (no borrowing while the limit is held low to measure).
@@ -148,14 +187,17 @@ describe('AdaptiveConcurrencyLimit', () => {
           { maxLength: 400 },
         ),
         (ops) => {
-          const l = new AdaptiveConcurrencyLimit({
-            minLimit: 2,
-            maxLimit: 40,
-            initialLimit: 10,
-            windowSamples: 3,
-            probeIntervalMs: 1_000,
-            partitions: { a: 0.5, b: 0.5 },
-          });
+          const l = new AdaptiveConcurrencyLimit(
+            {
+              minLimit: 2,
+              maxLimit: 40,
+              initialLimit: 10,
+              windowSamples: 3,
+              probeIntervalMs: 1_000,
+              partitions: { a: 0.5, b: 0.5 },
+            },
+            random(),
+          );
           const held: { p: number; start: number }[] = [];
           let t = 0;
           for (const o of ops) {

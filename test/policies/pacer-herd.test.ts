@@ -5,7 +5,7 @@ import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import type { HerdClients } from '../../src/sim/herd-run.js';
 
 /**
- * The herd of SPEC S11.1 with adaptive pacing: `clients` clients send at t = 0; the server
+ * The standard herd (100 callers, 10 per 100 ms slot) with adaptive pacing: `clients` clients send at t = 0; the server
  * serves the first `capacity` arrivals of each `slotMs` slot and rejects the rest with 429 (no
  * hint); every answer is delivered at the end of its slot, in arrival order. The clients are
  * the simulator's adaptive strategy — calls of one simulated downstream with `pacing`, through
@@ -82,7 +82,7 @@ function summary(values: number[]): { min: number; median: number; max: number }
   return { min: sorted[0]!, median: sorted[Math.floor((sorted.length - 1) / 2)]!, max: sorted[sorted.length - 1]! };
 }
 
-describe('Pacer on the herd of SPEC S11.1', () => {
+describe('Pacer on the standard herd', () => {
   it('meets the bar over 200 seeds: median ≤ 209 requests (bound 190), all succeeded by 1.3 s', () => {
     const runs = SEEDS.map((seed) => herd(seed));
     const total = summary(runs.map((r) => r.totalRequests));

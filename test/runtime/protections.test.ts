@@ -182,15 +182,17 @@ describe('pipeline with protections', () => {
   });
 
   it('invalid protection options are reported at construction with every problem', () => {
-    expect(() =>
-      downstream('x', {
-        budget: { ratio: 2 },
-        breaker: { threshold: 0 },
-        bulkhead: { maxConcurrent: -1 },
-        pacing: { decrease: 3 },
-      }),
+    expect(
+      () =>
+        downstream('x', {
+          budget: { ratio: 2 },
+          breaker: { threshold: 0 },
+          bulkhead: { maxConcurrent: -1 },
+          pacing: { decrease: 3 },
+        }),
+      // In pipeline order: budget → breaker → pacing → bulkhead.
     ).toThrow(
-      /budget:[\s\S]*ratio[\s\S]*breaker:[\s\S]*threshold[\s\S]*bulkhead:[\s\S]*maxConcurrent[\s\S]*pacing:[\s\S]*decrease/,
+      /budget:[\s\S]*ratio[\s\S]*breaker:[\s\S]*threshold[\s\S]*pacing:[\s\S]*decrease[\s\S]*bulkhead:[\s\S]*maxConcurrent/,
     );
   });
 });

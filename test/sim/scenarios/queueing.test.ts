@@ -49,3 +49,30 @@ describe('queueing scenario', () => {
     expect(adaptive.convergenceMs?.doubling as number).toBeLessThanOrEqual(2_000);
   });
 });
+
+describe('queueing scenario: the convergence criterion', () => {
+  const base = {
+    workers: 40,
+    serviceMedianMs: 20,
+    serviceSigma: 0.3,
+    load: 1.5,
+    timeoutMs: 1_000,
+    bulkhead: 40,
+    durationMs: 30_000,
+    capacityChanges: true,
+    seed: 1,
+  };
+  it.each([
+    ['a slow callee (100 ms)', { serviceMedianMs: 100 }],
+    ['a small callee (10 workers)', { workers: 10 }],
+    ['a long-tailed callee (σ 0.8)', { serviceSigma: 0.8 }],
+  ])('a limit that knows the capacity settles at once on %s: the criterion judges the limit, not sampling noise', (_, change) => {
+    for (const seed of [1, 2, 3]) {
+      const setup = { ...base, ...change, seed };
+      const unloaded = runQueueing({ ...setup, load: 0.1, capacityChanges: false }, 'none', Number.POSITIVE_INFINITY).p99Ms;
+      const oracle = runQueueing(setup, 'oracle', unloaded);
+      expect(oracle.convergenceMs, `seed ${seed}`).toEqual({ halving: 0, doubling: 0 });
+      expect(oracle.goodputRatio, `seed ${seed}`).toBeGreaterThanOrEqual(0.95);
+    }
+  });
+});
