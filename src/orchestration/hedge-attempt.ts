@@ -47,6 +47,7 @@ export class HedgeAttempt implements HedgeCall {
   classification: Classification | undefined = undefined;
   token: unknown = undefined;
   waitMs = 0;
+  waitAgain = false;
   queue: Queue | undefined = undefined;
   queueWaitMs = 0;
   retryAfterMs: number | undefined = undefined;
