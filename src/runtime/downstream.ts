@@ -48,8 +48,6 @@ import { linkSignals } from './link-signals.js';
 
 /** `drive` from the top of an attempt: the `beforeAttempt` hook, then `begin`. */
 const STEP_BEGIN = 0;
-/** `attemptOnce`: the attempt failed and the call retries after `call.waitMs`. */
-const RETRY: unique symbol = Symbol('retry');
 
 export interface DownstreamOptions {
   /** Retry settings, or `false` for a single attempt. @default RETRY_DEFAULTS */
@@ -550,6 +548,7 @@ export class Downstream implements CallPlan {
    * admission returned. Each turn: sleep, begin, admit, attempt — until a value or the end.
    */
   private async drive<T>(run: CallRun<T>, entry: Step | typeof STEP_BEGIN): Promise<T> {
+    const call = run.call;
     let step: Step | typeof STEP_BEGIN = entry;
     for (;;) {
       if (step === STEP_SLEEP) {
@@ -558,10 +557,21 @@ export class Downstream implements CallPlan {
       }
       if (step === STEP_BEGIN) step = await this.beginAttempt(run);
       if (step !== STEP_ATTEMPT) step = await this.admit(run, step);
-      if (step === STEP_GIVE_UP) return this.giveUp(run.call, run.call.startedAt, run.options);
-      const value = await this.attemptOnce(run);
-      if (value !== RETRY) return value;
-      step = STEP_SLEEP;
+      if (step === STEP_GIVE_UP) return this.giveUp(call, call.startedAt, run.options);
+      // The attempt (with its hedges when the call is hedged), awaited here: one async frame.
+      const context = this.attemptContext(call, run.signal, run.inherited);
+      let value: T;
+      try {
+        const first = runAttempt(run.operation, context);
+        const hedgeDelay = call.hedgeDelayMs();
+        value = hedgeDelay === undefined ? await first : this.hedgeWon(call, await this.hedged(run, first, context, hedgeDelay));
+      } catch (error) {
+        const next = this.afterFailure<T>(call, context, error, run.signal, run.options);
+        if (next !== STEP_SLEEP) return next;
+        step = STEP_SLEEP;
+        continue;
+      }
+      return this.afterSuccess(call, run.lane, value);
     }
   }
 
@@ -621,25 +631,6 @@ export class Downstream implements CallPlan {
       }
     }
     return step;
-  }
-
-  /**
-   * Runs the admitted attempt — with its hedges, when the call is hedged — and reports how it
-   * went: the call's value, `RETRY` (after `call.waitMs`), or the call's end.
-   */
-  private async attemptOnce<T>(run: CallRun<T>): Promise<T | typeof RETRY> {
-    const call = run.call;
-    const context = this.attemptContext(call, run.signal, run.inherited);
-    let value: T;
-    try {
-      const first = runAttempt(run.operation, context);
-      const hedgeDelay = call.hedgeDelayMs();
-      value = hedgeDelay === undefined ? await first : await this.hedged(run, first, context, hedgeDelay);
-    } catch (error) {
-      const next = this.afterFailure<T>(call, context, error, run.signal, run.options);
-      return next === STEP_SLEEP ? RETRY : next;
-    }
-    return this.afterSuccess(call, run.lane, value);
   }
 
   /**
@@ -833,8 +824,13 @@ export class Downstream implements CallPlan {
    * waiting, then the hedging policy and the retry budget), times out on its own and reports
    * its own end (`hedgeEnded`); the breaker and the pacer hear only the group's outcome.
    */
-  private async hedged<T>(run: CallRun<T>, first: Promise<T>, context: AttemptContext, delayMs: number): Promise<T> {
-    const won = await runHedged(
+  private hedged<T>(
+    run: CallRun<T>,
+    first: Promise<T>,
+    context: AttemptContext,
+    delayMs: number,
+  ): Promise<{ value: T; winner: number }> {
+    return runHedged(
       { promise: first, abort: (reason) => context.abort(reason) },
       {
         clock: this.clock,
@@ -844,9 +840,13 @@ export class Downstream implements CallPlan {
         startHedge: (n) => this.startHedge(run, n, delayMs),
       },
     );
+  }
+
+  /** The hedged group's value; a hedge's answer leaves the attempt's own unused. */
+  private hedgeWon<T>(call: CallMachine, won: { value: T; winner: number }): T {
     if (won.winner > 0) {
       this.stats_.hedgeWins++;
-      run.call.answerUnused = true;
+      call.answerUnused = true;
     }
     return won.value;
   }
