@@ -186,11 +186,12 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
    * The callee's answer to call `call`'s attempt in flight (`hedge` 0, or one of its hedges)
    * arrives now: `undefined` for a success, else how the caller classifies it. An answer after
    * the attempt ended (it timed out, lost a hedge race) is dropped, as the runtime drops a
-   * late response.
+   * late response; pass `attempt` (what `send` was given) when an earlier attempt's answer
+   * may arrive while a retry runs.
    */
-  answer(call: number, now: number, failure: Classification | undefined, hedge = 0): void {
+  answer(call: number, now: number, failure: Classification | undefined, hedge = 0, attempt?: number): void {
     const machine = this.calls[call];
-    if (machine === undefined || !machine.inAttempt) return;
+    if (machine === undefined || !machine.inAttempt || (attempt !== undefined && attempt !== machine.attempt)) return;
     const hedges = this.hedges;
     if (hedges?.hedged(call)) {
       hedges.answer(call, machine, now, failure, hedge);

@@ -5,6 +5,9 @@ import { RESULT_FAILED, RESULT_NEUTRAL, RESULT_OK } from '../orchestration/stage
 import { TIMED_OUT } from './dependency.js';
 import type { EventKind, Simulation } from './engine.js';
 
+/** How the runtime classifies a hedge cut by the call's deadline (`DeadlineExceededError`): no time is left. */
+const CUT_BY_DEADLINE: Readonly<Classification> = Object.freeze({ outcome: 'unknown', retryable: false, timeout: true });
+
 /** What `SimHedges` needs of its downstream (a `SimDownstream`). */
 export interface HedgedDownstream {
   machineOf(call: number): CallMachine | undefined;
@@ -108,7 +111,7 @@ export class SimHedges {
     const group = this.groups[call];
     const hedge = group?.members[n];
     if (machine === undefined || group === undefined || hedge === undefined || hedge.attemptDeadline > now) return;
-    this.memberFailed(call, machine, group, n, now, TIMED_OUT, false);
+    this.memberFailed(call, machine, group, n, now, hedge.deadlineBound ? CUT_BY_DEADLINE : TIMED_OUT, false);
   }
 
   /** A member failed: the group fails with it when it was the last one running. */
