@@ -76,6 +76,35 @@ export function queueingOptions(setup: QueueingSetup, strategy: QueueingStrategy
   };
 }
 
+/** The offered traffic and the callee's capacity over time. */
+interface Traffic {
+  third: number;
+  halved: number;
+  changes: { atMs: number; workers: number }[];
+  meanServiceMs: number;
+  ratePerMs: number;
+  capacityAt(t: number): number;
+}
+
+function trafficOf(setup: QueueingSetup): Traffic {
+  const third = setup.durationMs / 3;
+  const halved = Math.max(1, Math.floor(setup.workers / 2));
+  const meanServiceMs = setup.serviceMedianMs * Math.exp((setup.serviceSigma * setup.serviceSigma) / 2);
+  return {
+    third,
+    halved,
+    changes: setup.capacityChanges
+      ? [
+          { atMs: third, workers: halved },
+          { atMs: 2 * third, workers: setup.workers },
+        ]
+      : [],
+    meanServiceMs,
+    ratePerMs: (setup.load * setup.workers) / meanServiceMs,
+    capacityAt: (t) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers),
+  };
+}
+
 /**
  * One run: Poisson arrivals at `load ×` the callee's starting capacity, through one of the
  * strategies, to a `QueueingCallee`. Each request is a call of a `SimDownstream` — the
@@ -85,132 +114,174 @@ export function queueingOptions(setup: QueueingSetup, strategy: QueueingStrategy
  */
 export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, unloadedP99Ms: number): QueueingRun {
   const sim = new Simulation({ seed: setup.seed });
-  const third = setup.durationMs / 3;
-  const halved = Math.max(1, Math.floor(setup.workers / 2));
-  const changes = setup.capacityChanges
-    ? [
-        { atMs: third, workers: halved },
-        { atMs: 2 * third, workers: setup.workers },
-      ]
-    : [];
-  const meanService = setup.serviceMedianMs * Math.exp((setup.serviceSigma * setup.serviceSigma) / 2);
-  const ratePerMs = (setup.load * setup.workers) / meanService;
-  const capacityAt = (t: number) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers);
-
+  const traffic = trafficOf(setup);
+  const tally = new QueueingTally(setup);
   let oracleInFlight = 0;
-
-  // Per request: its start time.
-  let startedAt = new Float64Array(1 << 14);
-  const latencies: number[] = [];
-  const latencyBucket: number[] = [];
-  const buckets = Math.ceil(setup.durationMs / QUEUEING_BUCKET_MS);
-  const goodPerBucket = new Float64Array(buckets);
-  const limitPerBucket = new Float64Array(buckets);
-  let requests = 0;
-  let good = 0;
-  let rejected = 0;
-  let timedOut = 0;
-  const bucketOf = (t: number) => Math.min(buckets - 1, Math.floor(t / QUEUEING_BUCKET_MS));
-
-  // The callers: one downstream() as the runtime would build it, driven on virtual time.
-  const onEnd = (end: SimCallEnd) => {
-    const request = end.call;
-    if (strategy === 'oracle' && !end.refused) oracleInFlight--;
-    if (end.ok) {
-      good++;
-      goodPerBucket[bucketOf(startedAt[request]!)]!++;
-      latencies.push(end.atMs - startedAt[request]!);
-      latencyBucket.push(bucketOf(startedAt[request]!));
-    } else if (end.reason === 'rejected') rejected++;
-    else {
-      timedOut++;
-      latencies.push(setup.timeoutMs);
-      latencyBucket.push(bucketOf(startedAt[request]!));
-    }
-  };
   const callee = new QueueingCallee(
     sim,
-    { workers: setup.workers, changes, serviceMedianMs: setup.serviceMedianMs, serviceSigma: setup.serviceSigma },
+    {
+      workers: setup.workers,
+      changes: traffic.changes,
+      serviceMedianMs: setup.serviceMedianMs,
+      serviceSigma: setup.serviceSigma,
+    },
     (request, now) => api.answer(request, now, undefined),
   );
-  const api: SimDownstream = new SimDownstream(sim, 'callee', queueingOptions(setup, strategy), callee.asSimCallee(), onEnd);
+  // The callers: one downstream() as the runtime would build it, driven on virtual time.
+  const api: SimDownstream = new SimDownstream(sim, 'callee', queueingOptions(setup, strategy), callee.asSimCallee(), (end) => {
+    if (strategy === 'oracle' && !end.refused) oracleInFlight--;
+    tally.ended(end);
+  });
   const limiter = api.latency?.limit;
   const arrival = sim.on((_, now) => {
-    const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
+    const next = now - Math.log(1 - sim.random.next()) / traffic.ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    if (limiter !== undefined) limitPerBucket[bucketOf(now)] = limiter.limit;
-    const request = requests++;
+    if (limiter !== undefined) tally.limitAt(now, limiter.limit);
+    const request = tally.arrived(now);
     if (strategy === 'oracle') {
-      const workersNow = capacityAt(now);
+      const workersNow = traffic.capacityAt(now);
       if (oracleInFlight >= workersNow + Math.ceil(Math.sqrt(workersNow))) {
-        rejected++;
+        tally.refused();
         return;
       }
       oracleInFlight++;
     }
-    if (request >= startedAt.length) {
-      const longer = new Float64Array(startedAt.length * 2);
-      longer.set(startedAt);
-      startedAt = longer;
-    }
-    startedAt[request] = now;
     api.start(request, now);
   });
   sim.at(0, arrival);
   sim.run(setup.durationMs + setup.timeoutMs);
+  return tally.run(strategy, traffic, unloadedP99Ms);
+}
 
-  // The most the callee could usefully serve: its capacity or the offered load, whichever is less.
-  let best = 0;
-  const bestPerBucket = new Float64Array(buckets);
-  for (let b = 0; b < buckets; b++) {
-    const t = b * QUEUEING_BUCKET_MS;
-    const span = Math.min(QUEUEING_BUCKET_MS, setup.durationMs - t);
-    bestPerBucket[b] = Math.min(ratePerMs, capacityAt(t) / meanService) * span;
-    best += bestPerBucket[b]!;
+/** What the callers saw: per request its start, per 250 ms bucket the answers, latencies and limit. */
+class QueueingTally {
+  requests = 0;
+  good = 0;
+  rejected = 0;
+  timedOut = 0;
+  private startedAt = new Float64Array(1 << 14);
+  private readonly latencies: number[] = [];
+  private readonly latencyBucket: number[] = [];
+  private readonly buckets: number;
+  private readonly goodPerBucket: Float64Array;
+  private readonly limitPerBucket: Float64Array;
+
+  constructor(private readonly setup: QueueingSetup) {
+    this.buckets = Math.ceil(setup.durationMs / QUEUEING_BUCKET_MS);
+    this.goodPerBucket = new Float64Array(this.buckets);
+    this.limitPerBucket = new Float64Array(this.buckets);
   }
-  const byBucket: number[][] = Array.from({ length: buckets }, () => []);
-  for (let i = 0; i < latencies.length; i++) byBucket[latencyBucket[i]!]!.push(latencies[i]!);
-  const p99PerBucket = byBucket.map((l) => (l.length === 0 ? 0 : percentile(l, 0.99)));
-  const goodputPerBucket = Array.from(goodPerBucket, (g, b) => g / bestPerBucket[b]!);
 
-  // Settled at t = every judging window that starts at t or later (and ends in the phase)
-  // has goodput ≥ 90 % of what the callee could serve and p99 ≤ 1.5 × the unloaded p99.
-  const converged = (fromMs: number, untilMs: number): number | null => {
-    const first = Math.floor(fromMs / QUEUEING_BUCKET_MS);
-    const end = Math.floor(untilMs / QUEUEING_BUCKET_MS);
-    const perBucket = bestPerBucket[first]! === 0 ? 1 : bestPerBucket[first]!;
-    const width = Math.min(end - first, Math.max(1, Math.ceil(QUEUEING_JUDGED_ANSWERS / perBucket)));
-    let settled: number | null = null;
-    for (let b = end - width; b >= first; b--) {
-      let goodSum = 0;
-      let bestSum = 0;
-      const window: number[] = [];
-      for (let i = b; i < b + width; i++) {
-        goodSum += goodPerBucket[i]!;
-        bestSum += bestPerBucket[i]!;
-        for (const l of byBucket[i]!) window.push(l);
-      }
-      const ok = goodSum >= 0.9 * bestSum && window.length > 0 && percentile(window, 0.99) <= 1.5 * unloadedP99Ms;
-      if (!ok) break;
-      settled = b;
+  bucketOf(t: number): number {
+    return Math.min(this.buckets - 1, Math.floor(t / QUEUEING_BUCKET_MS));
+  }
+
+  limitAt(now: number, limit: number): void {
+    this.limitPerBucket[this.bucketOf(now)] = limit;
+  }
+
+  /** A request arrives now: its id. */
+  arrived(now: number): number {
+    const request = this.requests++;
+    if (request >= this.startedAt.length) {
+      const longer = new Float64Array(this.startedAt.length * 2);
+      longer.set(this.startedAt);
+      this.startedAt = longer;
     }
-    return settled === null ? null : settled * QUEUEING_BUCKET_MS - fromMs;
-  };
+    this.startedAt[request] = now;
+    return request;
+  }
 
-  return {
-    strategy,
-    requests,
-    good,
-    rejected,
-    timedOut,
-    goodputRatio: best === 0 ? 0 : good / best,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    convergenceMs: setup.capacityChanges
-      ? { halving: converged(third, 2 * third), doubling: converged(2 * third, setup.durationMs) }
-      : null,
-    buckets: { goodput: goodputPerBucket, p99: p99PerBucket, limit: Array.from(limitPerBucket) },
-  };
+  refused(): void {
+    this.rejected++;
+  }
+
+  ended(end: SimCallEnd): void {
+    const startedAt = this.startedAt[end.call]!;
+    if (end.reason === 'rejected') {
+      this.refused();
+      return;
+    }
+    if (end.ok) {
+      this.good++;
+      this.goodPerBucket[this.bucketOf(startedAt)]!++;
+      this.latencies.push(end.atMs - startedAt);
+    } else {
+      this.timedOut++;
+      this.latencies.push(this.setup.timeoutMs);
+    }
+    this.latencyBucket.push(this.bucketOf(startedAt));
+  }
+
+  run(strategy: QueueingStrategy, traffic: Traffic, unloadedP99Ms: number): QueueingRun {
+    const { setup, buckets, latencies } = this;
+    // The most the callee could usefully serve: its capacity or the offered load, whichever is less.
+    const bestPerBucket = new Float64Array(buckets);
+    for (let b = 0; b < buckets; b++) {
+      const t = b * QUEUEING_BUCKET_MS;
+      const span = Math.min(QUEUEING_BUCKET_MS, setup.durationMs - t);
+      bestPerBucket[b] = Math.min(traffic.ratePerMs, traffic.capacityAt(t) / traffic.meanServiceMs) * span;
+    }
+    const best = bestPerBucket.reduce((sum, b) => sum + b, 0);
+    const byBucket: number[][] = Array.from({ length: buckets }, () => []);
+    for (let i = 0; i < latencies.length; i++) byBucket[this.latencyBucket[i]!]!.push(latencies[i]!);
+    const judged = { good: this.goodPerBucket, best: bestPerBucket, latencies: byBucket, unloadedP99Ms };
+    const { third } = traffic;
+    return {
+      strategy,
+      requests: this.requests,
+      good: this.good,
+      rejected: this.rejected,
+      timedOut: this.timedOut,
+      goodputRatio: best === 0 ? 0 : this.good / best,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      convergenceMs: setup.capacityChanges
+        ? { halving: settledAfter(judged, third, 2 * third), doubling: settledAfter(judged, 2 * third, setup.durationMs) }
+        : null,
+      buckets: {
+        goodput: Array.from(this.goodPerBucket, (g, b) => g / bestPerBucket[b]!),
+        p99: byBucket.map((l) => (l.length === 0 ? 0 : percentile(l, 0.99))),
+        limit: Array.from(this.limitPerBucket),
+      },
+    };
+  }
+}
+
+/** Per bucket: answers, what the callee could have served, and the latencies. */
+interface Judged {
+  good: Float64Array;
+  best: Float64Array;
+  latencies: number[][];
+  unloadedP99Ms: number;
+}
+
+/**
+ * ms after `fromMs` from which every judging window that starts then or later (and ends by
+ * `untilMs`) has goodput ≥ 90 % of what the callee could serve and p99 ≤ 1.5 × the unloaded
+ * p99; `null` when never.
+ */
+function settledAfter(judged: Judged, fromMs: number, untilMs: number): number | null {
+  const { good, best, latencies } = judged;
+  const first = Math.floor(fromMs / QUEUEING_BUCKET_MS);
+  const end = Math.floor(untilMs / QUEUEING_BUCKET_MS);
+  const perBucket = best[first]! === 0 ? 1 : best[first]!;
+  const width = Math.min(end - first, Math.max(1, Math.ceil(QUEUEING_JUDGED_ANSWERS / perBucket)));
+  let settled: number | null = null;
+  for (let b = end - width; b >= first; b--) {
+    let goodSum = 0;
+    let bestSum = 0;
+    const window: number[] = [];
+    for (let i = b; i < b + width; i++) {
+      goodSum += good[i]!;
+      bestSum += best[i]!;
+      for (const l of latencies[i]!) window.push(l);
+    }
+    const ok = goodSum >= 0.9 * bestSum && window.length > 0 && percentile(window, 0.99) <= 1.5 * judged.unloadedP99Ms;
+    if (!ok) break;
+    settled = b;
+  }
+  return settled === null ? null : settled * QUEUEING_BUCKET_MS - fromMs;
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
