@@ -1,9 +1,8 @@
 import { SeededRandom } from '../../random/random.js';
 import type { CallOptions, DownstreamOptions } from '../../runtime/downstream.js';
 import { VirtualClock } from '../../time/virtual-clock.js';
-import { percentile } from '../percentile.js';
 import type { SimCallEnd } from '../sim-downstream.js';
-import { attemptLatencies, type HedgingRun, type HedgingSetup, hedgeSeed, hedgingOptions } from './hedging.js';
+import { attemptLatencies, type HedgingRun, type HedgingSetup, hedgeSeed, hedgingOptions, hedgingRun } from './hedging.js';
 
 /**
  * `downstream()` as this scenario uses it (passed in: the simulator does not load the async
@@ -16,6 +15,14 @@ export type HedgedDownstreamFactory = (
   call<T>(operation: (context: { readonly signal: AbortSignal }) => Promise<T>, options?: CallOptions<T>): Promise<T>;
   stats(): { hedges: number; hedgeWins: number };
 };
+
+/** An operation that honours its abort signal, as `fetch` does: answers after `ms`, or rejects when aborted. */
+function answerOnClock(clock: VirtualClock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const cancel = clock.schedule(ms, resolve);
+    signal.addEventListener('abort', () => (cancel(), reject(signal.reason)), { once: true });
+  });
+}
 
 /**
  * The hedging scenario run by the real `downstream()` instead of the simulator's driver: its
@@ -40,11 +47,7 @@ export async function runHedgingOnDownstream(
   const latencies: number[] = [];
   let requests = 0;
   let slowFirstAttempts = 0;
-  const answerAfter = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      const cancel = clock.schedule(ms, resolve);
-      signal.addEventListener('abort', () => (cancel(), reject(signal.reason)), { once: true });
-    });
+  const answerAfter = (ms: number, signal: AbortSignal) => answerOnClock(clock, ms, signal);
   const startCall = (call: number, startedAt: number) => {
     let sent = 0;
     const operation = (context: { readonly signal: AbortSignal }) => {
@@ -68,14 +71,5 @@ export async function runHedgingOnDownstream(
   clock.schedule(0, arrival, 0);
   await clock.runAll(10_000_000);
   const { hedges, hedgeWins } = api.stats();
-  return {
-    requests,
-    slowShare: requests === 0 ? 0 : slowFirstAttempts / requests,
-    hedges,
-    hedgeWins,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    p999Ms: percentile(latencies, 0.999),
-    extraLoad: requests === 0 ? 0 : hedges / requests,
-  };
+  return hedgingRun(requests, slowFirstAttempts, hedges, hedgeWins, latencies);
 }

@@ -83,28 +83,16 @@ export function runHedging(setup: HedgingSetup, hedging: boolean, observe?: (end
   let slowFirstAttempts = 0;
 
   const latencyOf = attemptLatencies(setup);
-  const attemptLatency = (random: Random, first: boolean) => {
-    const latency = latencyOf(random);
-    if (first && latency.slow) slowFirstAttempts++;
-    return latency.ms;
+  const answerKinds = [0, 1].map((hedge) => sim.on((call, now) => api.answer(call, now, undefined, hedge)));
+  const send = (call: number, _attempt: number, _now: number, hedge: number) => {
+    const latency = latencyOf(hedge === 0 ? sim.random : hedgeRandom);
+    if (hedge === 0 && latency.slow) slowFirstAttempts++;
+    sim.after(latency.ms, answerKinds[hedge === 0 ? 0 : 1]!, call);
   };
-  const primaryAnswer = sim.on((call, now) => api.answer(call, now, undefined, 0));
-  const hedgeAnswer = sim.on((call, now) => api.answer(call, now, undefined, 1));
-  const api: SimDownstream = new SimDownstream(
-    sim,
-    'callee',
-    hedgingOptions(setup, hedging),
-    {
-      send: (call, _attempt, _now, hedge) =>
-        hedge === 0
-          ? sim.after(attemptLatency(sim.random, true), primaryAnswer, call)
-          : sim.after(attemptLatency(hedgeRandom, false), hedgeAnswer, call),
-    },
-    (end) => {
-      latencies.push(end.atMs - startedAt[end.call]!);
-      observe?.(end);
-    },
-  );
+  const api: SimDownstream = new SimDownstream(sim, 'callee', hedgingOptions(setup, hedging), { send }, (end) => {
+    latencies.push(end.atMs - startedAt[end.call]!);
+    observe?.(end);
+  });
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
@@ -114,16 +102,26 @@ export function runHedging(setup: HedgingSetup, hedging: boolean, observe?: (end
   });
   sim.at(0, arrival);
   sim.run();
-  const requests = startedAt.length;
+  return hedgingRun(startedAt.length, slowFirstAttempts, api.hedgesSent, api.hedgeWins, latencies);
+}
+
+/** A run's figures from its counts and its calls' latencies. */
+export function hedgingRun(
+  requests: number,
+  slowFirstAttempts: number,
+  hedges: number,
+  hedgeWins: number,
+  latencies: number[],
+): HedgingRun {
   return {
     requests,
     slowShare: requests === 0 ? 0 : slowFirstAttempts / requests,
-    hedges: api.hedgesSent,
-    hedgeWins: api.hedgeWins,
+    hedges,
+    hedgeWins,
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     p999Ms: percentile(latencies, 0.999),
-    extraLoad: requests === 0 ? 0 : api.hedgesSent / requests,
+    extraLoad: requests === 0 ? 0 : hedges / requests,
   };
 }
 
