@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/random/random.js';
-import { VirtualClock } from '../../src/time/virtual-clock.js';
 import {
   type BudgetLedger,
   bookSlot,
@@ -14,6 +13,7 @@ import {
 import type { BreakerRecord, StoreAvailability } from '../../src/store/fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from '../../src/store/redis-client.js';
 import { RedisStore } from '../../src/store/redis-store.js';
+import { VirtualClock } from '../../src/time/virtual-clock.js';
 import { connectNodeRedis, connectRedis, RedisServer } from '../support/redis-server.js';
 
 /** Both clients kindly accepts, each against its own real redis-server. */
