@@ -280,7 +280,7 @@ describe('Pacer: giving a slot back', () => {
     expect(slots(pacer, 100, 1)).toEqual([second]); // the same slot is booked again
   });
 
-  it('a slot booked before a give-up does not stay booked: the next booking takes it (issue 11)', () => {
+  it('a slot booked before a give-up does not stay booked: the next booking takes it (regression)', () => {
     const p = cruising();
     const tickets = Array.from({ length: 5 }, () => {
       p.reserve(200);
