@@ -25,7 +25,6 @@ function cruising(options: PacerOptions = {}): Pacer {
   return p;
 }
 
-
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
