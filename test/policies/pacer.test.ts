@@ -25,6 +25,14 @@ function cruising(options: PacerOptions = {}): Pacer {
   return p;
 }
 
+/** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
+function book(p: Pacer, count: number, nowMs: number): number[] {
+  return Array.from({ length: count }, () => {
+    p.reserve(nowMs);
+    return p.lastTicket;
+  });
+}
+
 describe('Pacer', () => {
   it('defaults are pinned', () => {
     expect(PACER_DEFAULTS).toEqual({
@@ -195,10 +203,7 @@ describe('Pacer', () => {
   it('a cut re-spaces the requests already waiting; a caller asks again when its wait ends', () => {
     const p = cruising();
     // Slots 200 (sent at once, no ticket), 210, 220 (due by the cut), then 230 … 270.
-    const tickets = Array.from({ length: 8 }, () => {
-      p.reserve(200);
-      return p.lastTicket;
-    }).slice(3);
+    const tickets = book(p, 8, 200).slice(3);
     const before = tickets.map((t) => p.slotWait(t, 200));
     p.onResult(220, 'rejected', undefined, 210);
     const after = tickets.map((t) => p.slotWait(t, 220) + 20);
@@ -280,12 +285,9 @@ describe('Pacer: giving a slot back', () => {
     expect(slots(pacer, 100, 1)).toEqual([second]); // the same slot is booked again
   });
 
-  it('a slot booked before a give-up does not stay booked: the next booking takes it (issue 11)', () => {
+  it('a slot booked before a give-up does not stay booked: the next booking takes it (regression)', () => {
     const p = cruising();
-    const tickets = Array.from({ length: 5 }, () => {
-      p.reserve(200);
-      return p.lastTicket;
-    }).slice(1);
+    const tickets = book(p, 5, 200).slice(1);
     const gone = p.slotWait(tickets[1]!, 200);
     expect(p.release(tickets[1]!, 200)).toBe(true);
     expect(p.release(tickets[1]!, 200)).toBe(false); // once
