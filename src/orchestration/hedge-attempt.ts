@@ -51,6 +51,7 @@ export class HedgeAttempt implements HedgeCall {
   queue: Queue | undefined = undefined;
   queueWaitMs = 0;
   retryAfterMs: number | undefined = undefined;
+  retryPaced = false;
   /** Per hedge gate (`Pipeline.hedgeGates`), its token; and how many admitted the hedge. */
   readonly tokens: unknown[] = [];
   entered = 0;
