@@ -42,80 +42,56 @@ export class HedgeLostError extends Error {
  * one that ended last and sends no more hedges (the retry loop decides what follows).
  */
 export function runHedged<T>(first: HedgeMember<T>, plan: HedgePlan<T>): Promise<{ value: T; winner: number }> {
-  return new Promise((resolve, reject) => new HedgeRace(plan, resolve, reject).start(first));
-}
+  return new Promise((resolve, reject) => {
+    const members: HedgeMember<T>[] = [];
+    let running = 0;
+    let settled = false;
+    let cancelTimer: Cancel | undefined;
 
-/** One hedged group while it runs: its members, the timer of the next hedge, and who won. */
-class HedgeRace<T> {
-  private readonly members: HedgeMember<T>[] = [];
-  private running = 0;
-  private settled = false;
-  private cancelTimer: Cancel | undefined = undefined;
-
-  constructor(
-    private readonly plan: HedgePlan<T>,
-    private readonly resolve: (won: { value: T; winner: number }) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {}
-
-  start(first: HedgeMember<T>): void {
-    this.add(first);
-    this.schedule();
-  }
-
-  private add(member: HedgeMember<T>): void {
-    const index = this.members.length;
-    this.members.push(member);
-    this.running++;
-    member.promise.then(
-      (value) => this.answered(index, value),
-      (error: unknown) => this.failed(error),
-    );
-  }
-
-  /** Member `index` answered: the first answer wins and the others are aborted; a later one is discarded. */
-  private answered(index: number, value: T): void {
-    this.running--;
-    if (this.settled) {
-      this.plan.discard?.({ value });
-      return;
-    }
-    this.finish();
-    const lost = new HedgeLostError();
-    const members = this.members;
-    for (let i = 0; i < members.length; i++) if (i !== index) members[i]!.abort(lost);
-    this.resolve({ value, winner: index });
-  }
-
-  /** A member failed: the group fails with the last one to end; earlier errors are discarded. */
-  private failed(error: unknown): void {
-    this.running--;
-    if (!this.settled && this.running === 0) {
-      this.finish();
-      this.reject(error);
-      return;
-    }
-    if (!(error instanceof HedgeLostError)) this.plan.discard?.({ error });
-  }
-
-  private schedule(): void {
-    this.cancelTimer = this.plan.clock.schedule(this.plan.delayMs, () => this.due());
-  }
-
-  /** The next hedge is due: started if the plan allows (a refusal ends hedging for the group). */
-  private due(): void {
-    this.cancelTimer = undefined;
-    if (this.settled) return;
-    const n = this.members.length;
-    const hedge = n <= this.plan.maxHedges ? this.plan.startHedge(n) : undefined;
-    if (hedge === undefined) return;
-    this.add(hedge);
-    if (this.members.length <= this.plan.maxHedges) this.schedule();
-  }
-
-  private finish(): void {
-    this.settled = true;
-    if (this.cancelTimer !== undefined) this.cancelTimer();
-    this.cancelTimer = undefined;
-  }
+    const finish = () => {
+      settled = true;
+      if (cancelTimer !== undefined) cancelTimer();
+      cancelTimer = undefined;
+    };
+    const add = (member: HedgeMember<T>) => {
+      const index = members.length;
+      members.push(member);
+      running++;
+      member.promise.then(
+        (value) => {
+          running--;
+          if (settled) {
+            plan.discard?.({ value });
+            return;
+          }
+          finish();
+          const lost = new HedgeLostError();
+          for (let i = 0; i < members.length; i++) if (i !== index) members[i]!.abort(lost);
+          resolve({ value, winner: index });
+        },
+        (error: unknown) => {
+          running--;
+          if (!settled && running === 0) {
+            finish();
+            reject(error);
+            return;
+          }
+          if (!(error instanceof HedgeLostError)) plan.discard?.({ error });
+        },
+      );
+    };
+    const schedule = () => {
+      cancelTimer = plan.clock.schedule(plan.delayMs, () => {
+        cancelTimer = undefined;
+        if (settled) return;
+        const n = members.length;
+        const hedge = n <= plan.maxHedges ? plan.startHedge(n) : undefined;
+        if (hedge === undefined) return;
+        add(hedge);
+        if (members.length <= plan.maxHedges) schedule();
+      });
+    };
+    add(first);
+    schedule();
+  });
 }
