@@ -143,7 +143,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     seed: num(params, 'seed'),
   };
   const seeds = num(params, 'seeds');
-  const perSeed: { seed: number; without: HedgingRun; with: HedgingRun; p99Ratio: number }[] = [];
+  const perSeed: SeedRuns[] = [];
   for (let i = 0; i < seeds; i++) {
     const seeded = { ...setup, seed: setup.seed + i };
     const without = runHedging(seeded, false);
@@ -151,15 +151,26 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     perSeed.push({ seed: seeded.seed, without, with: withHedging, p99Ratio: withHedging.p99Ms / without.p99Ms });
     context.onProgress?.(i + 1, seeds);
   }
-  const median = (f: (r: (typeof perSeed)[number]) => number) => spread(perSeed.map(f)).median;
+  const json = hedgingJson(setup, perSeed);
+  return { json, report: hedgingReport(setup, perSeed, json) };
+}
+
+/** One seed's pair of runs. */
+interface SeedRuns {
+  seed: number;
+  without: HedgingRun;
+  with: HedgingRun;
+  p99Ratio: number;
+}
+
+/** The JSON document: each figure the median over the seeds (one seed: that seed's); extraLoad the largest. */
+function hedgingJson(setup: HedgingSetup, perSeed: SeedRuns[]) {
+  const median = (f: (r: SeedRuns) => number) => spread(perSeed.map(f)).median;
   const ratio = spread(perSeed.map((r) => r.p99Ratio));
-  const extraLoad = spread(perSeed.map((r) => r.with.extraLoad));
   const requests = median((r) => r.without.requests);
-  const boundary = onTheBoundary(setup.tail, requests);
-  const json = {
+  return {
     scenario: 'hedging',
-    parameters: { ...setup, seeds },
-    // Each figure is the median over the seeds (one seed: that seed's); extraLoad is the largest.
+    parameters: { ...setup, seeds: perSeed.length },
     withoutHedging: {
       p50Ms: median((r) => r.without.p50Ms),
       p99Ms: median((r) => r.without.p99Ms),
@@ -174,12 +185,12 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       requests: median((r) => r.with.requests),
       hedges: median((r) => r.with.hedges),
       hedgeWins: median((r) => r.with.hedgeWins),
-      extraLoad: extraLoad.max,
+      extraLoad: spread(perSeed.map((r) => r.with.extraLoad)).max,
     },
     p99Ratio: ratio.median,
     p99RatioRange: [ratio.min, ratio.max],
     p999Ratio: median((r) => r.with.p999Ms / r.without.p999Ms),
-    p99OnTheTailBoundary: boundary,
+    p99OnTheTailBoundary: onTheBoundary(setup.tail, requests),
     perSeed: perSeed.map((r) => ({
       seed: r.seed,
       withoutP99Ms: r.without.p99Ms,
@@ -189,12 +200,20 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       slowShare: r.without.slowShare,
     })),
   };
-  const range = (f: (r: (typeof perSeed)[number]) => number, digits: number, unit: string) => {
+}
+
+/** A figure over the seeds as a cell: the median, and (several seeds) its range. */
+function rangeOf(perSeed: SeedRuns[]) {
+  return (f: (r: SeedRuns) => number, digits: number, unit: string) => {
     const s = spread(perSeed.map(f));
     const one = (v: number) => number(v, digits);
-    return seeds === 1 ? `${one(s.median)}${unit}` : `${one(s.median)}${unit} (${one(s.min)}–${one(s.max)})`;
+    return perSeed.length === 1 ? `${one(s.median)}${unit}` : `${one(s.median)}${unit} (${one(s.min)}–${one(s.max)})`;
   };
-  const table: Table = {
+}
+
+function hedgingTable(setup: HedgingSetup, perSeed: SeedRuns[]): Table {
+  const range = rangeOf(perSeed);
+  return {
     columns: ['', 'p50', 'p99', 'p99.9', 'extra attempts', 'hedges won'],
     align: ['left', 'right', 'right', 'right', 'right', 'right'],
     rows: [
@@ -216,32 +235,38 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ],
     ],
   };
-  const tailNote = boundary
+}
+
+function hedgingNotes(setup: HedgingSetup, perSeed: SeedRuns[], json: ReturnType<typeof hedgingJson>): string[] {
+  const range = rangeOf(perSeed);
+  const tailNote = json.p99OnTheTailBoundary
     ? `The tail is within sampling noise of 1 %: the p99 without hedging sits on the boundary between normal and slow attempts, and whether it lands among the slow ones depends on how many the seed drew (slow share ${range((r) => r.without.slowShare * 100, 3, '%')}). No estimator fixes that — the callee's own p99 lies in the empty gap between the two groups — so read the p99.9 here (${number(json.p999Ratio, 2)}× with hedging), or give a tail above 1 %.`
     : `${range((r) => r.without.slowShare * 100, 2, '%')} of first attempts were slow (asked for: ${number(setup.tail * 100, 2)}%), ${number(setup.slowdown)}× slower, independently per attempt.`;
+  return [
+    ...(perSeed.length === 1
+      ? []
+      : ['Each cell: median (min–max) over the seeds; each seed runs the same traffic with and without hedging.']),
+    tailNote,
+    `Hedging cuts p99 from ${number(json.withoutHedging.p99Ms, 1)} ms to ${number(json.withHedging.p99Ms, 1)} ms (${range((r) => r.p99Ratio, 3, '×')}) for at most ${number(json.withHedging.extraLoad * 100, 2)}% more attempts.`,
+    `Hedges are capped at maxExtraLoad (${HEDGING_DEFAULTS.maxExtraLoad * 100}% of requests over 10 s) and draw on the retry budget, so hedging can never double the load; a slow attempt is not cancelled by its hedge, the first answer wins.`,
+  ];
+}
+
+function hedgingReport(setup: HedgingSetup, perSeed: SeedRuns[], json: ReturnType<typeof hedgingJson>) {
+  const seeds = perSeed.length;
   return {
-    json,
-    report: {
-      title: `kindly-calls sim hedging — ${number(setup.tail * 100)}% of attempts ${number(setup.slowdown)}× slower`,
-      parameters: [
-        ['rate', `${number(setup.ratePerSecond)}/s`],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['latency', `log-normal, median ${number(setup.medianMs)} ms, σ ${setup.sigma}`],
-        ['tail', `${number(setup.tail * 100)}% at ${number(setup.slowdown)}×`],
-        ['hedge after', `learned p${number(setup.percentile * 100, 1)}`],
-        ['seeds', seeds === 1 ? String(setup.seed) : `${seeds} from ${setup.seed}`],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [],
-      notes: [
-        ...(seeds === 1
-          ? []
-          : ['Each cell: median (min–max) over the seeds; each seed runs the same traffic with and without hedging.']),
-        tailNote,
-        `Hedging cuts p99 from ${number(json.withoutHedging.p99Ms, 1)} ms to ${number(json.withHedging.p99Ms, 1)} ms (${range((r) => r.p99Ratio, 3, '×')}) for at most ${number(extraLoad.max * 100, 2)}% more attempts.`,
-        `Hedges are capped at maxExtraLoad (${HEDGING_DEFAULTS.maxExtraLoad * 100}% of requests over 10 s) and draw on the retry budget, so hedging can never double the load; a slow attempt is not cancelled by its hedge, the first answer wins.`,
-      ],
-    },
+    title: `kindly-calls sim hedging — ${number(setup.tail * 100)}% of attempts ${number(setup.slowdown)}× slower`,
+    parameters: [
+      ['rate', `${number(setup.ratePerSecond)}/s`],
+      ['for', `${number(setup.durationMs / 1000)} s`],
+      ['latency', `log-normal, median ${number(setup.medianMs)} ms, σ ${setup.sigma}`],
+      ['tail', `${number(setup.tail * 100)}% at ${number(setup.slowdown)}×`],
+      ['hedge after', `learned p${number(setup.percentile * 100, 1)}`],
+      ['seeds', seeds === 1 ? String(setup.seed) : `${seeds} from ${setup.seed}`],
+    ] as const,
+    tables: [{ title: '', table: hedgingTable(setup, perSeed) }],
+    charts: [],
+    notes: hedgingNotes(setup, perSeed, json),
   };
 }
 
