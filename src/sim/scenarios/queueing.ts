@@ -285,18 +285,7 @@ function settledAfter(judged: Judged, fromMs: number, untilMs: number): number |
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const workers = num(params, 'workers');
-  const setup: QueueingSetup = {
-    workers,
-    serviceMedianMs: num(params, 'service'),
-    serviceSigma: num(params, 'sigma'),
-    load: num(params, 'load'),
-    timeoutMs: num(params, 'timeout'),
-    bulkhead: num(params, 'bulkhead') === 0 ? workers : num(params, 'bulkhead'),
-    durationMs: num(params, 'duration') * 1000,
-    capacityChanges: true,
-    seed: num(params, 'seed'),
-  };
+  const setup = queueingSetupOf(params);
   // The callee's p99 when nothing queues: 10 % load, no capacity change, nothing in the way.
   const unloaded = runQueueing({ ...setup, load: 0.1, capacityChanges: false }, 'none', Number.POSITIVE_INFINITY);
   const unloadedP99Ms = unloaded.p99Ms;
@@ -311,7 +300,48 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     unloadedP99Ms,
     rows: rows.map(({ buckets: _, ...r }) => r),
   };
-  const table: Table = {
+  return {
+    json,
+    report: {
+      title: `kindly-calls sim queueing — ${setup.workers} workers, offered ${number(setup.load)}× capacity, capacity halves and doubles back`,
+      parameters: queueingParameters(setup),
+      tables: [{ title: '', table: queueingTable(setup, rows) }],
+      charts: queueingCharts(setup, rows, unloadedP99Ms),
+      notes: queueingNotes(setup, rows, unloadedP99Ms),
+    },
+  };
+}
+
+function queueingSetupOf(params: ScenarioParams): QueueingSetup {
+  const workers = num(params, 'workers');
+  return {
+    workers,
+    serviceMedianMs: num(params, 'service'),
+    serviceSigma: num(params, 'sigma'),
+    load: num(params, 'load'),
+    timeoutMs: num(params, 'timeout'),
+    bulkhead: num(params, 'bulkhead') === 0 ? workers : num(params, 'bulkhead'),
+    durationMs: num(params, 'duration') * 1000,
+    capacityChanges: true,
+    seed: num(params, 'seed'),
+  };
+}
+
+function queueingParameters(setup: QueueingSetup) {
+  const { workers } = setup;
+  return [
+    ['workers', `${workers} (then ${Math.max(1, Math.floor(workers / 2))}, then ${workers})`],
+    ['service', `log-normal, median ${number(setup.serviceMedianMs)} ms, σ ${setup.serviceSigma}`],
+    ['load', `${number(setup.load)}× starting capacity`],
+    ['caller timeout', `${number(setup.timeoutMs)} ms`],
+    ['bulkhead', String(setup.bulkhead)],
+    ['for', `${number(setup.durationMs / 1000)} s`],
+    ['seed', String(setup.seed)],
+  ] as const;
+}
+
+function queueingTable(setup: QueueingSetup, rows: QueueingRun[]): Table {
+  return {
     columns: ['strategy', 'goodput', 'p50', 'p99', 'rejected', 'timed out', 'settled after halving', 'after doubling'],
     align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows: rows.map((r) => [
@@ -325,64 +355,56 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       r.convergenceMs?.doubling == null ? 'never' : `${number(r.convergenceMs.doubling / 1000, 2)} s`,
     ]),
   };
+}
+
+function queueingCharts(setup: QueueingSetup, rows: QueueingRun[], unloadedP99Ms: number) {
   const seconds = (values: readonly number[], name: string): Series => ({
     name,
     points: values.map((v, b) => [(b * QUEUEING_BUCKET_MS) / 1000, v] as const),
   });
   const third = setup.durationMs / 3000;
   const adaptive = rows[2] as QueueingRun;
-  return {
-    json,
-    report: {
-      title: `kindly-calls sim queueing — ${workers} workers, offered ${number(setup.load)}× capacity, capacity halves and doubles back`,
-      parameters: [
-        ['workers', `${workers} (then ${Math.max(1, Math.floor(workers / 2))}, then ${workers})`],
-        ['service', `log-normal, median ${number(setup.serviceMedianMs)} ms, σ ${setup.serviceSigma}`],
-        ['load', `${number(setup.load)}× starting capacity`],
-        ['caller timeout', `${number(setup.timeoutMs)} ms`],
-        ['bulkhead', String(setup.bulkhead)],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['seed', String(setup.seed)],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'Goodput per 250 ms, as a share of what the callee could serve',
-          xLabel: 'time (s)',
-          yLabel: 'goodput ratio',
-          series: rows.map((r) => seconds(r.buckets.goodput, r.strategy)),
-          markers: [
-            { axis: 'x', value: third, label: 'capacity halves' },
-            { axis: 'x', value: 2 * third, label: 'capacity doubles' },
-          ],
-          steps: true,
-        },
-        {
-          title: 'p99 latency per 250 ms (by start time)',
-          xLabel: 'time (s)',
-          yLabel: 'ms',
-          series: rows.map((r) => seconds(r.buckets.p99, r.strategy)),
-          markers: [{ axis: 'y', value: 1.5 * unloadedP99Ms, label: '1.5× unloaded p99' }],
-          steps: true,
-        },
-        {
-          title: 'The adaptive limit, learned from latency',
-          xLabel: 'time (s)',
-          yLabel: 'concurrency',
-          series: [seconds(adaptive.buckets.limit, 'adaptive limit')],
-          markers: [{ axis: 'y', value: workers, label: 'workers at start' }],
-          steps: true,
-        },
+  return [
+    {
+      title: 'Goodput per 250 ms, as a share of what the callee could serve',
+      xLabel: 'time (s)',
+      yLabel: 'goodput ratio',
+      series: rows.map((r) => seconds(r.buckets.goodput, r.strategy)),
+      markers: [
+        { axis: 'x', value: third, label: 'capacity halves' },
+        { axis: 'x', value: 2 * third, label: 'capacity doubles' },
       ],
-      notes: [
-        `The callee serves ${workers} requests at once and queues the rest; past ${2 * workers} in the system every service slows down (throughput collapses). Its unloaded p99 is ${number(unloadedP99Ms, 1)} ms.`,
-        `Without a limit the queue grows until callers time out (${number(setup.timeoutMs)} ms) while the callee keeps serving requests nobody waits for: goodput ${number((rows[0] as QueueingRun).goodputRatio * 100, 1)}%.`,
-        `A bulkhead sized for the starting capacity (${setup.bulkhead}) is right until the capacity halves; then it queues ${setup.bulkhead - Math.floor(workers / 2)} requests at the callee.`,
-        `kindly's adaptive limit (defaults, no number configured: initial ${ADAPTIVE_CONCURRENCY_DEFAULTS.initialLimit}) follows the capacity from latency alone: goodput ${number(adaptive.goodputRatio * 100, 1)}%, p99 ${number(adaptive.p99Ms, 1)} ms (${number(adaptive.p99Ms / unloadedP99Ms, 2)}× unloaded).`,
-        `Settled = from then on, every judging window (whole 250 ms buckets, sliding, wide enough to expect ${QUEUEING_JUDGED_ANSWERS} answers at the phase's capacity) had goodput ≥ 90 % of capacity and p99 ≤ 1.5× the unloaded p99.`,
-      ],
+      steps: true,
     },
-  };
+    {
+      title: 'p99 latency per 250 ms (by start time)',
+      xLabel: 'time (s)',
+      yLabel: 'ms',
+      series: rows.map((r) => seconds(r.buckets.p99, r.strategy)),
+      markers: [{ axis: 'y', value: 1.5 * unloadedP99Ms, label: '1.5× unloaded p99' }],
+      steps: true,
+    },
+    {
+      title: 'The adaptive limit, learned from latency',
+      xLabel: 'time (s)',
+      yLabel: 'concurrency',
+      series: [seconds(adaptive.buckets.limit, 'adaptive limit')],
+      markers: [{ axis: 'y', value: setup.workers, label: 'workers at start' }],
+      steps: true,
+    },
+  ] as const;
+}
+
+function queueingNotes(setup: QueueingSetup, rows: QueueingRun[], unloadedP99Ms: number): string[] {
+  const { workers } = setup;
+  const adaptive = rows[2] as QueueingRun;
+  return [
+    `The callee serves ${workers} requests at once and queues the rest; past ${2 * workers} in the system every service slows down (throughput collapses). Its unloaded p99 is ${number(unloadedP99Ms, 1)} ms.`,
+    `Without a limit the queue grows until callers time out (${number(setup.timeoutMs)} ms) while the callee keeps serving requests nobody waits for: goodput ${number((rows[0] as QueueingRun).goodputRatio * 100, 1)}%.`,
+    `A bulkhead sized for the starting capacity (${setup.bulkhead}) is right until the capacity halves; then it queues ${setup.bulkhead - Math.floor(workers / 2)} requests at the callee.`,
+    `kindly's adaptive limit (defaults, no number configured: initial ${ADAPTIVE_CONCURRENCY_DEFAULTS.initialLimit}) follows the capacity from latency alone: goodput ${number(adaptive.goodputRatio * 100, 1)}%, p99 ${number(adaptive.p99Ms, 1)} ms (${number(adaptive.p99Ms / unloadedP99Ms, 2)}× unloaded).`,
+    `Settled = from then on, every judging window (whole 250 ms buckets, sliding, wide enough to expect ${QUEUEING_JUDGED_ANSWERS} answers at the phase's capacity) had goodput ≥ 90 % of capacity and p99 ≤ 1.5× the unloaded p99.`,
+  ];
 }
 
 export const queueing: Scenario = {
