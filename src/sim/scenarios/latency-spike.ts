@@ -150,17 +150,7 @@ class SpikeCounts {
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const setup: LatencySpikeSetup = {
-    ratePerSecond: num(params, 'rate'),
-    medianMs: num(params, 'median'),
-    sigma: num(params, 'sigma'),
-    spikeAtMs: num(params, 'spike-at') * 1000,
-    rampMs: num(params, 'ramp') * 1000,
-    durationMs: num(params, 'duration') * 1000,
-    percentile: num(params, 'percentile'),
-    factor: num(params, 'factor'),
-    seed: num(params, 'seed'),
-  };
+  const setup = latencySpikeSetupOf(params);
   // The derived run first: the fixed timeout is the one it had reached when the spike began.
   const derivedRun = runLatencySpike(setup, 'derived');
   context.onProgress?.(1, 2);
@@ -174,22 +164,6 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     promisedRate,
     rows: rows.map(({ perSecond: _, atSpikeMs: __, ...r }) => r),
   };
-  const pct = (x: number) => `${number(x * 100, 2)}%`;
-  const table: Table = {
-    columns: ['timeouts', 'false timeouts while latency doubles', 'before', 'timeout at the end'],
-    align: ['left', 'right', 'right', 'right'],
-    rows: rows.map((r) => [
-      r.timeouts,
-      pct(r.falseTimeoutRate),
-      pct(r.falseTimeoutRateBefore),
-      `${number(r.finalTimeoutMs, 1)} ms`,
-    ]),
-  };
-  const seconds = (values: readonly number[], name: string): Series => ({
-    name,
-    points: values.map((v, b) => [(b * BUCKET_MS) / 1000, v] as const),
-  });
-  const [fixed, derived] = rows as [LatencySpikeRun, LatencySpikeRun];
   return {
     json,
     report: {
@@ -202,34 +176,75 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
         ['timeout', `p${number(setup.percentile * 100, 1)} × ${setup.factor}`],
         ['seed', String(setup.seed)],
       ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'False timeouts per second',
-          xLabel: 'time (s)',
-          yLabel: 'share of attempts',
-          series: rows.map((r) => seconds(r.perSecond.rate, r.timeouts)),
-          markers: [
-            { axis: 'y', value: promisedRate, label: 'promised rate' },
-            { axis: 'x', value: setup.spikeAtMs / 1000, label: 'latency starts to grow' },
-          ],
-          steps: true,
-        },
-        {
-          title: 'Attempt timeout in force',
-          xLabel: 'time (s)',
-          yLabel: 'ms',
-          series: rows.map((r) => seconds(r.perSecond.timeoutMs, r.timeouts)),
-          steps: true,
-        },
-      ],
-      notes: [
-        `Choosing p${number(setup.percentile * 100, 1)} promises about ${pct(promisedRate)} false timeouts (fewer with a factor above 1).`,
-        `A fixed timeout measured before the spike (${number(fixed.finalTimeoutMs, 1)} ms) cuts ${pct(fixed.falseTimeoutRate)} of the attempts once latency doubles.`,
-        `The derived timeout follows the latency (${number(derived.finalTimeoutMs, 1)} ms at the end): ${pct(derived.falseTimeoutRate)}, with no configuration change.`,
-      ],
+      tables: [{ title: '', table: spikeTable(rows) }],
+      charts: spikeCharts(setup, rows, promisedRate),
+      notes: spikeNotes(setup, fixedRun, derivedRun, promisedRate),
     },
   };
+}
+
+function latencySpikeSetupOf(params: ScenarioParams): LatencySpikeSetup {
+  return {
+    ratePerSecond: num(params, 'rate'),
+    medianMs: num(params, 'median'),
+    sigma: num(params, 'sigma'),
+    spikeAtMs: num(params, 'spike-at') * 1000,
+    rampMs: num(params, 'ramp') * 1000,
+    durationMs: num(params, 'duration') * 1000,
+    percentile: num(params, 'percentile'),
+    factor: num(params, 'factor'),
+    seed: num(params, 'seed'),
+  };
+}
+
+const pct = (x: number) => `${number(x * 100, 2)}%`;
+
+function spikeTable(rows: LatencySpikeRun[]): Table {
+  return {
+    columns: ['timeouts', 'false timeouts while latency doubles', 'before', 'timeout at the end'],
+    align: ['left', 'right', 'right', 'right'],
+    rows: rows.map((r) => [
+      r.timeouts,
+      pct(r.falseTimeoutRate),
+      pct(r.falseTimeoutRateBefore),
+      `${number(r.finalTimeoutMs, 1)} ms`,
+    ]),
+  };
+}
+
+function spikeCharts(setup: LatencySpikeSetup, rows: LatencySpikeRun[], promisedRate: number) {
+  const seconds = (values: readonly number[], name: string): Series => ({
+    name,
+    points: values.map((v, b) => [(b * BUCKET_MS) / 1000, v] as const),
+  });
+  return [
+    {
+      title: 'False timeouts per second',
+      xLabel: 'time (s)',
+      yLabel: 'share of attempts',
+      series: rows.map((r) => seconds(r.perSecond.rate, r.timeouts)),
+      markers: [
+        { axis: 'y', value: promisedRate, label: 'promised rate' },
+        { axis: 'x', value: setup.spikeAtMs / 1000, label: 'latency starts to grow' },
+      ],
+      steps: true,
+    },
+    {
+      title: 'Attempt timeout in force',
+      xLabel: 'time (s)',
+      yLabel: 'ms',
+      series: rows.map((r) => seconds(r.perSecond.timeoutMs, r.timeouts)),
+      steps: true,
+    },
+  ] as const;
+}
+
+function spikeNotes(setup: LatencySpikeSetup, fixed: LatencySpikeRun, derived: LatencySpikeRun, promisedRate: number): string[] {
+  return [
+    `Choosing p${number(setup.percentile * 100, 1)} promises about ${pct(promisedRate)} false timeouts (fewer with a factor above 1).`,
+    `A fixed timeout measured before the spike (${number(fixed.finalTimeoutMs, 1)} ms) cuts ${pct(fixed.falseTimeoutRate)} of the attempts once latency doubles.`,
+    `The derived timeout follows the latency (${number(derived.finalTimeoutMs, 1)} ms at the end): ${pct(derived.falseTimeoutRate)}, with no configuration change.`,
+  ];
 }
 
 export const latencySpike: Scenario = {
