@@ -551,12 +551,17 @@ export class Downstream implements CallPlan {
     const call = run.call;
     let step: Step | typeof STEP_BEGIN = entry;
     for (;;) {
+      // Each wait is awaited only when there is one: a retry without a delay, hook or line goes
+      // on in the same turn, as it always has.
       if (step === STEP_SLEEP) {
-        await this.sleepBeforeRetry(run);
+        if (call.waitMs > 0 || call.yieldBeforeRetry) await this.sleepBeforeRetry(run);
         step = STEP_BEGIN;
       }
-      if (step === STEP_BEGIN) step = await this.beginAttempt(run);
-      if (step !== STEP_ATTEMPT) step = await this.admit(run, step);
+      if (step === STEP_BEGIN) {
+        if (run.options?.beforeAttempt !== undefined) await this.beforeAttempt(run);
+        step = this.begin(run);
+      }
+      if (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) step = await this.admit(run, step);
       if (step === STEP_GIVE_UP) return this.giveUp(call, call.startedAt, run.options);
       // The attempt (with its hedges when the call is hedged), awaited here: one async frame.
       const context = this.attemptContext(call, run.signal, run.inherited);
@@ -577,31 +582,31 @@ export class Downstream implements CallPlan {
 
   /** `STEP_SLEEP`: the wait before a retry (a yield at 0 ms when the pacer asks); an abort ends the call. */
   private async sleepBeforeRetry<T>(run: CallRun<T>): Promise<void> {
-    const call = run.call;
-    if (!(call.waitMs > 0 || call.yieldBeforeRetry)) return;
     try {
-      await this.clock.sleep(call.waitMs, run.signal);
+      await this.clock.sleep(run.call.waitMs, run.signal);
     } catch {
       // Only an abort interrupts a sleep.
-      this.aborted(run.signal as AbortSignal, call, call.startedAt);
+      this.aborted(run.signal as AbortSignal, run.call, run.call.startedAt);
     }
   }
 
-  /** The next attempt begins: the `beforeAttempt` hook, then the machine's `begin`. */
-  private async beginAttempt<T>(run: CallRun<T>): Promise<Step> {
-    const { call, options, signal } = run;
-    const beforeAttempt = options?.beforeAttempt;
-    if (beforeAttempt !== undefined) {
-      const deadline = call.deadline === Number.POSITIVE_INFINITY ? undefined : call.deadline;
-      try {
-        await beforeAttempt({ attempt: call.attempt + 1, signal, deadline });
-      } catch (error) {
-        if (signal?.aborted) this.aborted(signal, call, call.startedAt);
-        throw error;
-      }
+  /** The call's `beforeAttempt` hook, awaited before the next attempt is counted or admitted. */
+  private async beforeAttempt<T>(run: CallRun<T>): Promise<void> {
+    const { call, signal } = run;
+    const deadline = call.deadline === Number.POSITIVE_INFINITY ? undefined : call.deadline;
+    try {
+      await run.options?.beforeAttempt?.({ attempt: call.attempt + 1, signal, deadline });
+    } catch (error) {
       if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+      throw error;
     }
-    const unhooked = beforeAttempt === undefined && options?.verify === undefined;
+    if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+  }
+
+  /** The next attempt begins (the machine's `begin`): the call's first at its start, unless a hook ran. */
+  private begin<T>(run: CallRun<T>): Step {
+    const { call, options } = run;
+    const unhooked = options?.beforeAttempt === undefined && options?.verify === undefined;
     return call.begin(call.attempt === 0 && unhooked ? call.startedAt : this.clock.monotonic());
   }
 
