@@ -4,6 +4,7 @@ import { BudgetLease } from '../policies/fleet-budget.js';
 import { RETRY_BUDGET_DEFAULTS } from '../policies/retry-budget.js';
 import { type BudgetLedger as StoreBudgets, syncBudget } from '../store/fleet-ledger.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../store/fleet-link.js';
+import type { BudgetSyncReply, BudgetSyncRequest } from '../store/fleet-store.js';
 import type { Simulation } from './engine.js';
 
 /** Most tokens a process leases at once (`FleetBudgets`' cap). */
@@ -49,7 +50,7 @@ class SimClaim implements RetryClaim, VirtualLine {
  * after sending — leases, deposits and claims are as stale as on a network.
  */
 export class SimFleetBudget {
-  readonly ledger: StoreBudgets = { buckets: new Map() };
+  private readonly ledger: StoreBudgets = { buckets: new Map() };
   private readonly shape = {
     bucketMs: RETRY_BUDGET_DEFAULTS.windowMs / RETRY_BUDGET_DEFAULTS.buckets,
     windowBuckets: RETRY_BUDGET_DEFAULTS.buckets,
@@ -70,69 +71,109 @@ export class SimFleetBudget {
 
   /** Process `owner`'s budget ledger, for its downstream's budget stage. */
   process(owner: string, phaseMs: number): BudgetLedger {
-    const sim = this.sim;
-    const half = this.storeRttMs / 2;
-    const lease = new BudgetLease({
-      leaseMs: Math.min(this.shape.bucketMs, 1_000),
-      maxLease: MAX_LEASE,
-      borrow: FLEET_BUDGET_CREDIT,
-    });
-    /** Claims not yet decided, oldest first. */
-    const claims: SimClaim[] = [];
-    let syncing = false;
-    const startSync = (now: number) => {
-      if (syncing) return;
-      syncing = true;
-      const request = lease.syncRequest(now, { owner, ...this.shape });
-      sim.schedule(
-        half,
-        (_: undefined, atStore) => {
-          const reply = syncBudget(this.ledger, atStore, request);
-          sim.schedule(
-            half,
-            (__: undefined, back) => {
-              syncing = false;
-              const answer = lease.applyReply(back, reply);
-              const decided = claims.splice(0, answer.granted + answer.refused);
-              for (let i = 0; i < decided.length; i++) decided[i]!.decide(i < answer.granted);
-              if (lease.claims > 0) startSync(back);
-            },
-            undefined,
-          );
-        },
-        undefined,
-      );
-    };
-    const tick = (now: number) => {
-      if (lease.wantsSync(now)) startSync(now);
-      if (this.running) sim.schedule(FLEET_SYNC_MS, (_: undefined, at) => tick(at), undefined);
-    };
-    sim.scheduleAt(phaseMs, (_: undefined, at) => tick(at), undefined);
-    const take = (now: number) => {
-      if (!lease.take(now)) return false;
-      if (lease.tokens(now) === 0) startSync(now);
-      return true;
-    };
-    let first = true;
-    return {
-      recordRequest: (_key, now) => {
-        lease.recordRequest();
-        // A new key leases its first tokens at once rather than after a sync period.
-        if (first) {
-          first = false;
-          startSync(now);
-        }
+    return new SimBudgetProcess(this.sim, this, owner, phaseMs);
+  }
+
+  /** Whether background syncs go on. */
+  get active(): boolean {
+    return this.running;
+  }
+
+  /** The store's side of one sync, applied when the request arrives (store time). */
+  apply(atStore: number, request: BudgetSyncRequest): BudgetSyncReply {
+    return syncBudget(this.ledger, atStore, request);
+  }
+
+  /** Half the round trip to the store, ms. */
+  get halfRttMs(): number {
+    return this.storeRttMs / 2;
+  }
+
+  /** The budget's shape, as every process sends it. */
+  get budgetShape(): typeof this.shape {
+    return this.shape;
+  }
+}
+
+/** One process's side of the fleet budget: what `FleetBudgets` does for one key. */
+class SimBudgetProcess implements BudgetLedger {
+  private readonly lease = new BudgetLease({
+    leaseMs: Math.min(RETRY_BUDGET_DEFAULTS.windowMs / RETRY_BUDGET_DEFAULTS.buckets, 1_000),
+    maxLease: MAX_LEASE,
+    borrow: FLEET_BUDGET_CREDIT,
+  });
+  /** Claims not yet decided, oldest first. */
+  private readonly claims: SimClaim[] = [];
+  private syncing = false;
+  private first = true;
+
+  constructor(
+    private readonly sim: Simulation,
+    private readonly fleet: SimFleetBudget,
+    private readonly owner: string,
+    phaseMs: number,
+  ) {
+    sim.scheduleAt(phaseMs, (_: undefined, at) => this.tick(at), undefined);
+  }
+
+  recordRequest(_key: string, nowMs: number): void {
+    this.lease.recordRequest();
+    // A new key leases its first tokens at once rather than after a sync period.
+    if (this.first) {
+      this.first = false;
+      this.startSync(nowMs);
+    }
+  }
+
+  tryRetry(_key: string, nowMs: number): boolean {
+    return this.take(nowMs);
+  }
+
+  recordOutcome(): void {}
+
+  claimRetry(_key: string, nowMs: number): boolean | RetryClaim {
+    if (this.take(nowMs)) return true;
+    this.lease.claim();
+    const claim = new SimClaim(this.sim);
+    this.claims.push(claim);
+    this.startSync(nowMs);
+    return claim;
+  }
+
+  private take(nowMs: number): boolean {
+    if (!this.lease.take(nowMs)) return false;
+    // Running dry: top up now rather than at the next period.
+    if (this.lease.tokens(nowMs) === 0) this.startSync(nowMs);
+    return true;
+  }
+
+  private tick(nowMs: number): void {
+    if (this.lease.wantsSync(nowMs)) this.startSync(nowMs);
+    if (this.fleet.active) this.sim.schedule(FLEET_SYNC_MS, (_: undefined, at) => this.tick(at), undefined);
+  }
+
+  /** Request built now, applied by the store half a round trip later, answered a round trip after sending. */
+  private startSync(nowMs: number): void {
+    if (this.syncing) return;
+    this.syncing = true;
+    const request = this.lease.syncRequest(nowMs, { owner: this.owner, ...this.fleet.budgetShape });
+    const half = this.fleet.halfRttMs;
+    this.sim.schedule(
+      half,
+      (_: undefined, atStore) => {
+        const reply = this.fleet.apply(atStore, request);
+        this.sim.schedule(half, (__: undefined, back) => this.replied(back, reply), undefined);
       },
-      tryRetry: (_key, now) => take(now),
-      recordOutcome: () => {},
-      claimRetry: (_key, now) => {
-        if (take(now)) return true;
-        lease.claim();
-        const claim = new SimClaim(sim);
-        claims.push(claim);
-        startSync(now);
-        return claim;
-      },
-    };
+      undefined,
+    );
+  }
+
+  private replied(nowMs: number, reply: BudgetSyncReply): void {
+    this.syncing = false;
+    const answer = this.lease.applyReply(nowMs, reply);
+    const decided = this.claims.splice(0, answer.granted + answer.refused);
+    for (let i = 0; i < decided.length; i++) decided[i]!.decide(i < answer.granted);
+    // Claims made while this sync was under way are asked for at once.
+    if (this.lease.claims > 0) this.startSync(nowMs);
   }
 }
