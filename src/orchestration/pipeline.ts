@@ -1,5 +1,16 @@
 import type { Stage } from './stage.js';
 
+/** Shared by every pipeline (not frozen: a frozen array has another elements kind, which would make the call loops polymorphic). */
+const NO_STAGES: readonly Stage[] = [];
+
+/**
+ * `list` without spare capacity, or the shared empty list. An array grown by `push` (or made
+ * by `filter`) keeps room for 17 elements, ~150 B; a pipeline per lane holds five of them.
+ */
+function compact(list: readonly Stage[]): readonly Stage[] {
+  return list.length === 0 ? NO_STAGES : list.slice();
+}
+
 /**
  * A fixed, ordered list of stages, sorted once (when a downstream or a per-key lane is built)
  * by what each stage takes part in, so that a call walks only the stages that have something
@@ -23,11 +34,11 @@ export class Pipeline {
   readonly timer: Stage | undefined;
 
   constructor(stages: readonly Stage[]) {
-    this.stages = stages;
-    this.starters = stages.filter((s) => s.start !== undefined);
-    this.gates = stages.filter((s) => s.enter !== undefined || s.exit !== undefined);
-    this.retryAdmitters = stages.filter((s) => s.admitRetry !== undefined).reverse();
-    this.retryTimers = stages.filter((s) => s.retryDelay !== undefined).reverse();
+    this.stages = compact(stages);
+    this.starters = compact(stages.filter((s) => s.start !== undefined));
+    this.gates = compact(stages.filter((s) => s.enter !== undefined || s.exit !== undefined));
+    this.retryAdmitters = compact(stages.filter((s) => s.admitRetry !== undefined).reverse());
+    this.retryTimers = compact(stages.filter((s) => s.retryDelay !== undefined).reverse());
     this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
   }
 
