@@ -22,7 +22,7 @@ import { fetchThrough } from 'kindly-calls/http';
 const API = process.env.PAYMENTS_URL ?? 'http://localhost:8080';
 const payments = downstream('payments', {
   retry: { maxAttempts: 3, backoff: { baseMs: 200, capMs: 5_000, jitter: 'full' } },
-  budget: { ratio: 0.2 }, // retries ≤ 20% of this downstream's requests (+ a small reserve)
+  budget: { ratio: 0.2 }, // retries ≤ 20% of this downstream's requests (at least a small reserve)
   breaker: { threshold: 5, breakMs: 5_000 }, // 5 failures in a row: fail fast for 5 s
   attemptTimeoutMs: 2_000, // each try
   totalTimeoutMs: 10_000, // the whole call: tries, sleeps, reading the body

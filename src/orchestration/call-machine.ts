@@ -138,6 +138,7 @@ export class CallMachine implements StageCall {
 
   declare token: unknown;
   declare waitMs: number;
+  declare waitAgain: boolean;
   declare queue: Queue | undefined;
   declare queueWaitMs: number;
   declare retryAfterMs: number | undefined;
@@ -192,6 +193,7 @@ export class CallMachine implements StageCall {
     this.inAttempt = false;
     this.token = undefined;
     this.waitMs = 0;
+    this.waitAgain = false;
     this.queue = undefined;
     this.queueWaitMs = 0;
     this.retryAfterMs = undefined;
@@ -254,7 +256,12 @@ export class CallMachine implements StageCall {
     if (admission === REFUSE) return this.refused(nowMs);
     this.keep(i, this.token);
     this.entered = i + 1;
-    if (admission === WAIT) return STEP_WAIT;
+    if (admission === WAIT) {
+      // A wait that asks the stage again when it ends (a pacer's held ticket).
+      if (this.waitAgain) this.entered = i;
+      this.waitAgain = false;
+      return STEP_WAIT;
+    }
     if (admission === QUEUE) {
       this.entered = i;
       return STEP_QUEUE;
@@ -398,7 +405,8 @@ export class CallMachine implements StageCall {
       }
       if (admission === WAIT) {
         this.keep(i, this.token);
-        this.entered = i + 1;
+        this.entered = this.waitAgain ? i : i + 1;
+        this.waitAgain = false;
         return STEP_WAIT;
       }
       if (admission === QUEUE) return STEP_QUEUE;

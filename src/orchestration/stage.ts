@@ -67,6 +67,11 @@ export interface StageCall {
   token: unknown;
   /** With `WAIT`: how long to wait. */
   waitMs: number;
+  /**
+   * With `WAIT`: enter this stage again when the wait ends, instead of going on to the next
+   * (a pacer's slot may have moved meanwhile). Reset after each admission step.
+   */
+  waitAgain: boolean;
   /** With `QUEUE`: what the driver waits on (a `Queue`), and for how long at most. */
   queue: Queue | undefined;
   queueWaitMs: number;

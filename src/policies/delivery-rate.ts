@@ -56,11 +56,12 @@ export class DeliveryRate {
 
   /**
    * Records the current D into the max filter and returns the filter's value: the highest D
-   * sampled within the window (`undefined` when nothing succeeded in it).
+   * sampled within the window (`undefined` when nothing succeeded in it). With `flowOnly`,
+   * a single flight gives no sample: only a flow spanning a round trip measures a rate.
    */
-  peak(nowMs: number): number | undefined {
+  peak(nowMs: number, flowOnly = false): number | undefined {
     const i = this.advance(nowMs);
-    const d = this.successes.rate();
+    const d = this.successes.rate(flowOnly);
     if (d === undefined) return undefined;
     const peaks = this.peaks;
     if (d > peaks[i]!) peaks[i] = d;
@@ -73,6 +74,15 @@ export class DeliveryRate {
   answerRate(nowMs: number): number | undefined {
     this.advance(nowMs);
     return this.answers.rate();
+  }
+
+  /** Forgets every answer and peak: what follows is measured afresh. */
+  reset(): void {
+    for (let i = 0; i < this.n; i++) {
+      this.successes.clear(i);
+      this.answers.clear(i);
+      this.peaks[i] = 0;
+    }
   }
 
   private advance(nowMs: number): number {
@@ -130,7 +140,7 @@ class Extremes {
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */
-  rate(): number | undefined {
+  rate(flowOnly = false): number | undefined {
     let total = 0;
     let sentMin = Number.POSITIVE_INFINITY;
     let sentMax = Number.NEGATIVE_INFINITY;
@@ -155,6 +165,7 @@ class Extremes {
     // than one round trip are a single flight (a burst that left together, even if a real
     // client's sends spread over a few ms): gaps inside it say nothing about the callee.
     if (spread > 0 && spread >= latencyMin) return (total - 1) / spread;
+    if (flowOnly) return undefined;
     // One flight: what it delivered over the whole flight. Below a millisecond (an answer
     // at its own send instant, e.g. a local rejection) a duration means nothing.
     const flight = recvMax - sentMin;

@@ -45,7 +45,7 @@ export interface ClaimsAnswered {
  * Overshoot bound. Leased tokens were available when leased, so the fleet's granted retries
  * exceed its allowance only by credit: with P processes, at any instant
  *
- *     fleet retries in the window ≤ ratio × R + reserve + P × borrow
+ *     fleet retries in the window ≤ max(ratio × R, reserve) + P × borrow
  *
  * (credit is withdrawn unconditionally, but a process borrows again only after the store
  * showed T below the allowance).

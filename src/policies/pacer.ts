@@ -71,6 +71,24 @@ const KEYS = [
 /** RFC 6298's gain for the smoothed round-trip time, used only when `sentAtMs` is not given. */
 const RTT_GAIN = 1 / 8;
 
+/** Each paced success before the first cut raises the rate by this factor (doubling every 4). */
+const STARTUP_GAIN = 2 ** (1 / 2);
+
+/** Rejections without any success for this many gaps at the new rate cut again. */
+const STALL_GAPS = 16;
+
+/** A cut with nothing measured on paced requests yet halves (TCP's multiplicative decrease). */
+const BLIND_CUT = 0.5;
+
+/** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
+const RESPACE_DRIFT = 0.1;
+
+/** A wait that only yields: answers arriving at the same instant are read first. */
+const RECHECK_MS = 0.001;
+
+const SEARCH = 1;
+const CRUISE = 2;
+
 /**
  * Adaptive pacing: learns how fast the callee will serve us and, while it is
  * throttling us, releases requests at that rate instead of letting each sleep on its own.
@@ -78,60 +96,62 @@ const RTT_GAIN = 1 / 8;
  *
  * Protocol (sans-IO, every method takes `nowMs`, monotonic ms):
  *
- *     const wait = pacer.reserve(now);       // before a retry (and a first attempt if paceFirstAttempts)
- *     … sleep `wait`, send at sentAt …
+ *     let wait = pacer.reserve(now);          // before a retry (and a first attempt if paceFirstAttempts)
+ *     const ticket = pacer.lastTicket;        // 0: not throttling, send now
+ *     while (wait > 0) { sleep(wait); wait = pacer.holdFor(ticket, now); }
+ *     … send at sentAt …                      // or pacer.release(ticket, now) when giving up
  *     pacer.onResult(now, 'ok' | 'rejected' | 'timeout', hintMs, sentAt);   // every answer
  *
- * Report every answer, successes included: they are what measures the callee. When several
- * answers arrive together, report them all before any of them reserves (in a simulator, in
- * arrival order; in an event loop, reserve after yielding once): a reservation is fixed when
- * made, so it can only use what the pacer knew then.
+ * Report every answer, successes included: they are what measures the callee. A booking is a
+ * ticket in a queue whose slots move when the pacer learns more (a cut spaces the waiting
+ * requests further apart; a better estimate brings them closer), so a caller asks again when
+ * its wait ends: `holdFor` returns the wait until its slot or until the next check, whichever
+ * comes first (a long wait is checked again half-way, so an earlier slot is noticed). A caller
+ * that gives up hands its slot back with `release`; the next booking takes it.
  *
  * **Healthy** (not throttling): `reserve` returns 0 and books nothing; the only work per
  * answer is the delivery-rate estimator's O(1) update.
  *
- * **Entering** — on the first rejection (429/503), timeout or wait hint. D̂ is the peak
- * delivery rate over the estimator's window (see `DeliveryRate`; A its answer rate):
+ * **Search** — on the first rejection (429/503), timeout or wait hint. The answers so far
+ * are usually one flight (a herd sent at once): its delivery rate D₀ (`DeliveryRate`) says how
+ * many the callee served per round trip, which is its rate only when it needed the whole round
+ * trip to serve them. A token bucket that lets a burst through and rejects the rest at once
+ * makes D₀ burst / rtt — far above its rate. So the first retries go out as probes with
+ * doubling gaps, at most one per `maxSpacingMs`:
  *
- *     W = D̂        (A while nothing has succeeded; never below 1 / maxSpacingMs)
+ *     probe k at  b + g₀ × (2^(k+1) − 1),   g₀ = 1 / D₀,   b = max(now, hintUntil)
  *
- * No cut: the requests being rejected now were sent unpaced, and D̂ is what the callee
- * proved it serves. Until the first cut ("entry phase") W rises with D̂ — answers of the same
- * burst may still be arriving — and bookings made at the same instant are re-packed at W.
+ * wasting about log₂(D₀ / rate) requests, whatever the latency. The first probe served ends the
+ * search: probe sent at b + h, the latest rejected probe sent at b + l (l = 0 if none):
  *
- * **Allowed rate** — CUBIC's curve (RFC 9438) made scale-free, with β = `decrease`,
- * K = `recoveryMs` and tₚ the time the curve is back at W, under a ceiling that keeps it
- * within `probeGain` of what was delivered:
+ *     x₁ = 1 / l   (or 1 / h when no probe was rejected: D₀ held)
  *
+ * — the callee restored capacity between l and h, so x₁ errs high by at most 2×, which the
+ * first cut corrects with a measurement. A success to a request sent before the search that
+ * took more than twice as long as the rejections (the callee spends time serving: a queue, a
+ * slot) ends it too, at x₁ = D₀ measured then.
+ *
+ * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
+ * requests sent since the search ended (flows only, `DeliveryRate`):
+ *
+ *     startup (until the first cut):  W = x₁, × 2^(1/4) per paced success
+ *     then, CUBIC made scale-free (RFC 9438), β = `decrease`, K = `recoveryMs`:
  *     u(t)    = max(−1, (t − tₚ) / K)
  *     rate(t) = max(1 / maxSpacingMs, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
  *
- * At entry tₚ = now: flat at W, then probing upward (+(1 − β) × W after K, faster later).
+ * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
- * **Cutting** — when a request sent after the last decision's backlog is rejected or times
- * out, the current rate is still too high:
+ *     W = min(rate(now), D̂)   (rate(now) × 1/2 while D̂ is unknown)      tₚ = now + K
  *
- *     W = min(rate(now), D̂)      tₚ = now + K      ⇒ rate(now) = β × W
+ * and every waiting request is re-spaced at the new rate at once: requests sent from now on
+ * leave at it, so only their answers may cut again (once per round trip, as in TCP).
  *
- * then a concave climb back to W over K and convex probing beyond it. Answers to requests
- * booked before the cut cannot be told the new rate and do not cut again (TCP's once per
- * round): the gate is the end of the queue at the time of the cut.
- *
- * **Pacing** — a virtual queue. `reserve(now)` books the next slot and returns the wait:
- *
- *     ready = max(now, hintUntil)
- *     slot  = max(ready, next)      next = slot + 1 / rate(ready)
- *
- * so N callers reserving at one instant get slots 1/rate apart, and after a wait hint none
- * is earlier than the hint.
+ * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
+ * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
+ * Re-spacing is O(1): slots are computed from the ticket number, never stored.
  *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
  * any hint has passed: back to zero cost.
- *
- * Limits: a reservation cannot be moved once returned, so a large burst booked on a low
- * first estimate (a token-bucket limiter that lets a burst through and answers late makes
- * D̂ small) drains at that rate; and with a deep queue the rate reacts only as fast as the
- * queue drains. Callers' deadlines bound both.
  */
 export class Pacer {
   readonly decrease: number;
@@ -145,34 +165,62 @@ export class Pacer {
   readonly paceFirstAttempts: boolean;
 
   private readonly estimator: DeliveryRate;
+  /** The same measure over answers to requests sent since the search ended. */
+  private readonly pacedRate: DeliveryRate;
   private readonly minRate: number;
-  private active = false;
-  /** Before the first cut of a throttling episode, W follows the measured rate upward. */
-  private entryPhase = false;
+  private mode = 0;
+  /** Cruise before its first cut: the rate grows with every paced success. */
+  private startup = false;
   /** W: the level the cubic curve returns to, requests per ms. */
   private level = 0;
-  /** probeGain × peak delivery rate: the rate never runs further ahead of what was delivered. */
+  /** probeGain × peak paced delivery rate. */
   private ceiling = Number.POSITIVE_INFINITY;
   /** tₚ: when the curve is back at W. */
   private plateauAt = 0;
-  /** Rejections of requests sent before this were booked at an older rate and don't cut. */
+  /** Rejections of requests sent before this were sent at an older rate and don't cut. */
   private cutGateAt = 0;
   private lastRejectAt = Number.NEGATIVE_INFINITY;
   private hintUntil = Number.NEGATIVE_INFINITY;
-  /** The virtual queue: the next free slot. */
-  private next = Number.NEGATIVE_INFINITY;
-  /** Bookings made at one instant: when, the first one's slot, and how many. */
-  private batchAt = Number.NaN;
-  private batchStart = 0;
-  private batchCount = 0;
   private srtt: number | undefined;
+  /** Smoothed latency of successes: how long the callee takes to serve one. */
+  private okLatency: number | undefined;
   private cutCount = 0;
+  private lastCutAt = Number.NEGATIVE_INFINITY;
+  /** A request sent after the last cut was served. */
+  private servedSinceCut = true;
   private pacedCount = 0;
-  /** State before the latest booking, so that booking alone can be taken back. */
-  private undoNext = Number.NEGATIVE_INFINITY;
-  private undoBatchCount = 0;
-  private undoPaced = false;
-  private undoable = false;
+
+  // Search.
+  private searchBase = 0;
+  private rejectedProbeAt = Number.NEGATIVE_INFINITY;
+  private rejectLatency = Number.POSITIVE_INFINITY;
+  private cruiseAt = 0;
+  /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
+  private grewAt = 0;
+  /** The search ended on a slow flight's success: its later answers may raise the level. */
+  private fromFlight = false;
+  /** The level came from probes' bracket (within 2×), not from a measured rate. */
+  private bracketed = false;
+  /** The search ended on a probe served; g₀ of that search. */
+  private startedFromProbe = false;
+  private probeGap = 1;
+
+  // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
+  private nextTicket = 1;
+  private baseTicket = 1;
+  private baseAt = 0;
+  /** Linear epoch: the gap between slots. Search epoch: g₀. */
+  private gap = 1;
+  private geometric = false;
+  /** The slot of the ticket before baseTicket (the last one due when the queue was re-spaced). */
+  private lastDueAt = Number.NEGATIVE_INFINITY;
+  /** Tickets handed back while still ahead, ascending: the next bookings take them first. */
+  private readonly released: number[] = [];
+  private ticket = 0;
+  /** The end of a queue this pacer's requests were booked in elsewhere (`followQueue`). */
+  private followedUntil = Number.NEGATIVE_INFINITY;
+  private respacedAt = Number.NaN;
+  private generationCount = 0;
 
   constructor(options: PacerOptions = {}) {
     const v = new OptionsValidator('pacer');
@@ -197,6 +245,7 @@ export class Pacer {
     this.probeGain = options.probeGain ?? d.probeGain;
     this.paceFirstAttempts = options.paceFirstAttempts ?? d.paceFirstAttempts;
     this.estimator = new DeliveryRate(this.windowMs, this.buckets);
+    this.pacedRate = new DeliveryRate(this.windowMs, this.buckets);
     this.minRate = 1 / this.maxSpacingMs;
   }
 
@@ -206,105 +255,223 @@ export class Pacer {
    * attempt was sent: pass it — it is what measures the delivery rate and tells answers to
    * old requests from answers to paced ones. Without it the pacer assumes
    * `now − smoothed latency` (latency learned from the answers that did carry it, else 0).
+   * `paced`: whether that attempt waited for this pacer's slot (`false` for a first try that
+   * was never held): while searching, only paced attempts are probes. Unknown: judged by
+   * its send time.
    */
-  onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number): void {
+  onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number, paced?: boolean): void {
     let sent: number;
+    let latency = Number.NaN;
     if (sentAtMs === undefined) sent = nowMs - (this.srtt ?? 0);
     else {
       sent = sentAtMs;
-      const latency = nowMs - sentAtMs;
+      latency = nowMs - sentAtMs;
       if (latency >= 0) this.srtt = this.srtt === undefined ? latency : this.srtt + RTT_GAIN * (latency - this.srtt);
     }
     const ok = signal === 'ok';
+    if (ok && latency >= 0)
+      this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
+    if (this.mode === CRUISE && sent >= this.cruiseAt) this.pacedRate.record(nowMs, sent, ok);
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
-      if (until > this.hintUntil) this.hintUntil = until;
-      if (!this.active) this.enter(nowMs);
+      if (until > this.hintUntil) {
+        this.hintUntil = until;
+        if (this.mode !== 0 && this.baseAt < until) this.respace(nowMs, this.geometric, this.gap);
+      }
+      if (this.mode === 0) this.enter(nowMs);
     }
     if (ok) {
-      if (this.active) this.sample(nowMs);
+      if (this.mode === SEARCH) this.searchSuccess(nowMs, sent, latency, paced !== false);
+      else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
       return;
     }
     this.lastRejectAt = nowMs;
-    if (!this.active) this.enter(nowMs);
-    else if (sent > this.cutGateAt) this.cut(nowMs);
-    else if (this.entryPhase) this.sample(nowMs);
+    if (this.mode === 0) {
+      this.enter(nowMs);
+      if (latency >= 0) this.rejectLatency = latency;
+      return;
+    }
+    if (this.mode === SEARCH) {
+      if (latency >= 0 && latency < this.rejectLatency) this.rejectLatency = latency;
+      if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
+      return;
+    }
+    // One cut per episode: after a cut, only once a request sent since has been served (the
+    // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
+    // again — or, if nothing is served at all, after a long stretch at the new rate.
+    if (sent > this.cutGateAt && (this.servedSinceCut || sent - this.lastCutAt > STALL_GAPS / this.allowed(nowMs)))
+      this.cut(nowMs);
   }
 
   /**
-   * Books a send slot: returns the ms to wait before sending (0 when not throttling). Call
-   * it once per request that will be sent; the slot is taken whether or not it is used.
+   * Books a send slot: returns the ms to wait before asking again (`holdFor` with
+   * `lastTicket`), 0 to send now (always 0 when not throttling). Call it once per request
+   * that will be sent; the slot is held until it is due or handed back (`release`).
    */
   reserve(nowMs: number): number {
+    this.ticket = 0;
     if (!this.throttling(nowMs)) return 0;
-    const ready = Math.max(nowMs, this.hintUntil);
-    let slot = Math.max(this.next, ready);
-    if (nowMs !== this.batchAt) {
-      this.batchAt = nowMs;
-      this.batchStart = slot;
-      this.batchCount = 0;
-    } else if (this.entryPhase) {
-      // Answers of one burst arriving together: W may have risen since the first of them
-      // booked, so pack the rest of this instant's bookings at W.
-      const packed = this.batchStart + this.batchCount / this.level;
-      if (packed < slot) slot = Math.max(packed, ready);
+    this.adjust(nowMs);
+    let ticket = 0;
+    while (this.released.length > 0) {
+      const t = this.released.shift() as number;
+      if (this.slotOf(t) > nowMs) {
+        ticket = t;
+        break;
+      }
     }
-    this.undoNext = this.next;
-    this.undoBatchCount = this.batchCount;
-    this.undoable = true;
-    this.batchCount++;
-    this.next = slot + 1 / this.allowed(ready);
-    const wait = slot - nowMs;
-    this.undoPaced = wait > 0;
-    if (wait > 0) {
-      this.pacedCount++;
-      return wait;
+    if (ticket === 0) {
+      // Nobody booked for a while: the schedule is behind, and a slot in the past would send
+      // a burst. The queue starts again from now (probes keep their current gap).
+      const next = this.slotOf(this.nextTicket);
+      if (next < nowMs) {
+        const gap = this.geometric && this.nextTicket > this.baseTicket ? next - this.slotOf(this.nextTicket - 1) : this.gap;
+        this.respace(nowMs, this.geometric, this.geometric ? Math.min(gap, this.maxSpacingMs) : this.gap);
+        // Probing starts again from now: offsets are measured from here.
+        if (this.geometric) this.searchBase = this.baseAt;
+      }
+      ticket = this.nextTicket++;
     }
-    return 0;
+    const wait = this.slotOf(ticket) - nowMs;
+    if (wait <= 0) return 0;
+    this.ticket = ticket;
+    this.pacedCount++;
+    return this.checkAfter(wait, nowMs);
+  }
+
+  /** The ticket of the latest `reserve` that has to wait (0 if it may send now). */
+  get lastTicket(): number {
+    return this.ticket;
   }
 
   /**
-   * Takes back the latest booking, if no other booking came after it: a caller that learns
-   * from `reserve`'s answer that it cannot wait that long (its deadline) gives its slot back,
-   * so the queue does not run ahead of real sends. Returns whether anything was taken back.
+   * For a caller holding `ticket` whose wait ended: ms to wait before asking again, or 0 to
+   * send now. Slots move as the pacer learns (a cut spaces them out, a better estimate brings
+   * them in), so a long wait is split: the caller checks again half-way.
    */
-  cancelLastReservation(): boolean {
-    if (!this.undoable) return false;
-    this.undoable = false;
-    this.next = this.undoNext;
-    this.batchCount = this.undoBatchCount;
-    if (this.undoPaced) this.pacedCount--;
+  holdFor(ticket: number, nowMs: number): number {
+    if (ticket === 0 || this.mode === 0) return 0;
+    this.adjust(nowMs);
+    const wait = this.slotOf(ticket) - nowMs;
+    return wait <= 0 ? 0 : this.checkAfter(wait, nowMs);
+  }
+
+  /**
+   * The wait until `ticket`'s slot as booked now (not split), 0 when due: what a caller
+   * compares with its deadline. Searching, a slot is provisional (`searching`).
+   */
+  slotWait(ticket: number, nowMs: number): number {
+    if (ticket === 0 || this.mode === 0) return 0;
+    return Math.max(0, this.slotOf(ticket) - nowMs);
+  }
+
+  /**
+   * Changes whenever waiting slots may have moved (a cut, the search's end, a new rate): a
+   * runtime that can wake its waiting callers does so when it changes, instead of polling
+   * with `holdFor`'s split waits.
+   */
+  get generation(): number {
+    return this.generationCount;
+  }
+
+  /** Whether the pacer is still searching for the callee's rate (slots are provisional). */
+  get searching(): boolean {
+    return this.mode === SEARCH;
+  }
+
+  /**
+   * Hands back the slot of `ticket` (a caller that gives up, or is aborted, before its slot):
+   * the next booking takes it, so the queue does not run ahead of real sends. Returns whether
+   * a slot still ahead was handed back.
+   */
+  release(ticket: number, nowMs: number): boolean {
+    if (ticket === 0 || this.mode === 0 || ticket < this.baseTicket || ticket >= this.nextTicket) return false;
+    if (this.slotOf(ticket) <= nowMs || this.released.includes(ticket)) return false;
+    if (this.ticket === ticket) this.ticket = 0;
+    this.pacedCount--;
+    if (ticket === this.nextTicket - 1) {
+      this.nextTicket--;
+      return true;
+    }
+    const r = this.released;
+    let i = r.length;
+    r.push(ticket);
+    while (i > 0 && r[i - 1]! > ticket) {
+      r[i] = r[i - 1]!;
+      i--;
+    }
+    r[i] = ticket;
     return true;
+  }
+
+  /**
+   * Takes back the latest booking (a caller that learns from `reserve`'s answer that it cannot
+   * wait that long gives its slot back). Returns whether anything was taken back.
+   */
+  cancelLastReservation(nowMs = Number.NEGATIVE_INFINITY): boolean {
+    const t = this.ticket;
+    if (t === 0) return false;
+    this.ticket = 0;
+    return this.release(t, nowMs);
   }
 
   /**
    * A slot for this pacer's request was booked in another queue (a fleet's shared queue,
    * `kindly-calls/redis`), which now ends at `nextMs`: this pacer's queue follows it, so
    * answers to requests booked before a cut do not cut again (the gate is the end of the
-   * queue they were booked in), and a fall-back to local pacing books after them.
+   * queue they were booked in), a fall-back to local pacing books after them, and throttling
+   * lasts while that queue does.
    */
   followQueue(nextMs: number): void {
-    if (nextMs > this.next) this.next = nextMs;
+    if (nextMs > this.followedUntil) this.followedUntil = nextMs;
   }
 
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
-    if (this.active && nowMs - this.lastRejectAt >= this.quietMs && this.next <= nowMs && this.hintUntil <= nowMs) {
-      this.active = false;
-      this.entryPhase = false;
+    if (
+      this.mode !== 0 &&
+      nowMs - this.lastRejectAt >= this.quietMs &&
+      this.slotOf(this.nextTicket - 1) <= nowMs &&
+      this.hintUntil <= nowMs &&
+      this.followedUntil <= nowMs
+    ) {
+      this.mode = 0;
+      this.startup = false;
+      this.released.length = 0;
+      this.baseTicket = this.nextTicket;
+      this.lastDueAt = Number.NEGATIVE_INFINITY;
     }
-    return this.active;
+    return this.mode !== 0;
   }
 
   /**
-   * The learned rate in requests per second: the allowed send rate while throttling,
-   * otherwise the measured delivery rate; `undefined` before anything was measured.
+   * The learned rate in requests per second: the send rate while throttling, otherwise the
+   * measured delivery rate; `undefined` before anything was measured.
    */
   rate(nowMs: number): number | undefined {
-    if (this.throttling(nowMs)) return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
+    if (this.throttling(nowMs)) {
+      if (this.mode === SEARCH) return 1000 / this.probeGapAt(Math.max(nowMs, this.hintUntil));
+      return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
+    }
     const measured = this.estimator.rate(nowMs);
     return measured === undefined ? undefined : measured * 1000;
+  }
+
+  /**
+   * Searching: the gap between the probes around `t` (g₀, 2g₀, 4g₀, … up to maxSpacingMs,
+   * counted from the search's start) — the rate the search is sending at then, not D₀.
+   */
+  private probeGapAt(t: number): number {
+    const cap = this.maxSpacingMs;
+    let at = this.searchBase;
+    let g = this.gap;
+    while (g < cap) {
+      at += g;
+      if (at > t) return g;
+      g *= 2;
+    }
+    return cap;
   }
 
   /** Rate cuts since creation (paced requests still rejected). */
@@ -317,51 +484,215 @@ export class Pacer {
     return this.pacedCount;
   }
 
-  /** rate(t) of the doc comment, requests per ms. */
+  /**
+   * A long wait is checked again half-way (slots may move earlier); short ones are exact.
+   * Searching, a parked caller checks again as often as probes leave: the search may end at
+   * any answer and bring every slot in.
+   */
+  private checkAfter(wait: number, nowMs: number): number {
+    if (this.geometric) {
+      let probe = this.baseTicket;
+      while (probe < this.nextTicket && this.slotOf(probe) <= nowMs) probe++;
+      // At the instant the probes were (re)spaced, more answers of that flight may follow and
+      // respace them again: check again right after it.
+      if (nowMs === this.respacedAt) return Math.min(wait, RECHECK_MS);
+      // The search ends when an answer arrives: a parked caller checks again at the next
+      // probe, or half a round trip from now if sooner — but at least a quarter of the way to
+      // that probe, so that polling costs a few checks per probe, not one per gap.
+      const toProbe = this.slotOf(probe) - nowMs;
+      const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
+      return Math.min(wait, step);
+    }
+    // In startup the rate grows every round trip: check again at least that often.
+    const step = this.startup ? Math.max(4 * this.gap, this.okLatency ?? 0) : Math.max(2 * this.gap, wait / 2);
+    return wait <= 2 * this.gap ? wait : Math.min(wait, step);
+  }
+
+  /** rate(t) of the doc comment, requests per ms (cruise). */
   private allowed(t: number): number {
-    let u = (t - this.plateauAt) / this.recoveryMs;
-    if (u < -1) u = -1;
-    let r = this.level * (1 + (1 - this.decrease) * u * u * u);
+    let r: number;
+    if (this.startup) r = this.level;
+    else {
+      let u = (t - this.plateauAt) / this.recoveryMs;
+      if (u < -1) u = -1;
+      r = this.level * (1 + (1 - this.decrease) * u * u * u);
+    }
     if (r > this.ceiling) r = this.ceiling;
     return Math.max(r, this.minRate);
   }
 
-  private enter(nowMs: number): void {
-    this.active = true;
-    this.entryPhase = true;
-    this.level = 0;
-    this.ceiling = Number.POSITIVE_INFINITY;
-    this.plateauAt = Math.max(nowMs, this.hintUntil);
-    this.cutGateAt = nowMs;
-    this.sample(nowMs);
+  /** The slot of `ticket` under the current epoch (−∞ for tickets due before it). */
+  private slotOf(ticket: number): number {
+    const j = ticket - this.baseTicket;
+    if (j < 0) return ticket === this.baseTicket - 1 ? this.lastDueAt : Number.NEGATIVE_INFINITY;
+    if (!this.geometric) return this.baseAt + j * this.gap;
+    // Probes: gaps g₀, 2g₀, 4g₀, … up to maxSpacingMs, then maxSpacingMs each.
+    const cap = this.maxSpacingMs;
+    let at = this.baseAt;
+    let g = this.gap;
+    for (let k = 0; k <= j; k++) {
+      if (g >= cap) return at + (j - k + 1) * cap;
+      at += g;
+      g *= 2;
+    }
+    return at;
   }
 
   /**
-   * Takes a delivery-rate sample into the peak filter: the ceiling follows D̂, and in the
-   * entry phase W rises to it (to A while nothing has succeeded).
+   * Starts a new epoch at `nowMs`: tickets already due keep their turn, every waiting one is
+   * re-spaced (geometric probes from `gap`, or `gap` apart), no earlier than the last slot
+   * due + gap and any wait hint.
    */
-  private sample(nowMs: number): void {
-    const peak = this.estimator.peak(nowMs);
-    if (peak !== undefined) this.ceiling = this.probeGain * peak;
-    if (!this.entryPhase) return;
-    let measured = peak ?? this.estimator.answerRate(nowMs) ?? this.minRate;
-    if (measured < this.minRate) measured = this.minRate;
-    if (measured > this.level) this.level = measured;
+  private respace(nowMs: number, geometric: boolean, gap: number): void {
+    this.respacedAt = nowMs;
+    this.generationCount++;
+    let first = this.baseTicket;
+    while (first < this.nextTicket && this.slotOf(first) <= nowMs) first++;
+    const lastDue = first > this.baseTicket ? this.slotOf(first - 1) : this.lastDueAt;
+    this.lastDueAt = lastDue;
+    this.baseTicket = first;
+    this.geometric = geometric;
+    this.gap = gap;
+    // Geometric: the first probe is base + g₀, so the base is the last due slot itself.
+    const after = geometric ? lastDue : lastDue + gap;
+    this.baseAt = Math.max(geometric ? nowMs : nowMs, after, this.hintUntil - (geometric ? gap : 0));
+    if (!geometric && this.baseAt < this.hintUntil) this.baseAt = this.hintUntil;
+    // Requests booked in a followed queue leave until its end: local bookings come after them.
+    if (this.baseAt < this.followedUntil) this.baseAt = this.followedUntil - (geometric ? gap : 0);
+  }
+
+  /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
+  private adjust(nowMs: number): void {
+    if (this.mode !== CRUISE) return;
+    const r = this.allowed(Math.max(nowMs, this.hintUntil));
+    const drift = r * this.gap - 1;
+    if (drift > RESPACE_DRIFT || drift < -RESPACE_DRIFT) this.respace(nowMs, false, 1 / r);
+  }
+
+  private enter(nowMs: number): void {
+    this.mode = SEARCH;
+    this.startup = false;
+    this.rejectedProbeAt = Number.NEGATIVE_INFINITY;
+    this.rejectLatency = Number.POSITIVE_INFINITY;
+    let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
+    if (d0 < this.minRate) d0 = this.minRate;
+    this.baseTicket = this.nextTicket;
+    this.lastDueAt = Number.NEGATIVE_INFINITY;
+    this.released.length = 0;
+    this.respace(nowMs, true, 1 / d0);
+    this.searchBase = this.baseAt;
+  }
+
+  private searchSuccess(nowMs: number, sent: number, latency: number, probe: boolean): void {
+    let x: number | undefined;
+    let bracketed = false;
+    this.fromFlight = false;
+    this.startedFromProbe = false;
+    if (sent >= this.searchBase && probe) {
+      // A probe was served: capacity came back between the last rejected probe and it.
+      const rejected = this.rejectedProbeAt < sent ? this.rejectedProbeAt - this.searchBase : 0;
+      const span = rejected > 0 ? rejected : sent - this.searchBase;
+      x = 1 / Math.max(span, this.gap);
+      // Bracketed by probes, the rate is known within 2× only: start up from it. The first
+      // probe served: D₀ held, and probing beyond it is CUBIC's business.
+      bracketed = rejected > 0;
+      this.startedFromProbe = true;
+      this.probeGap = this.gap;
+    } else if (latency >= 0 && latency > 2 * this.rejectLatency) {
+      // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
+      x = this.estimator.peak(nowMs);
+      this.fromFlight = true;
+    } else if (sent < this.searchBase) {
+      // More of the flight that started the search (answers read one by one): a higher D₀
+      // brings the probes in.
+      const d = this.estimator.peak(nowMs);
+      if (d !== undefined && d * this.gap > 1 + RESPACE_DRIFT) this.respace(nowMs, true, 1 / d);
+      return;
+    }
+    if (x === undefined) return;
+    this.mode = CRUISE;
+    // Start up (the rate grows each round trip until a paced request is rejected) unless a
+    // flight measured the rate: a probe's answer only bounds it.
+    this.startup = !this.fromFlight;
+    this.bracketed = bracketed;
+    this.plateauAt = nowMs;
+    this.level = Math.max(x, this.minRate);
+    this.ceiling = Number.POSITIVE_INFINITY;
+    this.cruiseAt = nowMs;
+    this.grewAt = nowMs;
+    this.cutGateAt = Math.max(nowMs, this.followedUntil);
+    this.pacedRate.reset();
+    this.respace(nowMs, false, 1 / this.level);
+  }
+
+  private cruiseSuccess(nowMs: number, sent: number, latency: number): void {
+    if (sent > this.lastCutAt) this.servedSinceCut = true;
+    if (sent < this.cruiseAt && sent >= this.searchBase) {
+      // Another probe of the search, answered with the one that ended it (answers read in any
+      // order): an earlier probe served, with none rejected before it, means a higher rate.
+      if (!this.bracketed && this.rejectedProbeAt < this.searchBase && this.startedFromProbe) {
+        const x = 1 / Math.max(sent - this.searchBase, this.probeGap);
+        if (x > this.level) {
+          this.level = x;
+          this.adjust(nowMs);
+        }
+      }
+      return;
+    }
+    if (sent < this.cruiseAt) {
+      // The rest of a slow flight that ended the search (answers arriving one by one): the
+      // level follows what the flight measures, as long as nothing paced has been answered.
+      if (this.fromFlight && sent < this.searchBase && latency > 2 * this.rejectLatency) {
+        const d = this.estimator.peak(nowMs);
+        if (d !== undefined && d > this.level) {
+          this.level = d;
+          this.adjust(nowMs);
+        }
+      }
+      return;
+    }
+    this.fromFlight = false;
+    const peak = this.pacedRate.peak(nowMs, true);
+    if (this.startup) {
+      // At most once per round trip: answers that arrive together were sent at one rate.
+      // Only while requests wait: sending all there is says nothing about a higher rate.
+      if (sent >= this.grewAt && this.slotOf(this.nextTicket - 1) > nowMs) {
+        this.level *= STARTUP_GAIN;
+        this.grewAt = nowMs;
+      }
+    } else if (peak !== undefined) this.raiseCeiling(peak);
+    this.adjust(nowMs);
+  }
+
+  /**
+   * The ceiling follows what paced requests delivered, but never below W: a stretch with few
+   * requests to send (app-limited) delivers little and must not pull the learned rate down.
+   */
+  private raiseCeiling(peak: number): void {
+    this.ceiling = this.probeGain * Math.max(peak, this.level);
   }
 
   private cut(nowMs: number): void {
     let level = this.allowed(nowMs);
-    const peak = this.estimator.peak(nowMs);
+    const peak = this.pacedRate.peak(nowMs, true);
     if (peak !== undefined) {
       if (peak < level) level = peak;
-      this.ceiling = this.probeGain * peak;
+    } else {
+      // Nothing paced measured yet: a level measured on a flight stands (β below it), one
+      // bracketed by probes may be 2× high.
+      level *= this.bracketed ? BLIND_CUT : 1;
     }
+    this.startup = false;
+    this.bracketed = false;
     this.level = Math.max(level, this.minRate);
+    this.raiseCeiling(peak ?? this.level);
     this.plateauAt = nowMs + this.recoveryMs;
-    this.entryPhase = false;
-    // Everything already booked goes out at the old spacing; only answers to requests sent
-    // after that backlog tell us about the new rate.
-    this.cutGateAt = Math.max(this.next, nowMs);
+    // Requests sent within one service time of the cut may still meet the load from before
+    // it (a server busy with earlier requests): only answers to later ones cut again.
+    this.cutGateAt = Math.max(nowMs + (this.okLatency ?? 0), this.followedUntil);
+    this.lastCutAt = nowMs;
+    this.servedSinceCut = false;
     this.cutCount++;
+    this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
 }

@@ -55,17 +55,17 @@ const ERRORS = 3;
 const EPSILON = 1e-9;
 
 /**
- * A retry budget in Finagle's model. Over a sliding window of `windowMs`,
+ * A retry budget in Finagle's token model, with the reserve as a floor (Envoy's min_retry_concurrency). Over a sliding window of `windowMs`,
  *
- *     allowance = ratio_eff × requests + reservePerSecond × windowMs / 1000
+ *     allowance = max(ratio_eff × requests, reservePerSecond × windowMs / 1000)
  *     a retry is granted  ⇔  retries + 1 ≤ allowance
  *     available = max(0, ⌊allowance − retries⌋)
  *
  * where `requests` are first attempts (`recordRequest`) and `retries` the retries granted
  * (`tryRetry`), both counted in the window. Like Finagle's leaky token bucket, a deposit
  * expires with its bucket while the retry it paid for stays in the window until its own
- * bucket expires. Hence the guarantee: over any window, granted retries ≤ ratio × (first
- * attempts in that window and the one before it) + reserve, and at the instant of each grant
+ * bucket expires. Hence the guarantee: over any window, granted retries ≤ max(ratio × (first
+ * attempts in that window and the one before it), reserve), and at the instant of each grant
  * the inequality above holds for the current window.
  *
  * With `shrinkOnErrors`, once `minSamples` outcomes are in the window:
@@ -160,9 +160,9 @@ export class RetryBudget {
     return this.rejectedCount;
   }
 
-  /** `ratio_eff × requests + reserve` over the window: the most retries it may hold. */
+  /** `max(ratio_eff × requests, reserve)` over the window: the most retries it may hold. */
   allowance(nowMs: number): number {
-    return this.effectiveRatio(nowMs) * this.window.sum(nowMs, REQUESTS) + this.reserve;
+    return Math.max(this.effectiveRatio(nowMs) * this.window.sum(nowMs, REQUESTS), this.reserve);
   }
 }
 

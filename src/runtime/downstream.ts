@@ -332,7 +332,7 @@ export class Downstream implements CallPlan {
         fleet === undefined
           ? undefined
           : (key, pacer) => ({
-              reserve: (nowMs) => fleet.reserve(key, pacer, nowMs),
+              reserve: (nowMs, due) => fleet.reserve(key, pacer, nowMs, due),
               throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
               hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
             }),

@@ -9,7 +9,7 @@ import type { BudgetSyncReply, BudgetSyncRequest } from '../store/fleet-store.js
 import { Dependency } from './dependency.js';
 import { Simulation } from './engine.js';
 import type { HerdClients, HerdStrategy } from './herd-run.js';
-import { delayedClients, REJECTED } from './herd-run.js';
+import { REJECTED } from './herd-run.js';
 import { GIVE_UP, RetryState } from './retry-state.js';
 import { SteadyArrivals } from './steady-arrivals.js';
 
@@ -53,6 +53,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
       const minRate = 1 / PACER_DEFAULTS.maxSpacingMs;
       const owner = (p: number) => String(p);
       let finished = 0;
+      const fleetPacing = (p: number, now: number) => pacers[p]!.throttling(now) || now < activeUntil[p]!;
       const rateOf = (p: number, now: number) => (pacers[p]!.throttling(now) ? (pacers[p]!.rate(now) ?? 0) / 1000 : 0);
       if (shared) {
         // FleetLink's background sync: each throttled process refreshes its contribution and
@@ -82,37 +83,77 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
         // Processes start their sync loops at different phases, as real ones do.
         for (let p = 0; p < processes; p++) sim.at((p * FLEET_SYNC_MS) / processes, sync, p);
       }
-      return delayedClients(sim, wire, {
-        send(client, now) {
-          sentAt[client] = now;
-          return state.attempt(client, now);
-        },
+      // As the pacing stage does: a paced retry holds a ticket in its process's pacer and asks
+      // again whenever its wait ends (slots move as the pacer learns). With `shared`, a retry
+      // books a fixed slot in the fleet's queue — at once when its pacer has found a rate, or
+      // when its probe ticket falls due while the pacer searches (probe slots move, fleet
+      // slots cannot; the fleet's queue spaces the processes' probes at their summed rate).
+      const ticketOf = new Float64Array(setup.clients);
+      const paced = new Uint8Array(setup.clients);
+      const send = (client: number, now: number) => {
+        sentAt[client] = now;
+        wire.send(client, state.attempt(client, now), now);
+      };
+      const sendPaced = sim.on((client, now) => {
+        paced[client] = 1;
+        send(client, now);
+      });
+      const hold = sim.on((client, now) => {
+        const more = pacers[client % processes]!.holdFor(ticketOf[client]!, now);
+        if (more > 0) sim.after(more, hold, client);
+        else if (shared && fleetPacing(client % processes, now)) bookShared(client, now);
+        else {
+          paced[client] = 1;
+          send(client, now);
+        }
+      });
+      const book = sim.on((client, now) => {
+        const p = client % processes;
+        const pacer = pacers[p]!;
+        paced[client] = 0;
+        if (shared && !pacer.searching && fleetPacing(p, now)) {
+          bookShared(client, now);
+          return;
+        }
+        const wait = pacer.reserve(now);
+        const ticket = pacer.lastTicket;
+        if (ticket === 0) send(client, now);
+        else {
+          ticketOf[client] = ticket;
+          sim.after(wait, hold, client);
+        }
+      });
+      function bookShared(client: number, now: number): void {
+        const p = client % processes;
+        const reply = bookSlot(ledger, now, {
+          owner: owner(p),
+          rate: rateOf(p, now),
+          contributionMs: quietMs,
+          minRate,
+          ttlMs: 60_000,
+        });
+        pacers[p]!.followQueue(reply.slot + 1 / reply.rate);
+        // The slot is booked at once in this model, but known only a round trip later.
+        sim.after(Math.max(storeRttMs, reply.slot - now), sendPaced, client);
+      }
+      return {
+        start: send,
         served(client, now) {
           finished++;
-          pacers[client % processes]!.onResult(now, 'ok', undefined, sentAt[client]);
+          pacers[client % processes]!.onResult(now, 'ok', undefined, sentAt[client], paced[client] === 1);
         },
         rejected(client, now) {
-          const p = client % processes;
-          const pacer = pacers[p]!;
-          pacer.onResult(now, 'rejected', undefined, sentAt[client]);
+          const pacer = pacers[client % processes]!;
+          pacer.onResult(now, 'rejected', undefined, sentAt[client], paced[client] === 1);
           if (state.next(client, REJECTED, now) === GIVE_UP) {
             finished++;
-            return GIVE_UP;
+            wire.gaveUp(client, now);
+            return;
           }
-          if (!shared) return pacer.reserve(now);
-          if (!pacer.throttling(now) && now >= activeUntil[p]!) return 0;
-          const reply = bookSlot(ledger, now, {
-            owner: owner(p),
-            rate: rateOf(p, now),
-            contributionMs: quietMs,
-            minRate,
-            ttlMs: 60_000,
-          });
-          pacer.followQueue(reply.slot + 1 / reply.rate);
-          // The slot is booked at once in this model, but known only a round trip later.
-          return Math.max(storeRttMs, reply.slot - now);
+          // Yield first: every answer arriving now is reported before any of these retries books.
+          sim.after(0, book, client);
         },
-      });
+      };
     },
   };
 }

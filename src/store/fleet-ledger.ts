@@ -32,7 +32,7 @@ export interface BudgetLedger {
  * One budget sync. With R and T the fleet's first attempts and granted retries over the
  * window of `windowBuckets` buckets ending at the current one:
  *
- *     available = max(0, ⌊ratio × R + reserve − T⌋)
+ *     available = max(0, ⌊max(ratio × R, reserve) − T⌋)
  *     granted   = min(want, available)          (counted into T at once)
  *
  * Tokens are withdrawn when leased, not when used, so leasing alone never lets the fleet
@@ -68,7 +68,7 @@ export function syncBudget(ledger: BudgetLedger, nowMs: number, r: BudgetSyncReq
     requests += c.requests;
     retries += c.retries;
   }
-  const left = Math.floor(r.ratio * requests + r.reserve - retries + EPSILON);
+  const left = Math.floor(Math.max(r.ratio * requests, r.reserve) - retries + EPSILON);
   const available = Math.max(left, 0);
   const granted = Math.min(r.want, available);
   if (granted > 0) cell(bucket).retries += granted;

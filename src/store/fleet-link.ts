@@ -260,23 +260,26 @@ export class FleetLink {
   }
 
   /**
-   * Books a send slot for one attempt on `key`: in the fleet's queue while the store
-   * answers (one round trip), else in the local pacer. Resolves to the wait in ms.
+   * Books a send slot for one attempt on `key` in the fleet's queue while the store answers
+   * (one round trip): resolves to the wait in ms. `undefined` (now, or when the store does
+   * not answer): the attempt books in the local pacer and holds its ticket there — also while
+   * that pacer searches, since its probe slots move as it learns and a fleet slot cannot;
+   * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces the
+   * processes' probes at their summed probe rates.
    */
-  reserve(key: string, pacer: Pacer, nowMs: number): number | Promise<number> {
-    if (!this.sharing) return pacer.reserve(nowMs);
+  reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<number | undefined> | undefined {
+    if (!this.sharing || (pacer.searching && !due)) return undefined;
     if (!this.throttling(key, pacer, nowMs)) return 0;
     return this.bookSlot(key, pacer, nowMs);
   }
 
-  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number> {
+  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number | undefined> {
     const localRate = pacer.throttling(nowMs) ? (pacer.rate(nowMs) ?? 0) / 1000 : 0;
     const reply = await this.store.bookSlot(
       { downstream: this.scopeName, key },
       { owner: this.owner, rate: localRate, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
     );
-    const at = this.clock.monotonic();
-    if (reply === undefined) return Math.max(0, pacer.reserve(at) - (at - nowMs));
+    if (reply === undefined) return undefined;
     this.measured(nowMs, reply.now);
     // The local pacer follows the fleet's queue: its cuts are gated by where that queue
     // ended (answers to requests booked before a cut must not cut again), and a fall-back

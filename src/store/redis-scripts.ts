@@ -69,7 +69,7 @@ if returned > 0 and returnBucket >= oldest and returnBucket <= bucket then
     T = T - back
   end
 end
-local left = math.floor(ratio * R + reserve - T + 1e-9)
+local left = math.floor(math.max(ratio * R, reserve) - T + 1e-9)
 local available = 0
 if left > 0 then available = left end
 local granted = math.min(want, available)

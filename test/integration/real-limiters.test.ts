@@ -1,6 +1,7 @@
-// The token-bucket and fixed-window models against real limiters nobody here wrote:
-// `limiter`'s TokenBucket and `express-rate-limit` (on Express), each in front of a loopback
-// server this test starts. The same herd — 100 callers at once through `downstream().fetch`,
+// The token-bucket, fixed-window, GCRA and concurrency models against real limiters nobody
+// here wrote: `limiter`'s TokenBucket, `express-rate-limit` (on Express), `redis-gcra` (on a
+// real redis-server) and `express-queue` (on Express), each in front of a loopback server
+// this test starts. The same herd — 100 callers at once through `downstream().fetch`,
 // each retrying until served — runs against the real limiter and against the model; both
 // figures are printed side by side (requests counted by the server).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,13 @@ import { HERD_RETRY_OPTIONS } from '../../src/sim/herd-strategies.js';
 import { withDefaults } from '../../src/sim/scenario.js';
 import { herd } from '../../src/sim/scenarios/herd.js';
 import { systemClock } from '../../src/time/system-clock.js';
-import { type LimitedServer, startFixedWindowServer, startTokenBucketServer } from '../support/limiter-servers.js';
+import {
+  type LimitedServer,
+  startConcurrencyServer,
+  startFixedWindowServer,
+  startGcraServer,
+  startTokenBucketServer,
+} from '../support/limiter-servers.js';
 import { realHerd } from '../support/real-herd.js';
 
 type Spread = { min: number; median: number; max: number };
@@ -27,16 +34,30 @@ const STRATEGIES: Record<string, DownstreamOptions> = {
   },
 };
 
-function simulated(server: string, strategy: string): { requests: Spread; ms: Spread } {
-  const { json } = herd.run(withDefaults(herd, { server, strategy, seeds: 50 }), {});
+function simulated(
+  server: string,
+  strategy: string,
+  extra: Record<string, number>,
+): { requests: Spread; ms: Spread; bound: number } {
+  const { json } = herd.run(withDefaults(herd, { server, strategy, seeds: 50, ...extra }), {});
   const row = (json.strategies as Array<{ totalRequests: Spread; allSucceededMs: Spread }>)[0]!;
-  return { requests: row.totalRequests, ms: row.allSucceededMs };
+  const bound = (json.lowerBound as { totalRequests: number }).totalRequests;
+  return { requests: row.totalRequests, ms: row.allSucceededMs, bound };
 }
 
-const limiters = [
+const limiters: Array<{ model: string; name: string; start: () => Promise<LimitedServer>; extra?: Record<string, number> }> = [
   // 100 r/s with a bucket of 10: the model's default capacity (10 per 100 ms, burst 10).
   { model: 'token-bucket', name: 'limiter TokenBucket', start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }) },
   { model: 'fixed-window', name: 'express-rate-limit', start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }) },
+  { model: 'gcra', name: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }) },
+  // 10 served at once, 100 ms each, one more may wait (express-queue admits through its queue:
+  // with no room there it serves nothing).
+  {
+    model: 'concurrency',
+    name: 'express-queue',
+    start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
+    extra: { queue: 1 },
+  },
 ];
 
 for (const limiter of limiters) {
@@ -61,7 +82,7 @@ for (const limiter of limiters) {
         server.resetCounts();
         const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeoutMs: 10_000 });
         const real = server.requests();
-        const sim = simulated(limiter.model, strategy);
+        const sim = simulated(limiter.model, strategy, limiter.extra ?? {});
         console.log(
           `[figure] ${limiter.name} ${strategy}: real ${real.total} requests, ${(run.allSucceededMs / 1000).toFixed(3)} s; ` +
             `simulated ${sim.requests.median} (${sim.requests.min}–${sim.requests.max}) requests, ` +
@@ -69,9 +90,16 @@ for (const limiter of limiters) {
         );
         expect(run.failed).toBe(0);
         expect(real.served).toBe(100);
-        // The ±10 % target is not met (see the notes in docs/simulator.md); what holds is that
-        // a real herd needs no more requests than the model's worst seed.
-        expect(real.total).toBeLessThanOrEqual(sim.requests.max);
+        if (strategy === 'adaptive') {
+          // The issue's target is 1.1 × the bound; measured mostly 185–250 here on a loaded
+          // 2-core machine, with outliers up to 323 (docs/simulator.md) — so this guard is
+          // 2× the bound: a pacer that stopped pacing needs ~300–550.
+          expect(real.total).toBeLessThanOrEqual(2 * sim.bound);
+        } else {
+          // The ±10 % target is not met for jittered rows (docs/simulator.md); what holds is
+          // that a real herd needs no more requests than the model's worst seed.
+          expect(real.total).toBeLessThanOrEqual(sim.requests.max);
+        }
       });
     }
   });

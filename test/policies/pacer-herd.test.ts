@@ -92,8 +92,10 @@ describe('Pacer on the standard herd', () => {
     expect(total.median).toBeLessThanOrEqual(209);
     expect(done.min).toBeGreaterThanOrEqual(1_000);
     expect(done.max).toBeLessThanOrEqual(1_300);
-    // Measured: 190 / 1 000 ms for every seed — the lower bound — with 10 retries per slot.
-    expect(summary(runs.map((r) => r.peakRetriesPerSlot)).max).toBeLessThanOrEqual(10);
+    // Measured: 200 requests / 1 100 ms for every seed, at most 15 retries in a slot. (Before
+    // the search phase: 190 / 1 000 ms, the bound — by trusting the first flight's rate, which
+    // a token bucket answering at once makes 100× too high; see docs/simulator.md.)
+    expect(summary(runs.map((r) => r.peakRetriesPerSlot)).max).toBeLessThanOrEqual(15);
   });
 
   it('learns other herds the same way (no rate is written anywhere)', () => {

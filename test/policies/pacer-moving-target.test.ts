@@ -2,6 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../src/policies/pacer.js';
 import { VirtualClock } from '../../src/time/virtual-clock.js';
 
+/**
+ * The pacer's protocol: book a slot, and when the wait ends ask again (slots move as the
+ * pacer learns) until it says 0; then `go`.
+ */
+function paced(clock: VirtualClock, pacer: Pacer, now: number, go: () => void): void {
+  const wait = pacer.reserve(now);
+  const ticket = pacer.lastTicket;
+  const check = () => {
+    const more = pacer.holdFor(ticket, clock.monotonic());
+    if (more > 0) clock.schedule(more, check);
+    else go();
+  };
+  if (wait > 0) clock.schedule(wait, check);
+  else clock.schedule(0, go);
+}
+
 /** Capacity (requests/s) from each phase's start time (ms) on. */
 type Phases = ReadonlyArray<readonly [startMs: number, perSecond: number]>;
 
@@ -64,7 +80,7 @@ function closedLoop(server: (clock: VirtualClock) => Server, workers: number, en
       const now = clock.monotonic();
       pacer.onResult(now, ok ? 'ok' : 'rejected', undefined, sentAt);
       if (!ok) rejected++;
-      if (now < endMs) clock.schedule(pacer.reserve(now), send);
+      if (now < endMs) paced(clock, pacer, now, send);
     });
   };
   for (let w = 0; w < workers; w++) clock.schedule(0, send);
@@ -96,15 +112,17 @@ const PHASES: Phases = [
 ];
 
 describe('Pacer against a moving target', () => {
-  // Measured settle times (start / halving / doubling): rate limiter 0.2 / 0.8 / 1.7 s,
-  // slot server 0.4 / 0.7 / 1.1 s, slot server at 10× the capacity 0.4 / 0.8 / 3.1 s.
+  // Measured settle times (start / halving / doubling): rate limiter 1.2 / 0 / 1.1 s,
+  // slot server 0 / 0.1 / 0.8 s, slot server at 10× the capacity 0 / 0.1 / 0.9 s. The rate
+  // limiter starts slower than before the search phase (0.2 s): its first estimate is
+  // bracketed by probes (within 2×), then measured.
   it('a rate limiter whose capacity halves, then doubles: the send rate settles within ±20 % in seconds', () => {
     const { sends, rejectedShare } = closedLoop((clock) => gcraServer(clock, PHASES, 30), 40, 30_000);
     const [start, halved, doubled] = settleTimes(sends, PHASES, 30_000);
     console.log(
       `[figure] pacer, rate limiter: settles in ${start} ms at start, ${halved} ms after halving, ${doubled} ms after doubling; ${(rejectedShare * 100).toFixed(1)}% rejected`,
     );
-    expect(start).toBeLessThanOrEqual(1_000);
+    expect(start).toBeLessThanOrEqual(1_500);
     expect(halved).toBeLessThanOrEqual(2_000);
     expect(doubled).toBeLessThanOrEqual(3_000);
     expect(rejectedShare).toBeLessThan(0.1);

@@ -1,11 +1,28 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/options/validate.js';
-import { PACER_DEFAULTS, Pacer, type PacerSignal } from '../../src/policies/pacer.js';
+import { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from '../../src/policies/pacer.js';
 
 /** A burst of `answers` requests sent at 0 and answered together at `at`, the first `served` ok. */
 function burst(pacer: Pacer, at: number, answers: number, served: number): void {
   for (let i = 0; i < answers; i++) pacer.onResult(at, i < served ? 'ok' : 'rejected', undefined, 0);
+}
+
+/** Books `k` slots at `now`; returns each one's wait until its slot (not the first check). */
+function slots(pacer: Pacer, now: number, k: number): number[] {
+  return Array.from({ length: k }, () => {
+    pacer.reserve(now);
+    return pacer.slotWait(pacer.lastTicket, now);
+  });
+}
+
+/** Throttling at 100/s (the herd's slot server): the first probe served confirmed D₀. */
+function cruising(options: PacerOptions = {}): Pacer {
+  const p = new Pacer(options);
+  burst(p, 100, 100, 10);
+  slots(p, 100, 3); // probes at 110, 130, 170
+  p.onResult(200, 'ok', undefined, 110);
+  return p;
 }
 
 describe('Pacer', () => {
@@ -64,31 +81,34 @@ describe('Pacer', () => {
     expect(p.rate(10_000)).toBeGreaterThan(130); // it measured 1 per 7 ms meanwhile
   });
 
-  it('a rejection starts throttling at the measured delivery rate, staggering simultaneous callers', () => {
+  it('a rejection starts a search: simultaneous callers become probes with doubling gaps from the flight’s rate', () => {
     const p = new Pacer();
-    burst(p, 100, 100, 10); // the herd's first slot: 10 of 100 served in 100 ms
+    burst(p, 100, 100, 10); // the herd's first slot: 10 of 100 served in 100 ms, D₀ = 100/s
     expect(p.throttling(100)).toBe(true);
+    expect(p.searching).toBe(true);
     expect(p.rate(100)).toBeCloseTo(100, 9);
-    expect([0, 1, 2, 3, 4].map(() => p.reserve(100))).toEqual([0, 10, 20, 30, 40]);
-    expect(p.paced).toBe(4);
-    // Later callers queue behind the booked slots.
-    expect(p.reserve(120)).toBe(30);
+    expect(slots(p, 100, 5)).toEqual([10, 30, 70, 150, 310]);
+    expect(p.paced).toBe(5);
   });
 
-  it('learns any scale: k callers at one instant get slots latency/served apart (property)', () => {
+  it('learns any scale: k callers at one instant get probes latency/served × (2^(i+1) − 1) apart (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 500 }),
         fc.integer({ min: 1, max: 500 }),
         fc.integer({ min: 5, max: 2_000 }),
-        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 1, max: 30 }),
         (served, rejected, latency, k) => {
           const p = new Pacer();
           burst(p, latency, served + rejected, served);
-          // …never further apart than maxSpacingMs (the floor on the learned rate).
-          const spacing = Math.min(latency / served, p.maxSpacingMs);
+          const got = slots(p, latency, k);
+          // Gaps g₀, 2g₀, 4g₀, … never wider than maxSpacingMs (the floor on the rate).
+          let at = 0;
+          let gap = Math.min(latency / served, p.maxSpacingMs);
           for (let i = 0; i < k; i++) {
-            if (Math.abs(p.reserve(latency) - i * spacing) > 1e-6 * (1 + i * spacing)) return false;
+            at += Math.min(gap, p.maxSpacingMs);
+            gap *= 2;
+            if (Math.abs(got[i]! - at) > 1e-6 * (1 + at)) return false;
           }
           return true;
         },
@@ -96,20 +116,35 @@ describe('Pacer', () => {
     );
   });
 
+  it('the first probe served ends the search at 1 / (last rejected probe’s offset), then measures (token bucket)', () => {
+    // A token bucket (100/s, burst 10) answering in 1 ms: the flight reads 10 per ms.
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const probes = slots(p, 1, 90).map((w) => 1 + w);
+    expect(probes.slice(0, 7)).toEqual([1.1, 1.3, 1.7, 2.5, 4.1, 7.3, 13.7].map((t) => expect.closeTo(t, 9)));
+    for (const sent of probes.slice(0, 6)) p.onResult(sent + 1, 'rejected', undefined, sent);
+    expect(p.searching).toBe(true);
+    p.onResult(14.7, 'ok', undefined, probes[6]);
+    expect(p.searching).toBe(false);
+    // Capacity came back between 6.3 and 12.7 ms after the flight: 1 / 6.3 ms (≤ 2× high).
+    expect(p.rate(14.7)).toBeCloseTo(1_000 / 6.3, 6);
+    expect(p.cuts).toBe(0);
+  });
+
   it('a wait hint puts the first slot no earlier than now + hint', () => {
     const p = new Pacer();
     for (let t = 0; t < 500; t += 10) p.onResult(t + 20, 'ok', undefined, t); // 100/s delivered
     p.onResult(520, 'rejected', 3_000, 500);
     expect(p.throttling(520)).toBe(true);
-    expect(p.reserve(520)).toBe(3_000);
-    const second = p.reserve(520);
-    expect(second).toBeGreaterThan(3_000);
-    expect(second).toBeLessThan(3_020);
+    const [first, second] = slots(p, 520, 2);
+    expect(first).toBeGreaterThanOrEqual(3_000);
+    expect(first).toBeLessThan(3_020);
+    expect(second).toBeGreaterThan(first!);
     // A success carrying a hint (remaining 0, reset in 1 s) is a hint too.
     const q = new Pacer();
     q.onResult(50, 'ok', 1_000, 0);
     expect(q.throttling(50)).toBe(true);
-    expect(q.reserve(50)).toBe(1_000);
+    expect(slots(q, 50, 1)[0]).toBeGreaterThanOrEqual(1_000);
   });
 
   it('timeouts count like rejections', () => {
@@ -121,45 +156,66 @@ describe('Pacer', () => {
   it('stops throttling after quietMs without rejection, once the queue has drained', () => {
     const p = new Pacer();
     burst(p, 100, 20, 10);
-    for (let i = 0; i < 30; i++) p.reserve(100); // booked until 100 + 30 × 10 ms
+    slots(p, 100, 3); // probes at 110, 130, 170
     expect(p.throttling(2_099)).toBe(true); // quiet for 1 999 ms
     expect(p.throttling(2_100)).toBe(false);
     expect(p.reserve(2_100)).toBe(0);
     const busy = new Pacer({ quietMs: 100 });
     burst(busy, 100, 20, 10);
-    for (let i = 0; i < 30; i++) busy.reserve(100);
-    expect(busy.throttling(300)).toBe(true); // quiet, but callers are still queued until 400
-    expect(busy.throttling(400)).toBe(false);
+    slots(busy, 100, 5); // the last probe at 100 + 310
+    expect(busy.throttling(300)).toBe(true); // quiet, but a caller is still queued until 410
+    expect(busy.throttling(410)).toBe(false);
   });
 
   it('cuts the rate when a paced request is still rejected, once per round', () => {
-    const p = new Pacer();
-    burst(p, 100, 100, 10); // throttling at 100/s
-    for (let i = 0; i < 10; i++) p.reserve(100); // slots 100 … 190
-    p.onResult(150, 'rejected', undefined, 50); // sent before throttling began: no cut
+    const p = cruising();
+    expect(p.searching).toBe(false);
+    expect(p.rate(200)).toBeCloseTo(100, 6);
+    p.onResult(205, 'rejected', undefined, 150); // a probe of the search: no cut
     expect(p.cuts).toBe(0);
-    p.onResult(250, 'rejected', undefined, 150); // a paced request: the rate is too high
+    p.onResult(220, 'rejected', undefined, 210); // paced at 100/s and still rejected
     expect(p.cuts).toBe(1);
-    expect(p.rate(250)).toBeCloseTo(85, 6); // β × min(rate, D̂) = 0.85 × 100
-    const next = p.reserve(250); // the queue ends at 200; new slots at the new spacing
-    expect(next).toBe(0);
-    expect(p.reserve(250)).toBeCloseTo(1_000 / 85, 6);
-    p.onResult(260, 'rejected', undefined, 190); // booked before the cut: no second cut
+    expect(p.rate(220)).toBeCloseTo(85, 3); // β × min(rate, D̂) = 0.85 × 100
+    // Sent within one service time (≈ 100 ms, the successes' latency) of the cut: they met
+    // the load from before it, no second cut.
+    p.onResult(240, 'rejected', undefined, 230);
     expect(p.cuts).toBe(1);
-    p.onResult(300, 'rejected', undefined, 262); // sent after the cut's backlog: cuts again
+    // Nor does one before the callee served anything sent since the cut (a fixed window
+    // rejects everything until it resets: one episode, one cut).
+    p.onResult(340, 'rejected', undefined, 330);
+    expect(p.cuts).toBe(1);
+    p.onResult(390, 'ok', undefined, 340);
+    p.onResult(400, 'rejected', undefined, 390);
     expect(p.cuts).toBe(2);
+    // Rejected with nothing served for 16 gaps at the new rate: cuts again all the same.
+    p.onResult(700, 'rejected', undefined, 690);
+    expect(p.cuts).toBe(3);
   });
 
-  it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × D̂', () => {
-    const p = new Pacer({ quietMs: 10_000 });
-    burst(p, 100, 100, 10);
-    p.reserve(100);
-    p.onResult(200, 'rejected', undefined, 150);
-    expect(p.rate(200)).toBeCloseTo(85, 6);
-    expect(p.rate(700)).toBeGreaterThan(85);
-    expect(p.rate(1_200)).toBeCloseTo(100, 6); // back at W after K = 1 s
-    expect(p.rate(2_200)).toBeGreaterThan(100);
-    expect(p.rate(2_200)).toBeLessThanOrEqual(150 + 1e-9); // probeGain × D̂
+  it('a cut re-spaces the requests already waiting; a caller asks again when its wait ends', () => {
+    const p = cruising();
+    // Slots 200 (sent at once, no ticket), 210, 220 (due by the cut), then 230 … 270.
+    const tickets = Array.from({ length: 8 }, () => {
+      p.reserve(200);
+      return p.lastTicket;
+    }).slice(3);
+    const before = tickets.map((t) => p.slotWait(t, 200));
+    p.onResult(220, 'rejected', undefined, 210);
+    const after = tickets.map((t) => p.slotWait(t, 220) + 20);
+    for (let i = 1; i < 5; i++) expect(after[i]! - after[i - 1]!).toBeCloseTo(1_000 / 85, 3);
+    expect(after[4]).toBeGreaterThan(before[4]!);
+    // The caller of the last ticket, woken at its old slot, is told to wait on.
+    expect(p.holdFor(tickets[4]!, 200 + before[4]!)).toBeGreaterThan(0);
+  });
+
+  it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
+    const p = cruising({ quietMs: 10_000 });
+    p.onResult(220, 'rejected', undefined, 210);
+    expect(p.rate(220)).toBeCloseTo(85, 3);
+    expect(p.rate(720)).toBeGreaterThan(85);
+    expect(p.rate(1_220)).toBeCloseTo(100, 3); // back at W after K = 1 s
+    expect(p.rate(2_220)).toBeGreaterThan(100);
+    expect(p.rate(2_220)).toBeLessThanOrEqual(150 + 1e-9); // probeGain × max(D̂, W)
   });
 
   it('reserve never returns NaN, a negative or an unbounded wait; rate stays positive (property)', () => {
@@ -212,16 +268,27 @@ describe('Pacer', () => {
   });
 });
 
-describe('Pacer.cancelLastReservation', () => {
+describe('Pacer: giving a slot back', () => {
   it('gives the latest slot back, so the queue does not run ahead of real sends (review regression)', () => {
     const pacer = new Pacer();
     for (let i = 0; i < 10; i++) pacer.onResult(100, 'ok', undefined, 0);
     for (let i = 0; i < 20; i++) pacer.onResult(100, 'rejected', undefined, 0);
-    const first = pacer.reserve(100);
-    const second = pacer.reserve(100);
-    expect(second).toBeGreaterThan(first);
+    const [first, second] = slots(pacer, 100, 2);
+    expect(second).toBeGreaterThan(first!);
     expect(pacer.cancelLastReservation()).toBe(true);
     expect(pacer.cancelLastReservation()).toBe(false); // only the latest, once
-    expect(pacer.reserve(100)).toBe(second); // the same slot is booked again
+    expect(slots(pacer, 100, 1)).toEqual([second]); // the same slot is booked again
+  });
+
+  it('a slot booked before a give-up does not stay booked: the next booking takes it (issue 11)', () => {
+    const p = cruising();
+    const tickets = Array.from({ length: 5 }, () => {
+      p.reserve(200);
+      return p.lastTicket;
+    }).slice(1);
+    const gone = p.slotWait(tickets[1]!, 200);
+    expect(p.release(tickets[1]!, 200)).toBe(true);
+    expect(p.release(tickets[1]!, 200)).toBe(false); // once
+    expect(slots(p, 200, 1)).toEqual([gone]);
   });
 });

@@ -1,13 +1,19 @@
 // Real rate limiters nobody here wrote, in front of a tiny loopback HTTP server each:
 // - `limiter`'s TokenBucket (a token bucket: burst, refilled continuously);
-// - `express-rate-limit` on Express (a fixed-window counter, windows opening at the first hit).
-// Both answer 429 without any wait hint, like the simulator's models. Requests are counted
+// - `express-rate-limit` on Express (a fixed-window counter, windows opening at the first hit);
+// - `redis-gcra` (GCRA in a Lua script) on a real redis-server;
+// - `express-queue` on Express (a concurrency limit with a bounded queue, 503 when full).
+// All answer 429/503 without any wait hint, like the simulator's models. Requests are counted
 // here, at the server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import expressQueue from 'express-queue';
 import { rateLimit } from 'express-rate-limit';
 import { TokenBucket } from 'limiter';
+import redisGcra from 'redis-gcra';
+import { systemClock } from '../../src/time/system-clock.js';
+import { connectRedis, RedisServer } from './redis-server.js';
 
 export interface LimitedServer {
   url: string;
@@ -16,7 +22,11 @@ export interface LimitedServer {
   close(): Promise<void>;
 }
 
-async function serve(server: Server, counts: { served: number; rejected: number }): Promise<LimitedServer> {
+async function serve(
+  server: Server,
+  counts: { served: number; rejected: number },
+  after: () => Promise<void> = async () => {},
+): Promise<LimitedServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -30,7 +40,7 @@ async function serve(server: Server, counts: { served: number; rejected: number 
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      }).then(after),
   };
 }
 
@@ -72,6 +82,65 @@ export async function startFixedWindowServer(options: { limit: number; windowMs:
   app.get('/', (_req, res) => {
     counts.served++;
     res.send('ok\n');
+  });
+  return serve(createServer(app), counts);
+}
+
+/**
+ * `redis-gcra` on a redis-server this starts: GCRA with `ratePerSecond` and a burst of
+ * `burst`, one key for every caller (the limiter's clock is this process's `Date.now`).
+ */
+export async function startGcraServer(options: { ratePerSecond: number; burst: number }): Promise<LimitedServer> {
+  const redisServer = await RedisServer.start();
+  const redis = await connectRedis(redisServer.port);
+  const limiter = redisGcra({ redis, keyPrefix: 'herd', burst: options.burst, rate: options.ratePerSecond, period: 1_000 });
+  const counts = { served: 0, rejected: 0 };
+  const server = createServer((_req, res) => {
+    limiter.limit({ key: 'all' }).then(
+      ({ limited }: { limited: boolean }) => {
+        if (limited) {
+          counts.rejected++;
+          res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
+        } else {
+          counts.served++;
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+        }
+      },
+      () => res.writeHead(500).end(),
+    );
+  });
+  return serve(server, counts, async () => {
+    redis.disconnect();
+    await redisServer.dispose();
+  });
+}
+
+/**
+ * `express-queue` on Express: `concurrency` requests served at once, each taking `serviceMs`,
+ * up to `queue` more waiting; beyond that 503 at once.
+ */
+export async function startConcurrencyServer(options: {
+  concurrency: number;
+  queue: number;
+  serviceMs: number;
+}): Promise<LimitedServer> {
+  const counts = { served: 0, rejected: 0 };
+  const app = express();
+  app.use(
+    expressQueue({
+      activeLimit: options.concurrency,
+      queuedLimit: options.queue,
+      rejectHandler: (_req: unknown, res: express.Response) => {
+        counts.rejected++;
+        res.status(503).send('busy\n');
+      },
+    }),
+  );
+  app.get('/', (_req, res) => {
+    systemClock.sleep(options.serviceMs).then(() => {
+      counts.served++;
+      res.send('ok\n');
+    });
   });
   return serve(createServer(app), counts);
 }

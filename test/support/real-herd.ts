@@ -10,10 +10,27 @@ export interface RealHerdRun {
   /** When the last caller's success arrived, ms after the start. */
   allSucceededMs: number;
   failed: number;
+  /** Mean time from an attempt's start to its answer, ms (what the model's latency stands for). */
+  meanLatencyMs: number;
+  /** From the first first try's start to the last one's, ms (the model's `arrivalMs`). */
+  firstTrySpreadMs: number;
 }
 
 export async function realHerd(url: string, clients: number, options: DownstreamOptions): Promise<RealHerdRun> {
   const api = downstream(`herd-${clients}`, options);
+  let latencySum = 0;
+  let answers = 0;
+  let firstTryFrom = Number.POSITIVE_INFINITY;
+  let firstTryTo = Number.NEGATIVE_INFINITY;
+  api.on('attempt-end', (e) => {
+    latencySum += e.durationMs;
+    answers++;
+  });
+  api.on('attempt-start', (e) => {
+    if (e.attempt !== 1) return;
+    firstTryFrom = Math.min(firstTryFrom, e.atMs);
+    firstTryTo = Math.max(firstTryTo, e.atMs);
+  });
   const start = systemClock.monotonic();
   let last = 0;
   let failed = 0;
@@ -29,5 +46,10 @@ export async function realHerd(url: string, clients: number, options: Downstream
       }
     }),
   );
-  return { allSucceededMs: last, failed };
+  return {
+    allSucceededMs: last,
+    failed,
+    meanLatencyMs: answers === 0 ? 0 : latencySum / answers,
+    firstTrySpreadMs: firstTryTo - firstTryFrom,
+  };
 }

@@ -12,28 +12,46 @@ import {
 } from '../stage.js';
 
 /**
- * Where send slots are booked: the pacer itself, or a fleet store's shared queue around it
- * (whose booking may take a round trip, and cannot be taken back).
+ * A shared queue around the pacer (a fleet store's): its slots are fixed once booked (a
+ * booking may take a round trip, and cannot be taken back or moved).
  */
 export interface PaceBooker {
-  /** ms to wait before sending, or a promise of it (a shared booking). */
-  reserve(nowMs: number): number | PromiseLike<number>;
+  /**
+   * A slot in the shared queue: ms to wait before sending, or a promise of it; `undefined`
+   * (now or once answered) when no shared slot applies — the store is not in force, did not
+   * answer, or the pacer is still searching (its probe slots move) — and the attempt holds a
+   * ticket in the pacer itself. `due`: a ticket held in the pacer fell due (a searching
+   * pacer's probe) — a shared slot for it applies whenever the shared queue is in force.
+   */
+  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | undefined> | undefined;
   /** Whether attempts are being held back now. */
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
   hint?(nowMs: number, hintMs: number): void;
 }
 
+/** The stage's token for an attempt that waited for a slot: its answer is a probe's. */
+const PACED = 'paced';
+
 /**
  * Adaptive pacing: while the callee is throttling us, attempts leave at the learned rate.
  * A slot whose wait would not end in time for an attempt is given back and the call ends
  * with reason `deadline`. Every answer is reported with its attempt's send time.
+ *
+ * A paced attempt holds a ticket in the pacer's queue and asks the pacer again whenever a
+ * wait ends (`WAIT` with `waitAgain`): slots move as the pacer learns (a cut spaces the queue
+ * out, a better estimate brings it in). A caller whose slot would miss its deadline hands it
+ * back. Both drivers (`downstream()` and the simulator) run exactly this.
  */
 export class PacingStage implements Stage {
   readonly name = 'pacing';
   readonly observesSuccess = true;
 
-  private readonly booker: PaceBooker;
+  private readonly booker: PaceBooker | undefined;
+  /** The ticket each waiting call holds, asked about again when it re-enters. */
+  private readonly held = new WeakMap<StageCall, number>();
+  /** Calls whose probe ticket fell due and that are booking a shared slot for it. */
+  private readonly dueProbe = new WeakSet<StageCall>();
 
   constructor(
     readonly pacer: Pacer,
@@ -46,56 +64,101 @@ export class PacingStage implements Stage {
       booker?: PaceBooker;
     } = {},
   ) {
-    this.booker = options.booker ?? pacer;
+    this.booker = options.booker;
   }
 
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
-    const booked = this.booker.reserve(nowMs);
+    const held = this.held.get(call);
+    if (held !== undefined) return this.holdAgain(call, nowMs, held);
+    const booked = this.booker?.reserve(nowMs);
+    if (booked === undefined) return this.book(call, nowMs);
     if (typeof booked !== 'number') {
       call.queue = booked;
       call.queueWaitMs = call.deadline - nowMs;
       return QUEUE;
     }
-    return this.waitFor(call, nowMs, booked, true);
+    return this.waitFor(call, nowMs, booked);
   }
 
-  /** A shared booking answered: `value` is the wait. */
-  afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
-    return this.waitFor(call, nowMs, value as number, false);
+  /** A slot in the pacer's own queue: a ticket held until due (0: send now). */
+  private book(call: StageCall, nowMs: number): Admission {
+    const pacer = this.pacer;
+    pacer.reserve(nowMs);
+    const ticket = pacer.lastTicket;
+    if (ticket === 0) return ADMIT;
+    // A held ticket: wait until the next check, then enter again and ask (slots move).
+    this.options.onDelay?.(nowMs, pacer.slotWait(ticket, nowMs));
+    this.held.set(call, ticket);
+    return this.holdAgain(call, nowMs, ticket);
   }
 
-  private waitFor(call: StageCall, nowMs: number, wait: number, local: boolean): Admission {
-    if (wait <= 0) return ADMIT;
-    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) {
-      // A local slot is given back; one in a fleet's queue cannot be.
-      if (local) this.pacer.cancelLastReservation();
+  /** A held ticket: WAIT until the next check (`holdFor`), entering this stage again. */
+  private holdAgain(call: StageCall, nowMs: number, ticket: number): Admission {
+    const pacer = this.pacer;
+    call.token = PACED;
+    const more = pacer.holdFor(ticket, nowMs);
+    if (more <= 0) {
+      this.held.delete(call);
+      // Due (a probe, while the pacer searches): sent through the shared queue if one applies
+      // now, which spaces the fleet's probes; `undefined` (now or once answered): send.
+      const shared = this.booker?.reserve(nowMs, true);
+      if (shared === undefined) return ADMIT;
+      if (typeof shared === 'number') return this.waitFor(call, nowMs, shared);
+      this.dueProbe.add(call);
+      call.queue = shared;
+      call.queueWaitMs = call.deadline - nowMs;
+      return QUEUE;
+    }
+    const until = call.deadline - call.minAttemptTimeMs;
+    if (nowMs >= until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
+      this.held.delete(call);
+      pacer.release(ticket, nowMs);
       return call.refuse('deadline', undefined, undefined);
     }
+    call.waitMs = Math.min(more, until - nowMs);
+    call.waitAgain = true;
+    return WAIT;
+  }
+
+  /** A shared booking answered: `value` is the wait, or `undefined` to book in the pacer. */
+  afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
+    if (value === undefined) return this.dueProbe.delete(call) ? ADMIT : this.book(call, nowMs);
+    this.dueProbe.delete(call);
+    call.token = PACED;
+    return this.waitFor(call, nowMs, value as number);
+  }
+
+  /** A fixed wait for a slot in the shared queue (which cannot be given back). */
+  private waitFor(call: StageCall, nowMs: number, wait: number): Admission {
+    if (wait <= 0) return ADMIT;
+    call.token = PACED;
+    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) return call.refuse('deadline', undefined, undefined);
     this.options.onDelay?.(nowMs, wait);
     call.waitMs = wait;
     return WAIT;
   }
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
+    const paced = call.token === PACED;
     if (result === RESULT_OK) {
-      this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart);
+      this.pacer.onResult(nowMs, 'ok', undefined, call.attemptStart, paced);
     } else if (result === RESULT_FAILED) {
       const c = call.classification;
       if (c === undefined) return;
       const signal: PacerSignal | undefined = c.throttled ? 'rejected' : c.timeout ? 'timeout' : undefined;
       if (signal !== undefined || c.hintMs !== undefined)
-        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart);
+        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
     }
   }
 
   /**
-   * While pacing, the pacer (not each caller's own backoff) decides when retries leave: its
-   * queue releases them at the learned rate, wait hints included. The zero delay still
-   * yields, so that every answer that arrived together is reported to the pacer before any
-   * of those callers books its slot.
+   * While pacing, a retry still waits its own backoff first (the pacer never sends a retry
+   * earlier than the caller asked), then for its slot at the learned rate. The delay is
+   * marked paced so that even a zero one yields: every answer that arrived together is
+   * reported to the pacer before any of those callers books its slot.
    */
-  retryDelay(_call: StageCall, nowMs: number): number {
-    return this.booker.throttling(nowMs) ? 0 : -1;
+  retryDelay(_call: StageCall, nowMs: number, delayMs: number): number {
+    return (this.booker ?? this.pacer).throttling(nowMs) ? delayMs : -1;
   }
 }

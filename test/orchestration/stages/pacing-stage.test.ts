@@ -18,16 +18,28 @@ describe('PacingStage', () => {
     expect(throttledStage().enter(stageCall({ attempt: 1 }), 10)).toBe(ADMIT);
   });
 
-  it('a retry waits for its booked slot, and the wait is reported', () => {
+  it('a retry waits for its booked slot (checking again as it moves), and the wait is reported', () => {
     const delays: number[] = [];
     const stage = throttledStage({ onDelay: (_now, ms) => delays.push(ms) });
-    let waited = 0;
+    let call = stageCall({ attempt: 2 });
     for (let i = 0; i < 5; i++) {
-      const call = stageCall({ attempt: 2 });
-      if (stage.enter(call, 10) === WAIT) waited = call.waitMs;
+      call = stageCall({ attempt: 2 });
+      expect(stage.enter(call, 10)).toBe(WAIT);
     }
-    expect(waited).toBeGreaterThan(0);
-    expect(delays.at(-1)).toBe(waited);
+    // The fifth probe's slot, as booked; the first check is sooner (the slot may move) and
+    // enters this stage again.
+    expect(delays.at(-1)).toBeGreaterThan(0);
+    expect(call.waitMs).toBeGreaterThan(0);
+    expect(call.waitMs).toBeLessThanOrEqual(delays.at(-1)!);
+    expect(call.waitAgain).toBe(true);
+    let now = 10 + call.waitMs;
+    let admitted = false;
+    for (let i = 0; i < 100 && !admitted; i++) {
+      if (stage.enter(call, now) === ADMIT) admitted = true;
+      else now += call.waitMs;
+    }
+    expect(admitted).toBe(true);
+    expect(now).toBeCloseTo(10 + delays.at(-1)!, 6);
   });
 
   it('a slot that would end after the deadline is given back and the call refused with reason deadline', () => {
@@ -40,9 +52,10 @@ describe('PacingStage', () => {
     expect(stage.pacer.paced).toBe(before);
   });
 
-  it('takes over the retry delay while throttling', () => {
+  it('while throttling, a retry keeps its own backoff (marked paced, so even 0 yields); otherwise untouched', () => {
     const stage = throttledStage();
-    expect(stage.retryDelay(stageCall(), 10)).toBe(0);
-    expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10)).toBe(-1);
+    expect(stage.retryDelay(stageCall(), 10, 0)).toBe(0);
+    expect(stage.retryDelay(stageCall(), 10, 250)).toBe(250);
+    expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10, 250)).toBe(-1);
   });
 });

@@ -24,6 +24,7 @@ export function stageCall(fields: Partial<StageCall> & { pendingReleases?: (() =
     classification: undefined as Classification | undefined,
     token: undefined as unknown,
     waitMs: 0,
+    waitAgain: false,
     queue: undefined as Queue | undefined,
     queueWaitMs: 0,
     retryAfterMs: undefined as number | undefined,

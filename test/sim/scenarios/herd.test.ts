@@ -180,8 +180,10 @@ describe('herd scenario', () => {
         expect(y, `${s.name} at ${x} s`).toBeLessThanOrEqual(allowed);
       }
     }
-    // adaptive meets it on the slot server: all 100 served at 1.0 s.
-    expect(served.series[HERD_STRATEGY_NAMES.indexOf('adaptive')]!.points.find(([, y]) => y === 100)?.[0]).toBe(1);
+    // adaptive is within the issue's 1.2× of it on the slot server: all 100 served by 1.1 s
+    // (its search probes first, and spends one slot doing so).
+    const adaptiveDone = served.series[HERD_STRATEGY_NAMES.indexOf('adaptive')]!.points.find(([, y]) => y === 100)?.[0];
+    expect(adaptiveDone).toBeLessThanOrEqual(1.2);
     const table = report.tables[0]!.table;
     expect(table.rows.every((row) => row.includes('190 req · 1.0 s'))).toBe(true);
   });
