@@ -142,6 +142,7 @@ export class CallMachine implements StageCall {
   declare queue: Queue | undefined;
   declare queueWaitMs: number;
   declare retryAfterMs: number | undefined;
+  declare retryPaced: boolean;
   /** `STEP_SLEEP` at 0 ms must still yield (the pacer took over the retry's timing). */
   declare yieldBeforeRetry: boolean;
 
@@ -197,6 +198,7 @@ export class CallMachine implements StageCall {
     this.queue = undefined;
     this.queueWaitMs = 0;
     this.retryAfterMs = undefined;
+    this.retryPaced = false;
     this.yieldBeforeRetry = false;
     this.classification = undefined;
     this.decision = undefined;
@@ -350,6 +352,9 @@ export class CallMachine implements StageCall {
    */
   abandon(nowMs: number): void {
     this.exitAll(nowMs, RESULT_NEUTRAL);
+    // A stage may hold something for an attempt it has not admitted yet (a pacer's ticket).
+    const stages = this.gates;
+    for (let i = 0; i < stages.length; i++) stages[i]!.leave?.(this, nowMs);
   }
 
   /**
@@ -445,6 +450,7 @@ export class CallMachine implements StageCall {
 
   private admitRetry(nowMs: number): GiveUpReason | undefined {
     const admitters = this.pipeline.retryAdmitters;
+    this.retryPaced = false;
     for (let i = 0; i < admitters.length; i++) {
       const refused = admitters[i]!.admitRetry?.(this, nowMs);
       if (refused !== undefined) return refused;

@@ -84,6 +84,11 @@ export interface StageCall {
   /** With `admitRetry` refusing: when to come back, if the stage knows. */
   retryAfterMs: number | undefined;
   /**
+   * In `admitRetry`: the retry will wait for the pacer's slot at the callee's measured rate
+   * (set by the pacing stage, which is asked before the budget; reset for every retry).
+   */
+  retryPaced: boolean;
+  /**
    * In `exit`: runs `release` once the operation has really finished — at once, unless the
    * attempt ended (timeout, deadline, caller abort) while the operation kept running; then
    * when it settles. What bounds running work (a bulkhead) releases through it.
@@ -121,6 +126,11 @@ export interface Stage {
   /** Absent: the stage has nothing to learn from an attempt. */
   exit?(call: StageCall, nowMs: number, result: AttemptResult): void;
   admitRetry?(call: StageCall, nowMs: number): GiveUpReason | undefined;
+  /**
+   * The caller aborted the call: give back anything held for an attempt this stage has not
+   * admitted yet (a pacer's ticket while the call waits for its slot).
+   */
+  leave?(call: StageCall, nowMs: number): void;
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
   /** May set the attempt timeout for an attempt starting now (derived from latency); `baseMs` is the downstream's. */
   attemptTimeoutMs?(call: StageCall, nowMs: number, baseMs: number): number;

@@ -20,7 +20,7 @@ export {
   normal,
   sampleLatency,
 } from './distributions.js';
-export { type EventHandler, type EventKind, Simulation } from './engine.js';
+export { type EventHandler, type EventKind, type ScheduledEvent, Simulation } from './engine.js';
 export { EventQueue } from './event-queue.js';
 export { ADAPTIVE_HERD_STRATEGY, adaptiveStrategy } from './herd-adaptive.js';
 export {

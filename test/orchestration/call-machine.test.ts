@@ -264,6 +264,26 @@ describe('CallMachine', () => {
     expect(log).toEqual(['a.enter@0', 'a.exit@4:neutral:a-token-1']);
   });
 
+  it('a call abandoned while a stage holds it waiting tells every stage to leave (a pacer hands its ticket back)', () => {
+    const log: string[] = [];
+    const holding: Stage = {
+      name: 'p',
+      observesSuccess: false,
+      enter(call) {
+        call.waitMs = 10;
+        call.waitAgain = true;
+        return WAIT;
+      },
+      leave(_call, now) {
+        log.push(`p.leave@${now}`);
+      },
+    };
+    const m = machine([recorder('a', log), holding]);
+    expect(m.begin(0)).toBe(STEP_WAIT);
+    m.abandon(5);
+    expect(log).toEqual(['a.enter@0', 'a.exit@5:neutral:a-token-1', 'p.leave@5']);
+  });
+
   it('a stage may take over the retry delay (and the driver must then yield even at 0)', () => {
     const pacing: Stage = {
       name: 'p',

@@ -168,6 +168,33 @@ describe('pipeline with protections', () => {
     expect(attempts).toBeLessThan(40 + 35 + 20);
   });
 
+  it('paced retries are not charged to the budget: a herd the budget alone would cut short is served in full', async () => {
+    // A callee serving 5 per 100 ms slot; a budget of max(0.1 × 40, 1) = 4 retries.
+    const herd = async (pacing: boolean) => {
+      const { clock, api } = setup({
+        budget: { ratio: 0.1, reservePerSecond: 0.1 },
+        pacing,
+        retry: { maxAttempts: 100, maxElapsedMs: 60_000, backoff: { baseMs: 1, jitter: 'none' } },
+      });
+      const served = new Map<number, number>();
+      const callee = async () => {
+        const slot = Math.floor(clock.monotonic() / 100);
+        const n = (served.get(slot) ?? 0) + 1;
+        served.set(slot, n);
+        await clock.sleep((slot + 1) * 100 - clock.monotonic());
+        if (n > 5) throw status(429);
+        return 'ok';
+      };
+      const results = await Promise.all(Array.from({ length: 40 }, () => settle(clock, api.call(callee))));
+      return { ok: results.filter((r) => r.value === 'ok').length, refused: api.stats().budgetRejections };
+    };
+    const unpaced = await herd(false);
+    expect(unpaced.refused).toBeGreaterThan(20);
+    expect(unpaced.ok).toBeLessThan(20);
+    const paced = await herd(true);
+    expect(paced).toEqual({ ok: 40, refused: 0 });
+  });
+
   it('a fallback answers when the breaker is open', async () => {
     const { clock, api } = setup({ retry: false, breaker: { threshold: 1 } });
     await settle(

@@ -34,6 +34,32 @@ describe('Simulation', () => {
     expect(times).toEqual([50, 50]);
   });
 
+  it('schedules events that carry any payload, in order with plain events, and cancels them until they fire', () => {
+    const sim = new Simulation({ seed: 1 });
+    const log: string[] = [];
+    const plain = sim.on((arg, now) => log.push(`plain ${arg}@${now}`));
+    type Request = { id: string; attempt: number };
+    const deliver = (r: Request, now: number) => log.push(`${r.id}#${r.attempt}@${now}`);
+    const a = sim.schedule(10, deliver, { id: 'a', attempt: 1 });
+    sim.after(10, plain, 7);
+    const timeout = sim.schedule(20, deliver, { id: 'timeout', attempt: 0 });
+    const b = sim.scheduleAt(5, deliver, { id: 'b', attempt: 2 });
+    expect([a.atMs, b.atMs, timeout.atMs]).toEqual([10, 5, 20]);
+    expect(timeout.cancel()).toBe(true);
+    expect(timeout.cancel()).toBe(false);
+    sim.run();
+    expect(log).toEqual(['b#2@5', 'a#1@10', 'plain 7@10']);
+    expect(a.cancel()).toBe(false);
+    // Slots are reused once fired: many short-lived events keep the table small.
+    for (let i = 0; i < 1_000; i++) sim.schedule(1, () => {}, i).cancel();
+    sim.run();
+    let fired = 0;
+    for (let i = 0; i < 1_000; i++) sim.schedule(1, () => fired++, i);
+    sim.run();
+    expect(fired).toBe(1_000);
+    expect((sim as unknown as { payloads: unknown[] }).payloads.length).toBeLessThanOrEqual(1_000);
+  });
+
   it('stops at untilMs, moving time there, and resumes later', () => {
     const sim = new Simulation({ seed: 1 });
     const fired: number[] = [];

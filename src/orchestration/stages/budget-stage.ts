@@ -98,6 +98,8 @@ export class BudgetStage implements Stage {
   }
 
   admitRetry(call: StageCall, nowMs: number): GiveUpReason | undefined {
+    // Paced retries leave at the callee's measured rate, not ours: nothing to spend.
+    if (call.retryPaced) return undefined;
     const claims = this.claims;
     if (claims !== undefined) {
       const claim = (this.budgets.claimRetry as NonNullable<BudgetLedger['claimRetry']>)(call.budgetKey, nowMs);

@@ -121,6 +121,14 @@ export class PacingStage implements Stage {
     return WAIT;
   }
 
+  /** The caller aborted while holding a ticket: its slot goes to the next booking. */
+  leave(call: StageCall, nowMs: number): void {
+    const ticket = this.held.get(call);
+    if (ticket === undefined) return;
+    this.held.delete(call);
+    this.pacer.release(ticket, nowMs);
+  }
+
   /** A shared booking answered: `value` is the wait, or `undefined` to book in the pacer. */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
     if (value === undefined) return this.dueProbe.delete(call) ? ADMIT : this.book(call, nowMs);
@@ -150,6 +158,16 @@ export class PacingStage implements Stage {
       if (signal !== undefined || c.hintMs !== undefined)
         this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
     }
+  }
+
+  /**
+   * A retry decided while pacing will wait for its slot at the callee's measured rate: the
+   * budget (asked after this stage) does not charge it — the pacer already holds what
+   * reaches the callee to what it proved it serves.
+   */
+  admitRetry(call: StageCall, nowMs: number): undefined {
+    if ((this.booker ?? this.pacer).throttling(nowMs)) call.retryPaced = true;
+    return undefined;
   }
 
   /**

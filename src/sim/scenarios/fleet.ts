@@ -106,7 +106,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       charts: [],
       notes: [
         'Each process runs its own kindly policies; "store" rows share their state through the fleet ledger, the arithmetic the Redis store runs in Lua, synced every 80 ms as the runtime does; every store answer arrives one store round trip after the question (--store-rtt-ms), so shared state is as stale as over a network.',
-        `A budget per process counts its reserve once per process: ${budgetProcesses} × 10 retries/s. One fleet budget counts it once: amplification ${budgetRows[0]!.amplification.toFixed(3)}× → ${budgetRows[1]!.amplification.toFixed(3)}× (ratio 0.2 + 10/s over the fleet's ${number(budgetProcesses * budgetSetup.ratePerSecond)} requests/s is 1.21× by construction).`,
+        `The allowance is max(0.2 × requests, reserve 10 retries/s): a budget per process has its own floor (${budgetProcesses} × 10/s), one fleet budget has one. Amplification ${budgetRows[0]!.amplification.toFixed(3)}× per process → ${budgetRows[1]!.amplification.toFixed(3)}× shared at ${number(budgetSetup.ratePerSecond)} requests/s per process; below 50/s per process (--rate 20) the per-process floors add up and only the shared budget stays at 1.2×.`,
       ],
     },
   };

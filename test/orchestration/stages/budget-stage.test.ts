@@ -18,6 +18,20 @@ describe('BudgetStage', () => {
     expect(refusals).toEqual(['payments@1']);
   });
 
+  it('a retry the pacer will hold (marked retryPaced by the pacing stage) spends no token and is never refused', () => {
+    const budgets = new KeyedRetryBudgets({ budget: { ratio: 0.5, reservePerSecond: 0 } });
+    const stage = new BudgetStage(budgets);
+    const call = stageCall();
+    stage.start(call, 0);
+    stage.start(call, 0);
+    call.retryPaced = true;
+    for (let i = 0; i < 10; i++) expect(stage.admitRetry(call, 1)).toBeUndefined();
+    // The one token of 2 × 0.5 is still there for an unpaced retry, and then it is spent.
+    call.retryPaced = false;
+    expect(stage.admitRetry(call, 1)).toBeUndefined();
+    expect(stage.admitRetry(call, 1)).toBe('budget');
+  });
+
   it('records outcomes only when told to (shrinkOnErrors), and a success needs a clock read only then', () => {
     const shrinking = new KeyedRetryBudgets({ budget: { shrinkOnErrors: true } });
     const stage = new BudgetStage(shrinking, { recordsOutcomes: true });

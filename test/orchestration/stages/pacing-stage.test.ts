@@ -14,6 +14,15 @@ function throttledStage(options: ConstructorParameters<typeof PacingStage>[1] = 
 }
 
 describe('PacingStage', () => {
+  it('marks a retry decided while throttling as paced (the budget does not charge it), and only then', () => {
+    const healthy = new PacingStage(new Pacer());
+    const call = stageCall({ attempt: 2, retryPaced: false });
+    expect(healthy.admitRetry(call, 10)).toBeUndefined();
+    expect(call.retryPaced).toBe(false);
+    expect(throttledStage().admitRetry(call, 10)).toBeUndefined();
+    expect(call.retryPaced).toBe(true);
+  });
+
   it('first attempts pass unpaced unless paceFirstAttempts', () => {
     expect(throttledStage().enter(stageCall({ attempt: 1 }), 10)).toBe(ADMIT);
   });
@@ -50,6 +59,22 @@ describe('PacingStage', () => {
     expect(stage.enter(call, 10)).toBe(REFUSE);
     expect(call.refused?.reason).toBe('deadline');
     expect(stage.pacer.paced).toBe(before);
+  });
+
+  it('a caller that aborts while holding a ticket hands its slot back; the next booking takes it (regression: the slot stayed booked)', () => {
+    const stage = throttledStage();
+    const calls = Array.from({ length: 4 }, () => stageCall({ attempt: 2 }));
+    for (const call of calls) expect(stage.enter(call, 10)).toBe(WAIT);
+    const before = stage.pacer.paced;
+    const slotOfThird = stage.pacer.slotWait(3, 10);
+    stage.leave(calls[2]!, 10);
+    expect(stage.pacer.paced).toBe(before - 1);
+    stage.leave(calls[2]!, 10); // twice: nothing more to give back
+    expect(stage.pacer.paced).toBe(before - 1);
+    const next = stageCall({ attempt: 2 });
+    expect(stage.enter(next, 10)).toBe(WAIT);
+    expect(stage.pacer.lastTicket).toBe(3);
+    expect(stage.pacer.slotWait(stage.pacer.lastTicket, 10)).toBe(slotOfThird);
   });
 
   it('while throttling, a retry keeps its own backoff (marked paced, so even 0 yields); otherwise untouched', () => {

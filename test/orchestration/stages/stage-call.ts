@@ -28,6 +28,7 @@ export function stageCall(fields: Partial<StageCall> & { pendingReleases?: (() =
     queue: undefined as Queue | undefined,
     queueWaitMs: 0,
     retryAfterMs: undefined as number | undefined,
+    retryPaced: false,
     refused: undefined as { reason: GiveUpReason; cause: unknown; retryAfterMs: number | undefined } | undefined,
     refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission {
       call.refused = { reason, cause: cause?.(), retryAfterMs };
