@@ -134,7 +134,8 @@ const CRUISE = 2;
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
  *
- *     startup (until the first cut):  W = x₁, × 2^(1/4) per paced success
+ *     startup (until the first measured cut):  W = x₁, × 2^(1/2) per paced success sent
+ *                 after the last growth, at most once per windowMs / buckets / 2
  *     then, CUBIC made scale-free (RFC 9438), β = `decrease`, K = `recoveryMs`:
  *     u(t)    = max(−1, (t − tₚ) / K)
  *     rate(t) = max(1 / maxSpacingMs, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
@@ -143,7 +144,8 @@ const CRUISE = 2;
  *
  *     W = min(rate(now), D̂)   (rate(now) × 1/2 while D̂ is unknown)      tₚ = now + K
  *
- * and every waiting request is re-spaced at the new rate at once: requests sent from now on
+ * (a blind cut of a bracketed x₁ keeps start-up going: halving a guess within 2× may land
+ * below the callee's rate), and every waiting request is re-spaced at the new rate at once: requests sent from now on
  * leave at it, so only their answers may cut again (once per round trip, as in TCP).
  *
  * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
@@ -168,6 +170,8 @@ export class Pacer {
   /** The same measure over answers to requests sent since the search ended. */
   private readonly pacedRate: DeliveryRate;
   private readonly minRate: number;
+  /** Start-up grows the rate at most this often: half a bucket of the estimator. */
+  private readonly growthMs: number;
   private mode = 0;
   /** Cruise before its first cut: the rate grows with every paced success. */
   private startup = false;
@@ -245,6 +249,7 @@ export class Pacer {
     this.probeGain = options.probeGain ?? d.probeGain;
     this.paceFirstAttempts = options.paceFirstAttempts ?? d.paceFirstAttempts;
     this.estimator = new DeliveryRate(this.windowMs, this.buckets);
+    this.growthMs = this.windowMs / this.buckets / 2;
     this.pacedRate = new DeliveryRate(this.windowMs, this.buckets);
     this.minRate = 1 / this.maxSpacingMs;
   }
@@ -656,7 +661,10 @@ export class Pacer {
     if (this.startup) {
       // At most once per round trip: answers that arrive together were sent at one rate.
       // Only while requests wait: sending all there is says nothing about a higher rate.
-      if (sent >= this.grewAt && this.slotOf(this.nextTicket - 1) > nowMs) {
+      // And at most once per half a bucket of the estimator: on a fast path (loopback, ~1 ms)
+      // a growth per round trip compounds within tens of ms — before the answers show a token
+      // bucket's burst running out — and overshot real limiters by 10× and more.
+      if (sent >= this.grewAt && nowMs - this.grewAt >= this.growthMs && this.slotOf(this.nextTicket - 1) > nowMs) {
         this.level *= STARTUP_GAIN;
         this.grewAt = nowMs;
       }
@@ -682,7 +690,9 @@ export class Pacer {
       // bracketed by probes may be 2× high.
       level *= this.bracketed ? BLIND_CUT : 1;
     }
-    this.startup = false;
+    // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
+    // callee's rate: start-up goes on from there, until a cut that measured something.
+    this.startup = this.startup && peak === undefined && this.bracketed;
     this.bracketed = false;
     this.level = Math.max(level, this.minRate);
     this.raiseCeiling(peak ?? this.level);

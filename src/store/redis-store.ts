@@ -240,7 +240,13 @@ export class RedisStore implements FleetStore {
     const sentAt = this.clock.monotonic();
     return new Promise((resolve) => {
       let settled = false;
-      const cancel = this.clock.schedule(this.timeoutMs, () => {
+      // The verdict waits one more turn of the event loop: on a busy loop our timer and the
+      // answer become due together, and timers run first — an answer already on the socket
+      // (or, with node-redis, a command whose write was deferred to setImmediate) wins.
+      let cancel = this.clock.schedule(this.timeoutMs, () => {
+        if (!settled) cancel = this.clock.schedule(0, timedOut);
+      });
+      const timedOut = () => {
         if (settled) return;
         settled = true;
         // One slow answer (a busy event loop here or there) only skips this operation;
@@ -252,7 +258,7 @@ export class RedisStore implements FleetStore {
           if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
         }
         resolve(undefined);
-      });
+      };
       const done = (value: unknown) => {
         if (settled) return;
         settled = true;

@@ -103,7 +103,7 @@ describe('axiosInterceptors, real server on loopback', () => {
     expect(dump).not.toContain('QUERYSECRET');
   });
 
-  it('review defect 4: Set-Cookie of a failed response never reaches an event; axios’ own error keeps it', async () => {
+  it('regression: Set-Cookie of a failed response never reaches an event; axios’ own error keeps it', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(503, { 'set-cookie': 'sid=COOKIESECRET', 'retry-after': '0', 'content-type': 'application/json' }).end('{}');
     });

@@ -130,7 +130,7 @@ describe('extractBodyHint', () => {
     expect(seen).toEqual(['nan', 'negative', 'minus-infinite', 'string', 'thrower', 'good']);
   });
 
-  it('issue 8 defect 4: a value that overflows (JSON 1e308 seconds, Infinity) is capped like a huge header, not dropped', () => {
+  it('regression: a value that overflows (JSON 1e308 seconds, Infinity) is capped like a huge header, not dropped', () => {
     expect(extractBodyHint('{"retry_after":1e308}', NOW)).toBe(MAX_HINT_MS);
     expect(extractBodyHint('{"retry_after_ms":1e400}', NOW)).toBe(MAX_HINT_MS);
     expect(extractBodyHint({ retry_after: Number.POSITIVE_INFINITY }, NOW)).toBe(MAX_HINT_MS);

@@ -12,7 +12,7 @@ describe('hint ms helpers', () => {
     expect(sanitizeHintMs(0.2)).toBe(1);
     expect(sanitizeHintMs(1500)).toBe(1500);
     expect(sanitizeHintMs(1e300)).toBe(MAX_HINT_MS);
-    // Issue 8 defect 4: a value that overflowed (a body's 1e308 s) is "very long", as in a header.
+    // Regression: a value that overflowed (a body's 1e308 s) is "very long", as in a header.
     expect(sanitizeHintMs(Number.POSITIVE_INFINITY)).toBe(MAX_HINT_MS);
     for (const bad of [-1, -0.1, Number.NaN, Number.NEGATIVE_INFINITY, '5', null, undefined, {}]) {
       expect(sanitizeHintMs(bad)).toBeUndefined();

@@ -8,7 +8,7 @@ import { until } from './support/loopback.js';
 
 const listeners = (signal: AbortSignal) => getEventListeners(signal, 'abort').length;
 
-describe('AttemptSignal (review defect 6: no AbortSignal.any, nothing accumulates on a long-lived signal)', () => {
+describe('AttemptSignal (regression: no AbortSignal.any, nothing accumulates on a long-lived signal)', () => {
   it('aborts with the attempt’s reason while the attempt runs, and with the caller’s after', () => {
     const caller = new AbortController();
     const first = new AbortController();

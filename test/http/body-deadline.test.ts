@@ -1,4 +1,4 @@
-// Regression tests for issue 8, defect 3: the call's deadline (and `bodyTimeoutMs`) covers the
+// Regression tests: the call's deadline (and `bodyTimeoutMs`) covers the
 // body of a response handed back — a body that stops arriving can no longer keep the caller
 // waiting, nor the process alive, past it. Clients run in child processes with no rejection
 // handler, against a real server on loopback.
@@ -19,7 +19,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-describe('issue 8 defect 3: the deadline covers the response body', () => {
+describe('regression: the deadline covers the response body', () => {
   it('timeout 500, a 200 whose body stalls: the call resolves, reading the body rejects with DeadlineExceededError, the process exits', async () => {
     const r = await runClient({ entry: 'fetch', url: `${server.url}/stall-200`, init: { timeoutMs: 500 } });
     console.log(figures('200 with a stalled body, timeout 500', r));

@@ -1,4 +1,4 @@
-// Regression tests for issue 8, defects 1 and 2: looking for a wait hint in a failed
+// Regression tests: looking for a wait hint in a failed
 // response's body must never wait on a body that does not end, nor leave a branch whose
 // cancellation can throw inside undici. Each client runs in a child process with no
 // rejection handler, against a real server on loopback.
@@ -52,7 +52,7 @@ afterAll(() => server.close());
 
 const quickRetry = { retry: { maxAttempts: 2, backoff: { baseMs: 10, capMs: 20 } }, attemptTimeoutMs: 5_000 };
 
-describe('issue 8 defect 1: an error body over 64 KiB never holds the attempt', () => {
+describe('regression: an error body over 64 KiB never holds the attempt', () => {
   it('a 70,000-byte chunked 503 is failed twice (max-attempts), not timed out; the body is handed back whole', async () => {
     const r = await runClient({ entry: 'fetch', url: `${server.url}/html?size=70000`, downstream: quickRetry });
     console.log(figures('70,000-byte chunked 503, 2 attempts', r));
@@ -97,7 +97,7 @@ describe('issue 8 defect 1: an error body over 64 KiB never holds the attempt', 
   });
 });
 
-describe('issue 8 defect 2: a caller abort after the failed response was handed back', () => {
+describe('regression: a caller abort after the failed response was handed back', () => {
   it('a 503 whose JSON body keeps streaming, body unread, caller aborts: the process survives and exits', async () => {
     const r = await runClient({
       entry: 'fetch',

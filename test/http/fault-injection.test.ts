@@ -1,4 +1,4 @@
-// The fault-injection suite (issue 8): a TCP fault proxy in front of real servers, every HTTP
+// The fault-injection suite: a TCP fault proxy in front of real servers, every HTTP
 // entry point (fetch through a downstream, createFetch, the axios adapter, each middleware as a
 // server calling a downstream). Each entry's client runs in its own child process with no
 // rejection handler, the cases one after the other: every case must settle with its documented

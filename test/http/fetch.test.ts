@@ -128,7 +128,7 @@ describe('fetchThrough — statuses', () => {
     expect(await response.json()).toEqual({ error: { retry_after_ms: 120 } });
   });
 
-  it('issue 8 defect 4: {"retry_after":1e308} in a body gives up with hint-too-long, as the same value in a header does', async () => {
+  it('regression: {"retry_after":1e308} in a body gives up with hint-too-long, as the same value in a header does', async () => {
     let hits = 0;
     const server = await serve((req, res) => {
       hits++;
@@ -533,7 +533,7 @@ function endless(): { stream: ReadableStream<Uint8Array>; cancelled: Promise<unk
 }
 
 describe('fetchThrough — regressions from the review of the HTTP layer', () => {
-  it('defect 1: .fetch() no longer hangs past its deadline when verify stops a planned retry while the failed body is still arriving', async () => {
+  it('regression: .fetch() no longer hangs past its deadline when verify stops a planned retry while the failed body is still arriving', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -559,7 +559,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await reader.cancel();
   });
 
-  it('defect 1: the same when the breaker opens during the backoff, after the drain started', async () => {
+  it('regression: the same when the breaker opens during the backoff, after the drain started', async () => {
     const server = await serve((req, res) => {
       res.writeHead(503, { 'content-type': 'application/octet-stream' });
       if (req.url === '/stalled')
@@ -588,7 +588,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await reader.cancel();
   });
 
-  it('defect 2: a 503 whose body is slow stays `failed`; looking for a body hint no longer turns it into an attempt timeout', async () => {
+  it('regression: a 503 whose body is slow stays `failed`; looking for a body hint no longer turns it into an attempt timeout', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -612,7 +612,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await response.body?.cancel();
   });
 
-  it('defect 2: a body hint is still read from a small body that arrives in time', async () => {
+  it('regression: a body hint is still read from a small body that arrives in time', async () => {
     const at: number[] = [];
     const server = await serve((_req, res) => {
       at.push(performance.now());
@@ -629,7 +629,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect((at[1] as number) - (at[0] as number)).toBeGreaterThanOrEqual(150);
   });
 
-  it('defect 3: a never-ending stream body no longer holds the call past the caller’s abort', async () => {
+  it('regression: a never-ending stream body no longer holds the call past the caller’s abort', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -654,7 +654,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect(hits).toBe(0);
   });
 
-  it('defect 3: … nor past its timeout: DeadlineExceededError, nothing sent', async () => {
+  it('regression: … nor past its timeout: DeadlineExceededError, nothing sent', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -677,7 +677,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect(hits).toBe(0);
   });
 
-  it('defect 4: URL credentials and secret query values never reach the GiveUpError, its cause or the events', async () => {
+  it('regression: URL credentials and secret query values never reach the GiveUpError, its cause or the events', async () => {
     const server = await serve((_req, res) => res.writeHead(200).end());
     const d = api();
     const events: KindlyEvent[] = [];
@@ -695,7 +695,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     for (const secret of ['PASSSECRET', 'QUERYSECRET', 'alice:']) expect(dump).not.toContain(secret);
   });
 
-  it('defect 4: a network error without a secret in it is kept as the cause, with its code', async () => {
+  it('regression: a network error without a secret in it is kept as the cause, with its code', async () => {
     const url = await refusedPort();
     const error = await fetchThrough(api({ retry: false }), `${url}/x?token=QUERYSECRET`).catch((e: unknown) => e);
     const cause = isGiveUpError(error) ? error.cause : undefined;
@@ -705,7 +705,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect(inspect(error, { depth: 12 })).not.toContain('QUERYSECRET');
   });
 
-  it('defect 4: Set-Cookie never reaches an HttpStatusError or an event; the caller’s own response keeps it', async () => {
+  it('regression: Set-Cookie never reaches an HttpStatusError or an event; the caller’s own response keeps it', async () => {
     let hits = 0;
     const server = await serve((_req, res) => {
       hits++;
@@ -730,7 +730,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await own.text();
   });
 
-  it('defect 5: when a fallback answers, the last failed response’s body is cancelled: its connection closes', async () => {
+  it('regression: when a fallback answers, the last failed response’s body is cancelled: its connection closes', async () => {
     let closed = 0;
     const server = await serve((req, res) => {
       req.socket.once('close', () => closed++);
@@ -742,7 +742,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await until(() => closed === 1, 'the failed response’s connection to close');
   });
 
-  it('defect 5: the same when the fallback answers after a retry was planned (the drain is cancelled)', async () => {
+  it('regression: the same when the fallback answers after a retry was planned (the drain is cancelled)', async () => {
     let closed = 0;
     const server = await serve((req, res) => {
       req.socket.once('close', () => closed++);
@@ -759,7 +759,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     await until(() => closed === 1, 'the failed response’s connection to close');
   });
 
-  it('defect 6: a long-lived caller signal carries at most one kindly listener and no AbortSignal.any, over many calls', async () => {
+  it('regression: a long-lived caller signal carries at most one kindly listener and no AbortSignal.any, over many calls', async () => {
     const server = await serve((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
     const any = vi.spyOn(AbortSignal, 'any');
     const d = api();
@@ -785,7 +785,7 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     expect(getEventListeners(long.signal, 'abort').length).toBeLessThanOrEqual(1);
   });
 
-  it('defect 6: the caller’s signal still aborts a body being read after the response arrived, as with fetch', async () => {
+  it('regression: the caller’s signal still aborts a body being read after the response arrived, as with fetch', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.write('head');

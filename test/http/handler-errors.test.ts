@@ -1,4 +1,4 @@
-// Regression tests for issue 8, defect 8: an error escaping a handler wrapped by kindly's
+// Regression tests: an error escaping a handler wrapped by kindly's
 // middleware must be answered (503 + x-retry-exhausted when a kindly call inside gave up, 500
 // otherwise), never crash the server nor reset the connection.
 import { createServer, type Server } from 'node:http';
@@ -34,7 +34,7 @@ async function serve(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-describe('nodeHttpHandler — errors escaping the handler (issue 8 defect 8)', () => {
+describe('nodeHttpHandler — errors escaping the handler (regression)', () => {
   it('a give-up escaping an async handler: 503 with x-retry-exhausted: 1; other errors: 500; the server keeps serving', async () => {
     const { url: depUrl, calls } = await failingDependency();
     const reported: unknown[] = [];
@@ -75,7 +75,7 @@ describe('nodeHttpHandler — errors escaping the handler (issue 8 defect 8)', (
   });
 });
 
-describe('fastifyPlugin — errors escaping the handler (issue 8 defect 8)', () => {
+describe('fastifyPlugin — errors escaping the handler (regression)', () => {
   it('a give-up escaping a route: 503 with x-retry-exhausted: 1 instead of 500; other errors keep Fastify’s 500', async () => {
     const { url: depUrl, calls } = await failingDependency();
     const app = Fastify();

@@ -39,7 +39,7 @@ describe('redactUrl', () => {
   });
 });
 
-describe('redactHeaders / redactHeaderRecord / secretValues (review defect 4)', () => {
+describe('redactHeaders / redactHeaderRecord / secretValues (regression)', () => {
   it('pins the secret headers', () => {
     expect(SECRET_HEADERS).toEqual(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'set-cookie2']);
   });

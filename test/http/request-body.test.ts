@@ -74,7 +74,7 @@ describe('prepareBody (non-replayable bodies)', () => {
   });
 });
 
-describe('prepareBody — bounded (review defect 3: a stream that never ends cannot hold the call)', () => {
+describe('prepareBody — bounded (regression: a stream that never ends cannot hold the call)', () => {
   /** A source that yields one chunk, then waits forever; records its cancellation. */
   function endless() {
     const seen: { cancelled: unknown } = { cancelled: 'no' };

@@ -15,7 +15,7 @@ const context = (url: string, headers?: Headers) => ({
   downstream: 'api',
 });
 
-describe('requestErrorFrom (review defect 4: fetch errors quote what they failed on)', () => {
+describe('requestErrorFrom (regression: fetch errors quote what they failed on)', () => {
   it('undici’s credentials error: URL redacted in the message, the original (which quotes it) dropped', () => {
     const url = 'http://alice:PASSSECRET@api.example.com/x?token=TOKENSECRET';
     const undici = new TypeError(`Request cannot be constructed from a URL that includes credentials: ${url}`);

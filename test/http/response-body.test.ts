@@ -36,7 +36,7 @@ const ticks = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 };
 
-describe('drainBody — take() (review defect 1: the give-up path never waits on a body)', () => {
+describe('drainBody — take() (regression: the give-up path never waits on a body)', () => {
   it('pins the drain limit: 64 KiB', () => {
     expect(DRAIN_LIMIT).toBe(65_536);
   });
@@ -109,7 +109,7 @@ describe('drainBody — take() (review defect 1: the give-up path never waits on
   });
 });
 
-describe('peekBody — bounded, never a tee (issue 8 defects 1 and 2)', () => {
+describe('peekBody — bounded, never a tee (regression)', () => {
   it('gives up after waitMs on the virtual clock; the stand-in body is the whole body, nothing cancelled', async () => {
     const clock = new VirtualClock();
     const body = trickle();
@@ -174,7 +174,7 @@ describe('peekBody — bounded, never a tee (issue 8 defects 1 and 2)', () => {
   });
 });
 
-describe('withoutSecrets (review defect 4)', () => {
+describe('withoutSecrets (regression)', () => {
   it('drops Set-Cookie, redacts Location, keeps status, other headers and a readable body', async () => {
     const original = new Response('still here', {
       status: 503,

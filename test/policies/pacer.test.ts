@@ -25,6 +25,14 @@ function cruising(options: PacerOptions = {}): Pacer {
   return p;
 }
 
+/** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
+function book(p: Pacer, count: number, nowMs: number): number[] {
+  return Array.from({ length: count }, () => {
+    p.reserve(nowMs);
+    return p.lastTicket;
+  });
+}
+
 describe('Pacer', () => {
   it('defaults are pinned', () => {
     expect(PACER_DEFAULTS).toEqual({
@@ -131,6 +139,25 @@ describe('Pacer', () => {
     expect(p.cuts).toBe(0);
   });
 
+  it('a blind cut of a bracketed first estimate halves it and keeps starting up (it may land below the callee’s rate)', () => {
+    // As above: the search ends at 1 / 6.3 ms, at most 2× high, with nothing paced measured.
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const probes = slots(p, 1, 90).map((w) => 1 + w);
+    for (const sent of probes.slice(0, 6)) p.onResult(sent + 1, 'rejected', undefined, sent);
+    p.onResult(14.7, 'ok', undefined, probes[6]);
+    const found = p.rate(14.7) as number;
+    // A paced request sent after the search ended is rejected: the blind cut halves.
+    p.onResult(21, 'rejected', undefined, 20, true);
+    expect(p.cuts).toBe(1);
+    expect(p.rate(21)).toBeCloseTo(found / 2, 6);
+    // Still starting up: the next paced success (25 ms after the search's end) grows it again,
+    // where CUBIC would only creep back over recoveryMs.
+    book(p, 20, 45);
+    p.onResult(46, 'ok', undefined, 45, true);
+    expect(p.rate(46)).toBeCloseTo((found / 2) * Math.SQRT2, 6);
+  });
+
   it('a wait hint puts the first slot no earlier than now + hint', () => {
     const p = new Pacer();
     for (let t = 0; t < 500; t += 10) p.onResult(t + 20, 'ok', undefined, t); // 100/s delivered
@@ -195,10 +222,7 @@ describe('Pacer', () => {
   it('a cut re-spaces the requests already waiting; a caller asks again when its wait ends', () => {
     const p = cruising();
     // Slots 200 (sent at once, no ticket), 210, 220 (due by the cut), then 230 … 270.
-    const tickets = Array.from({ length: 8 }, () => {
-      p.reserve(200);
-      return p.lastTicket;
-    }).slice(3);
+    const tickets = book(p, 8, 200).slice(3);
     const before = tickets.map((t) => p.slotWait(t, 200));
     p.onResult(220, 'rejected', undefined, 210);
     const after = tickets.map((t) => p.slotWait(t, 220) + 20);
@@ -206,6 +230,21 @@ describe('Pacer', () => {
     expect(after[4]).toBeGreaterThan(before[4]!);
     // The caller of the last ticket, woken at its old slot, is told to wait on.
     expect(p.holdFor(tickets[4]!, 200 + before[4]!)).toBeGreaterThan(0);
+  });
+
+  it('start-up grows at most once per half an estimator bucket, however fast the answers come (regression: 10× overshoot on loopback)', () => {
+    const p = cruising(); // start-up at 100/s
+    book(p, 50, 200); // callers waiting: start-up may grow
+    const before = p.rate(200) as number;
+    // Paced successes answered 1 ms after their send, one per ms, for 20 ms.
+    for (let t = 201; t <= 220; t++) p.onResult(t, 'ok', undefined, t - 1, true);
+    const after20 = p.rate(220) as number;
+    expect(after20).toBeLessThanOrEqual(before * Math.SQRT2 + 1e-9);
+    // …and keeps growing, once per 25 ms (windowMs 500 / 10 buckets / 2).
+    for (let t = 221; t <= 300; t++) p.onResult(t, 'ok', undefined, t - 1, true);
+    const after100 = p.rate(300) as number;
+    expect(after100).toBeGreaterThan(after20);
+    expect(after100).toBeLessThanOrEqual(before * Math.SQRT2 ** 4 + 1e-9);
   });
 
   it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
@@ -280,12 +319,9 @@ describe('Pacer: giving a slot back', () => {
     expect(slots(pacer, 100, 1)).toEqual([second]); // the same slot is booked again
   });
 
-  it('a slot booked before a give-up does not stay booked: the next booking takes it (issue 11)', () => {
+  it('a slot booked before a give-up does not stay booked: the next booking takes it (regression)', () => {
     const p = cruising();
-    const tickets = Array.from({ length: 5 }, () => {
-      p.reserve(200);
-      return p.lastTicket;
-    }).slice(1);
+    const tickets = book(p, 5, 200).slice(1);
     const gone = p.slotWait(tickets[1]!, 200);
     expect(p.release(tickets[1]!, 200)).toBe(true);
     expect(p.release(tickets[1]!, 200)).toBe(false); // once

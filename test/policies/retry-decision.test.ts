@@ -68,7 +68,7 @@ describe('RetryPolicy.decide', () => {
     }
   });
 
-  it('issue 8 defect 4: the upward hint jitter is clamped by maxRetryAfterMs (Retry-After: 2, maxRetryAfterMs 2000 sleeps 2000 ms)', () => {
+  it('regression: the upward hint jitter is clamped by maxRetryAfterMs (Retry-After: 2, maxRetryAfterMs 2000 sleeps 2000 ms)', () => {
     const p = new RetryPolicy({ maxRetryAfterMs: 2_000, backoff: { baseMs: 10, capMs: 20 } });
     for (let seed = 0; seed < 200; seed++) {
       const d = p.decide({ ...base, classification: { ...retryable, hintMs: 2_000 } }, new SeededRandom(seed));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { downstream } from '../../src/index.js';
 import { VirtualClock } from '../../src/testing/index.js';
 
-describe('bulkhead slots (issue 8 defect 6)', () => {
+describe('bulkhead slots (regression)', () => {
   it('regression: the slot is held until the operation settles, even after its attempt timed out — running work never exceeds maxConcurrent', async () => {
     const clock = new VirtualClock();
     const api = downstream('c', {

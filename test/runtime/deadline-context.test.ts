@@ -1,4 +1,4 @@
-// Regression test for issue 8, defect 9: one deadline context across the ESM and CommonJS
+// Regression test: one deadline context across the ESM and CommonJS
 // builds, and across two copies of the package. Runs the built package (dist/, built by
 // `npm test` before the tests) in a child process.
 import { spawnSync } from 'node:child_process';
@@ -24,7 +24,7 @@ function run(esmEntry: string) {
   };
 }
 
-describe('deadline context (issue 8 defect 9)', () => {
+describe('deadline context (regression)', () => {
   it('lives on globalThis under a versioned Symbol.for key, so every copy of the module shares it', () => {
     expect(DEADLINE_STORAGE_KEY).toBe(Symbol.for('kindly-calls.deadline-scope.v1'));
     const shared = (globalThis as Record<symbol, { getStore(): unknown }>)[DEADLINE_STORAGE_KEY];

@@ -4,7 +4,7 @@ import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const unavailable = () => Object.assign(new Error('HTTP 503'), { status: 503 });
 
-describe('per-key lanes (issue 8 defect 5)', () => {
+describe('per-key lanes (regression)', () => {
   it('regression: an open breaker is never evicted — its dead callee is not reached during the break, however many keys pass', async () => {
     const clock = new VirtualClock();
     const api = downstream('c', {

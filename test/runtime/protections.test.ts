@@ -19,6 +19,19 @@ function setup(options: DownstreamOptions = {}) {
   return { clock, api, events };
 }
 
+/** A callee serving `perSlot` calls per 100 ms slot, answering at the end of the slot; 429 to the rest. */
+function slotCallee(clock: VirtualClock, perSlot: number): () => Promise<string> {
+  const served = new Map<number, number>();
+  return async () => {
+    const slot = Math.floor(clock.monotonic() / 100);
+    const n = (served.get(slot) ?? 0) + 1;
+    served.set(slot, n);
+    await clock.sleep((slot + 1) * 100 - clock.monotonic());
+    if (n > perSlot) throw status(429);
+    return 'ok';
+  };
+}
+
 async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
   let out: { value?: T; error?: unknown } | undefined;
   promise.then(
@@ -149,16 +162,7 @@ describe('pipeline with protections', () => {
       pacing: {},
       retry: { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000, backoff: { baseMs: 1, jitter: 'none' } },
     });
-    // A callee serving 5 per 100 ms slot, answering at the end of the slot.
-    const served = new Map<number, number>();
-    const callee = async () => {
-      const slot = Math.floor(clock.monotonic() / 100);
-      const n = (served.get(slot) ?? 0) + 1;
-      served.set(slot, n);
-      await clock.sleep((slot + 1) * 100 - clock.monotonic());
-      if (n > 5) throw status(429);
-      return 'ok';
-    };
+    const callee = slotCallee(clock, 5);
     const results = await Promise.all(Array.from({ length: 40 }, () => settle(clock, api.call(callee))));
     expect(results.every((r) => r.value === 'ok')).toBe(true);
     const paced = events.filter((e) => e.type === 'pacing-delay');
@@ -176,15 +180,7 @@ describe('pipeline with protections', () => {
         pacing,
         retry: { maxAttempts: 100, maxElapsedMs: 60_000, backoff: { baseMs: 1, jitter: 'none' } },
       });
-      const served = new Map<number, number>();
-      const callee = async () => {
-        const slot = Math.floor(clock.monotonic() / 100);
-        const n = (served.get(slot) ?? 0) + 1;
-        served.set(slot, n);
-        await clock.sleep((slot + 1) * 100 - clock.monotonic());
-        if (n > 5) throw status(429);
-        return 'ok';
-      };
+      const callee = slotCallee(clock, 5);
       const results = await Promise.all(Array.from({ length: 40 }, () => settle(clock, api.call(callee))));
       return { ok: results.filter((r) => r.value === 'ok').length, refused: api.stats().budgetRejections };
     };

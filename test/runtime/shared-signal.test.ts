@@ -1,4 +1,4 @@
-// Regression test for issue 8, defect 7: a caller's AbortSignal shared by many concurrent calls
+// Regression test: a caller's AbortSignal shared by many concurrent calls
 // carries one listener of kindly's, whatever the number of calls (O(1) add and remove), and
 // never triggers MaxListenersExceededWarning.
 import { getEventListeners } from 'node:events';
@@ -21,7 +21,7 @@ afterEach(() => {
 /** Lets queued warnings (emitted on process.nextTick) arrive. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('a caller signal shared by many calls (issue 8 defect 7)', () => {
+describe('a caller signal shared by many calls (regression)', () => {
   it(`${CALLS.toLocaleString('en-US')} concurrent calls on one signal: one listener at peak, none after, no warning`, async () => {
     const d = downstream('shared', { budget: false, attemptTimeoutMs: 60_000 });
     const shared = new AbortController();

@@ -13,6 +13,7 @@ import {
 import type { BreakerRecord, StoreAvailability } from '../../src/store/fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from '../../src/store/redis-client.js';
 import { RedisStore } from '../../src/store/redis-store.js';
+import { VirtualClock } from '../../src/time/virtual-clock.js';
 import { connectNodeRedis, connectRedis, RedisServer } from '../support/redis-server.js';
 
 /** Both clients kindly accepts, each against its own real redis-server. */
@@ -208,6 +209,51 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     // The restarted server has no scripts cached: NOSCRIPT, then EVAL.
     expect(await store.bookSlot(scope, request)).toBeDefined();
     expect(changes.map((c) => c.available)).toEqual([false, true]);
+    store.close();
+  });
+});
+
+describe('RedisStore timeouts (virtual clock, a scripted client)', () => {
+  /** A client whose answers arrive `delayMs` after each command, through the same clock. */
+  function slowClient(clock: VirtualClock, delayMs: number): RedisClientLike {
+    return {
+      sendCommand(args: string[]): Promise<unknown> {
+        return new Promise((resolve) => {
+          const answer = args[0] === 'PING' ? 'PONG' : [0, 1, 0.1];
+          clock.schedule(delayMs, () => resolve(answer));
+        });
+      },
+    };
+  }
+  const scope = { downstream: 'd', key: 'd' };
+  const request = { owner: 'a', rate: 0.1, contributionMs: 2000, minRate: 0.001, ttlMs: 60_000 };
+
+  it('an answer due at the same instant as the timeout wins (regression: a busy event loop took node-redis stores down)', async () => {
+    const clock = new VirtualClock();
+    const store = new RedisStore({ client: slowClient(clock, 5), timeoutMs: 5, clock });
+    for (let i = 0; i < 5; i++) {
+      const reply = store.bookSlot(scope, request);
+      await clock.advance(5);
+      await clock.advance(0);
+      expect(await reply).toBeDefined();
+    }
+    expect(store.available).toBe(true);
+    expect(store.counters.failures).toBe(0);
+    store.close();
+  });
+
+  it('answers later than the timeout are skipped, and three in a row take the store down', async () => {
+    const clock = new VirtualClock();
+    const store = new RedisStore({ client: slowClient(clock, 8), timeoutMs: 5, clock });
+    const changes: StoreAvailability[] = [];
+    store.onAvailability((c) => changes.push(c));
+    for (let i = 0; i < 3; i++) {
+      const reply = store.bookSlot(scope, request);
+      await clock.advance(10);
+      expect(await reply).toBeUndefined();
+    }
+    expect(store.available).toBe(false);
+    expect(changes).toEqual([{ available: false, reason: '3 answers in a row slower than 5 ms' }]);
     store.close();
   });
 });
