@@ -1,22 +1,15 @@
 import type { Stage } from './stage.js';
 
-/** Shared by every pipeline (not frozen: a frozen array has another elements kind, which would make the call loops polymorphic). */
-const NO_STAGES: readonly Stage[] = [];
-
 /**
- * `list` without spare capacity, or the shared empty list. An array grown by `push` (or made
- * by `filter`) keeps room for 17 elements, ~150 B; a pipeline per lane holds five of them.
+ * `list` without spare capacity. An array grown by `push` (or made by `filter`) keeps room
+ * for 17 elements, ~150 B; a pipeline per lane holds five of them. (A copy, not one shared
+ * empty array: an empty literal has another elements kind, which would make the call loops
+ * over these lists polymorphic.)
  */
 function compact(list: readonly Stage[]): readonly Stage[] {
-  return list.length === 0 ? NO_STAGES : list.slice();
+  return list.slice();
 }
 
-/**
- * A fixed, ordered list of stages, sorted once (when a downstream or a per-key lane is built)
- * by what each stage takes part in, so that a call walks only the stages that have something
- * to do at each step: a budget without `shrinkOnErrors` is asked when the call starts and
- * before a retry, never around an attempt.
- */
 export class Pipeline {
   static readonly EMPTY = new Pipeline([]);
 
