@@ -35,12 +35,20 @@
  *   failed(now, error, classification) → STEP_SLEEP (then begin) | STEP_GIVE_UP
  *   cutByDeadline(now, error) → STEP_GIVE_UP
  *   abandon(now)                       the caller aborted: the driver rethrows its reason
+ *
+ * Hedges (a second attempt sent, without cancelling the first, while it runs):
+ *
+ *   hedgeDelayMs()        → after STEP_ATTEMPT: when the first hedge may go (`undefined`: none)
+ *   startHedge(now, n)    → hedge n of the running attempt, admitted by the stages, or `undefined`
+ *   hedgeEnded(hedge, now, result) — once per hedge started; the attempt itself then reports
+ *                           the group's outcome (`succeeded` with `answerUnused` when a hedge won)
  */
 import type { Classification } from '../classify/outcome.js';
 import { DeadlineExceededError, type GiveUpReason } from '../errors/errors.js';
 import type { RetryDecision, RetryInput, RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
 import { attemptFits } from './deadline.js';
+import { HedgeAttempt } from './hedge-attempt.js';
 import { Pipeline } from './pipeline.js';
 import {
   ADMIT,
@@ -367,6 +375,53 @@ export class CallMachine implements StageCall {
     const later = this.operationSettles;
     if (later === undefined) release();
     else later(release);
+  }
+
+  /** After `STEP_ATTEMPT`: how long after the attempt's start its first hedge may go; `undefined` for no hedging. */
+  hedgeDelayMs(): number | undefined {
+    const hedger = this.pipeline.hedger;
+    return hedger === undefined ? undefined : hedger.hedgeDelayMs?.(this, this.attemptStart);
+  }
+
+  /**
+   * Hedge `n` (1-based) of the running attempt, now: admitted by the stages (innermost first,
+   * see `Stage.enterHedge`) and timed like an attempt; `undefined` when the deadline leaves no
+   * room or a stage refused it (those that admitted it are given it back).
+   */
+  startHedge(nowMs: number, n: number): HedgeAttempt | undefined {
+    if (!this.inAttempt || !attemptFits(this.deadline, nowMs, this.minAttemptTimeMs)) return undefined;
+    const hedge = new HedgeAttempt(this, n, nowMs);
+    const gates = this.pipeline.hedgeGates;
+    for (let i = 0; i < gates.length; i++) {
+      const stage = gates[i]!;
+      hedge.token = undefined;
+      if (stage.enterHedge !== undefined && !stage.enterHedge(hedge, nowMs)) {
+        this.exitHedge(hedge, nowMs, RESULT_NEUTRAL);
+        return undefined;
+      }
+      hedge.tokens[i] = hedge.token;
+      hedge.entered = i + 1;
+    }
+    const timer = this.pipeline.timer;
+    const base = this.plan.attemptTimeoutMs;
+    hedge.run(timer === undefined ? base : (timer.attemptTimeoutMs?.(hedge, nowMs, base) ?? base));
+    return hedge;
+  }
+
+  /** A hedge that ran ended (`RESULT_NEUTRAL`: it lost the race or was aborted); `classification` with `RESULT_FAILED`. */
+  hedgeEnded(hedge: HedgeAttempt, nowMs: number, result: AttemptResult, classification?: Classification): void {
+    hedge.classification = classification;
+    this.exitHedge(hedge, nowMs, result);
+  }
+
+  /** Every stage that admitted the hedge learns how it ended, in the reverse of their admission. */
+  private exitHedge(hedge: HedgeAttempt, nowMs: number, result: AttemptResult): void {
+    const gates = this.pipeline.hedgeGates;
+    for (let i = hedge.entered - 1; i >= 0; i--) {
+      hedge.token = hedge.tokens[i];
+      gates[i]!.exitHedge?.(hedge, nowMs, result);
+    }
+    hedge.entered = 0;
   }
 
   /** Retries still allowed after the current attempt by `maxAttempts`. */

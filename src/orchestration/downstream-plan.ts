@@ -6,15 +6,18 @@
 import { enabledOptions, type OptionsValidator } from '../options/validate.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { DERIVED_TIMEOUT_DEFAULTS, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import type { LatencyPolicies } from '../policies/latency-policies.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
 import { Pipeline } from './pipeline.js';
-import type { Stage } from './stage.js';
+import type { Queue, Stage } from './stage.js';
 import { BreakerStage } from './stages/breaker-stage.js';
 import { type BudgetLedger, BudgetStage } from './stages/budget-stage.js';
 import { BulkheadStage, type SlotLimiter } from './stages/bulkhead-stage.js';
+import { HedgingStage } from './stages/hedging-stage.js';
+import { LatencyStage } from './stages/latency-stage.js';
 import { type PaceBooker, PacingStage } from './stages/pacing-stage.js';
 
 /** The defaults of a downstream's options, declared once (a test pins them). */
@@ -119,17 +122,32 @@ export interface LaneParts {
     booker?: PaceBooker | undefined;
   };
   bulkhead?: SlotLimiter | undefined;
-  /** Stages inside the bulkhead, last before the attempt timeout (the adaptive concurrency limit). */
-  inner?: Stage | undefined;
+  /** The adaptive concurrency limit, derived attempt timeout and hedging policy (any of them), inside the bulkhead. */
+  latency?: LatencyPolicies | undefined;
+  /** How the latency stage reports a refusal and where an attempt waits for a slot of the limit. */
+  limit?: {
+    onLimited?: (limit: number, nowMs: number, partition: string | undefined) => void;
+    line?: (partition: string | undefined) => Queue;
+  };
+  /** The retry budgets hedges draw on (the budget stage's ledger). */
+  hedgeBudget?: BudgetLedger | undefined;
 }
 
-/** The pipeline in its one fixed order: budget → breaker → pacing → bulkhead → inner stages. */
+/**
+ * The pipeline in its one fixed order: budget → hedging → breaker → pacing → bulkhead →
+ * latency (adaptive limit, derived timeout). Hedging takes no part in an attempt's admission;
+ * it decides when to hedge and, asked innermost first, after the slots, grants each hedge.
+ */
 export function lanePipeline(parts: LaneParts): Pipeline {
   const stages: Stage[] = [];
   if (parts.budget !== undefined) stages.push(parts.budget);
+  const hedging = parts.latency?.hedging;
+  if (hedging !== undefined) {
+    stages.push(new HedgingStage(hedging, { breaker: parts.breaker, pacer: parts.pacer, budget: parts.hedgeBudget }));
+  }
   if (parts.breaker !== undefined) stages.push(new BreakerStage(parts.breaker));
   if (parts.pacer !== undefined) stages.push(new PacingStage(parts.pacer, parts.pacing));
   if (parts.bulkhead !== undefined) stages.push(new BulkheadStage(parts.bulkhead));
-  if (parts.inner !== undefined) stages.push(parts.inner);
+  if (parts.latency !== undefined) stages.push(new LatencyStage(parts.latency, parts.limit));
   return stages.length === 0 ? Pipeline.EMPTY : new Pipeline(stages);
 }

@@ -25,6 +25,10 @@ export class Pipeline {
   readonly retryTimers: readonly Stage[];
   /** The stage that sets attempt timeouts, if any (the last one that offers to). */
   readonly timer: Stage | undefined;
+  /** Stages that take part in admitting hedges, innermost first. */
+  readonly hedgeGates: readonly Stage[];
+  /** The stage that says when to hedge, if any. */
+  readonly hedger: Stage | undefined;
 
   constructor(stages: readonly Stage[]) {
     this.stages = compact(stages);
@@ -33,6 +37,8 @@ export class Pipeline {
     this.retryAdmitters = compact(stages.filter((s) => s.admitRetry !== undefined).reverse());
     this.retryTimers = compact(stages.filter((s) => s.retryDelay !== undefined).reverse());
     this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
+    this.hedgeGates = compact(stages.filter((s) => s.enterHedge !== undefined || s.exitHedge !== undefined).reverse());
+    this.hedger = stages.find((s) => s.hedgeDelayMs !== undefined);
   }
 
   /**

@@ -30,7 +30,25 @@ export type AttemptResult = typeof RESULT_OK | typeof RESULT_FAILED | typeof RES
  * already under way (a promise, e.g. a fleet store's pacing slot, resolving to a value for
  * the stage's `afterQueue`).
  */
-export type Queue = { acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<unknown> } | PromiseLike<unknown>;
+export type Queue =
+  | { acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<unknown> }
+  | PromiseLike<unknown>
+  | VirtualLine;
+
+/**
+ * A line on virtual time (the simulator's): `join` returns the refusal when the caller may
+ * not wait (line full, no time), else `undefined` — then `waiter` is told later, by an event
+ * and never from inside `join` or a release, that it was granted a slot or refused.
+ */
+export interface VirtualLine {
+  join(waiter: LineWaiter, nowMs: number, maxWaitMs: number): unknown;
+}
+
+/** Told how a wait in a `VirtualLine` ended. */
+export interface LineWaiter {
+  granted(nowMs: number, value: unknown): void;
+  refused(nowMs: number, error: unknown): void;
+}
 
 /** What a stage may read of the call it admits (a `CallMachine`). */
 export interface StageCall {
@@ -48,6 +66,8 @@ export interface StageCall {
   readonly minAttemptTimeMs: number;
   /** Which retry budget the call draws on. */
   readonly budgetKey: string;
+  /** Whether the call is safe to repeat (only such calls are hedged). */
+  readonly idempotent: boolean;
   /** The call's class for partitioned limits (`CallOptions.partition`). */
   readonly partition: string | undefined;
   /** With `STEP_ATTEMPT`/`exit`: the attempt's timeout (clamped to the deadline). */
@@ -56,6 +76,11 @@ export interface StageCall {
   readonly cutByOwnDeadline: boolean;
   /** In `exit` with `RESULT_OK`: another attempt's answer won (a hedge), this one was not used. */
   readonly answerUnused: boolean;
+  /**
+   * In `exit` with `RESULT_NEUTRAL`: whether the attempt had started (an abort while it ran)
+   * or was unwound before it started (a later stage refused it, the deadline came first).
+   */
+  readonly inAttempt: boolean;
   /** The downstream's name (for the errors a stage creates). */
   readonly name: string;
   /** How the attempt that just ended failed (with `RESULT_FAILED`). */
@@ -97,6 +122,15 @@ export interface StageCall {
 }
 
 /**
+ * A hedge of the attempt in flight, as the stages see it: the call's fields, with the hedge's
+ * own start, timeout, token and outcome (`CallMachine.startHedge`).
+ */
+export interface HedgeCall extends StageCall {
+  /** 1-based: the first hedge of the attempt is 1. */
+  readonly hedge: number;
+}
+
+/**
  * One protection between the retry loop and the operation (budget, breaker, pacer, bulkhead,
  * …). A stage is synchronous and does no I/O: it reads `now` and the call, updates its
  * policy's state and answers. Its methods are called in a fixed order:
@@ -110,7 +144,14 @@ export interface StageCall {
  *   innermost stage first: free checks are asked before a stage that spends (the budget),
  *   so a refused retry never spends a token;
  * - `retryDelay` may replace the delay before the next attempt (the pacer takes over
- *   while it is throttling); return a negative number to keep it.
+ *   while it is throttling); return a negative number to keep it;
+ * - `enterHedge` before each hedge of a running attempt (a second attempt sent without
+ *   cancelling the first), innermost stage first like `admitRetry`: slots are taken and free
+ *   checks made before a stage spends (the hedging policy's extra load, the retry budget); a
+ *   refusal ends the hedge, and the stages that admitted it are given it back
+ *   (`exitHedge` with `RESULT_NEUTRAL`). `exitHedge` is told once how each admitted hedge
+ *   ended. Stages without these hear only the attempt's own outcome (the group's: the
+ *   breaker and the pacer count a hedged attempt once).
  */
 export interface Stage {
   /** For traces and errors: `budget`, `breaker`, `pacing`, `bulkhead`, … */
@@ -134,6 +175,11 @@ export interface Stage {
   retryDelay?(call: StageCall, nowMs: number, delayMs: number): number;
   /** May set the attempt timeout for an attempt starting now (derived from latency); `baseMs` is the downstream's. */
   attemptTimeoutMs?(call: StageCall, nowMs: number, baseMs: number): number;
+  /** Admits a hedge (`false`: refused; give back nothing, `exitHedge` is not called). Absent: admits. */
+  enterHedge?(hedge: HedgeCall, nowMs: number): boolean;
+  exitHedge?(hedge: HedgeCall, nowMs: number, result: AttemptResult): void;
+  /** How long after an attempt starts its first hedge may go (`undefined`: no hedging). One stage offers it. */
+  hedgeDelayMs?(call: StageCall, nowMs: number): number | undefined;
   /** Whether `exit` needs a real `now` after a success, at this moment (the driver may skip a clock read). */
   readonly observesSuccess: boolean;
 }

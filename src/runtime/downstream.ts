@@ -14,8 +14,9 @@ import {
 } from '../orchestration/call-machine.js';
 import { callDeadline } from '../orchestration/deadline.js';
 import { attemptTimeoutOf, budgetStageOf, corePolicies, DOWNSTREAM_DEFAULTS } from '../orchestration/downstream-plan.js';
+import type { HedgeAttempt } from '../orchestration/hedge-attempt.js';
 import { Pipeline } from '../orchestration/pipeline.js';
-import type { Queue } from '../orchestration/stage.js';
+import { type AttemptResult, type Queue, RESULT_FAILED, RESULT_NEUTRAL, RESULT_OK } from '../orchestration/stage.js';
 import type { BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
 import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
@@ -43,7 +44,6 @@ import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
-import { type AttemptEnd, type LatencyLane, LIMIT_REJECTED } from './latency-lane.js';
 import { linkSignals } from './link-signals.js';
 
 /** `drive` from the top of an attempt: the `beforeAttempt` hook, then `begin`. */
@@ -320,6 +320,7 @@ export class Downstream implements CallPlan {
   private createLanes(r: ResolvedOptions, budgetStage: BudgetStage | undefined, fleet: FleetLink | undefined): Lanes {
     return new Lanes({
       budgetStage,
+      budgetLedger: this.budgetLedger,
       paceFirstAttempts: r.pacing?.paceFirstAttempts ?? false,
       onPacingDelay: (pacer, atMs, delayMs) => {
         this.stats_.pacingDelays++;
@@ -544,102 +545,97 @@ export class Downstream implements CallPlan {
   /**
    * The rest of a call, from `entry`: `STEP_BEGIN` (the `beforeAttempt` hook, then the next
    * attempt's admission), `STEP_SLEEP` (the wait before a retry, `call.waitMs`), or the step
-   * admission returned.
+   * admission returned. Each turn: sleep, begin, admit, attempt — until a value or the end.
    */
   private async drive<T>(run: CallRun<T>, entry: Step | typeof STEP_BEGIN): Promise<T> {
-    const { call, operation, options, signal, inherited, lane } = run;
-    const clock = this.clock;
-    const stats = this.stats_;
-    const { startedAt, deadline } = call;
-    const hasDeadline = deadline !== Number.POSITIVE_INFINITY;
-    const beforeAttempt = options?.beforeAttempt;
-    const unhooked = beforeAttempt === undefined && options?.verify === undefined;
+    const call = run.call;
     let step: Step | typeof STEP_BEGIN = entry;
-
     for (;;) {
+      // Each wait is awaited only when there is one: a retry without a delay, hook or line goes
+      // on in the same turn, as it always has.
       if (step === STEP_SLEEP) {
-        if (call.waitMs > 0 || call.yieldBeforeRetry) {
-          try {
-            await clock.sleep(call.waitMs, signal);
-          } catch {
-            // Only an abort interrupts a sleep.
-            return this.aborted(signal as AbortSignal, call, startedAt);
-          }
-        }
+        if (call.waitMs > 0 || call.yieldBeforeRetry) await this.sleepBeforeRetry(run);
         step = STEP_BEGIN;
       }
       if (step === STEP_BEGIN) {
-        if (beforeAttempt !== undefined) {
-          try {
-            await beforeAttempt({ attempt: call.attempt + 1, signal, deadline: hasDeadline ? deadline : undefined });
-          } catch (error) {
-            if (signal?.aborted) return this.aborted(signal, call, startedAt);
-            throw error;
-          }
-          if (signal?.aborted) return this.aborted(signal, call, startedAt);
-        }
-        step = call.begin(call.attempt === 0 && unhooked ? startedAt : clock.monotonic());
+        if (run.options?.beforeAttempt !== undefined) await this.beforeAttempt(run);
+        step = this.begin(run);
       }
-      // Admission: verify, then the stages (budget → breaker → pacing → bulkhead).
-      while (step !== STEP_ATTEMPT) {
-        if (step === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
-        if (step === STEP_VERIFY) {
-          // Before the deadline check, so that a slow answer cannot start an attempt late.
-          const applied = await options?.verify?.({ attempt: call.attemptsMade, signal });
-          if (signal?.aborted) return this.aborted(signal, call, startedAt);
-          step = call.verified(clock.monotonic(), applied === true);
-        } else if (step === STEP_WAIT) {
-          try {
-            await clock.sleep(call.waitMs, signal);
-          } catch {
-            call.abandon(clock.monotonic());
-            return this.aborted(signal as AbortSignal, call, startedAt);
-          }
-          step = call.resume(clock.monotonic());
-        } else {
-          step = await this.waitForSlot(call, signal, startedAt, lane?.key ?? this.name);
-        }
-      }
-
-      const attempt = call.attempt;
-      const attemptStart = call.attemptStart;
-      const context = this.attemptContext(call, signal, inherited);
+      if (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) step = await this.admit(run, step);
+      if (step === STEP_GIVE_UP) return this.giveUp(call, call.startedAt, run.options);
+      // The attempt (with its hedges when the call is hedged), awaited here: one async frame.
+      const context = this.attemptContext(call, run.signal, run.inherited);
       let value: T;
       try {
-        const first = runAttempt(operation, context);
-        // Hedging (idempotent calls): a second attempt after a delay, without cancelling the
-        // first; the first good answer wins. Hedges are admitted by `hedged` (hedging policy
-        // and retry budget, then a bulkhead slot and a slot of the limit without waiting).
-        const latency = lane?.latency;
-        const hedgeDelay = call.idempotent ? latency?.hedging?.delayMs(attemptStart) : undefined;
-        if (hedgeDelay === undefined) value = await first;
-        else {
-          const won = await this.hedged({ promise: first, abort: (reason) => context.abort(reason) }, hedgeDelay, {
-            operation,
-            attempt,
-            deadline,
-            hasDeadline,
-            inherited,
-            signal,
-            lane: lane as Lane,
-            budgetKey: call.budgetKey,
-            partition: options?.partition,
-            discard: options?.onDiscard,
-          });
-          value = won.value;
-          if (won.winner > 0) {
-            stats.hedgeWins++;
-            call.answerUnused = true;
-          }
-        }
+        const first = runAttempt(run.operation, context);
+        const hedgeDelay = call.hedgeDelayMs();
+        value = hedgeDelay === undefined ? await first : this.hedgeWon(call, await this.hedged(run, first, context, hedgeDelay));
       } catch (error) {
-        const next = this.afterFailure<T>(call, context, error, signal, options);
+        const next = this.afterFailure<T>(call, context, error, run.signal, run.options);
         if (next !== STEP_SLEEP) return next;
         step = STEP_SLEEP;
         continue;
       }
-      return this.afterSuccess(call, lane, value);
+      return this.afterSuccess(call, run.lane, value);
     }
+  }
+
+  /** `STEP_SLEEP`: the wait before a retry (a yield at 0 ms when the pacer asks); an abort ends the call. */
+  private async sleepBeforeRetry<T>(run: CallRun<T>): Promise<void> {
+    try {
+      await this.clock.sleep(run.call.waitMs, run.signal);
+    } catch {
+      // Only an abort interrupts a sleep.
+      this.aborted(run.signal as AbortSignal, run.call, run.call.startedAt);
+    }
+  }
+
+  /** The call's `beforeAttempt` hook, awaited before the next attempt is counted or admitted. */
+  private async beforeAttempt<T>(run: CallRun<T>): Promise<void> {
+    const { call, signal } = run;
+    const deadline = call.deadline === Number.POSITIVE_INFINITY ? undefined : call.deadline;
+    try {
+      await run.options?.beforeAttempt?.({ attempt: call.attempt + 1, signal, deadline });
+    } catch (error) {
+      if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+      throw error;
+    }
+    if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+  }
+
+  /** The next attempt begins (the machine's `begin`): the call's first at its start, unless a hook ran. */
+  private begin<T>(run: CallRun<T>): Step {
+    const { call, options } = run;
+    const unhooked = options?.beforeAttempt === undefined && options?.verify === undefined;
+    return call.begin(call.attempt === 0 && unhooked ? call.startedAt : this.clock.monotonic());
+  }
+
+  /**
+   * Admission until the attempt may run (`STEP_ATTEMPT`) or the call ends (`STEP_GIVE_UP`):
+   * the verify hook, the stages' waits (pacing) and lines (bulkhead, adaptive limit, a fleet's booking).
+   */
+  private async admit<T>(run: CallRun<T>, first: Step): Promise<Step> {
+    const { call, signal } = run;
+    let step = first;
+    while (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) {
+      if (step === STEP_VERIFY) {
+        // Before the deadline check, so that a slow answer cannot start an attempt late.
+        const applied = await run.options?.verify?.({ attempt: call.attemptsMade, signal });
+        if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+        step = call.verified(this.clock.monotonic(), applied === true);
+      } else if (step === STEP_WAIT) {
+        try {
+          await this.clock.sleep(call.waitMs, signal);
+        } catch {
+          call.abandon(this.clock.monotonic());
+          this.aborted(signal as AbortSignal, call, call.startedAt);
+        }
+        step = call.resume(this.clock.monotonic());
+      } else {
+        step = await this.waitForSlot(call, signal, call.startedAt, run.lane?.key ?? this.name);
+      }
+    }
+    return step;
   }
 
   /**
@@ -827,119 +823,93 @@ export class Downstream implements CallPlan {
     }
   }
 
-  /** What a failed attempt says about latency (for the adaptive limit and the estimates). */
-  private attemptEnd(
-    error: unknown,
-    signal: AbortSignal | undefined,
-    options: Pick<CallOptions<unknown>, 'classify'> | undefined,
-  ): AttemptEnd {
-    if (signal?.aborted || error instanceof HedgeLostError) return 'abandoned';
-    const c = this.classifyFor(error, options?.classify);
-    if (c.timeout) return 'timeout';
-    if (c.throttled || c.status === 503 || c.hintMs !== undefined) return 'overload';
-    return 'ok';
-  }
-
   /**
-   * The first attempt and its hedges (see `runHedged`). Each hedge is admitted like an attempt
-   * — the hedging policy (idempotent, not in trouble, under `maxExtraLoad`, retry budget), then
-   * a bulkhead slot and a slot of the adaptive limit without waiting — and times out on its
-   * own; the breaker and pacer hear only the group's outcome, as one attempt.
+   * The first attempt and its hedges (see `runHedged`): each hedge is admitted by the stages
+   * (`CallMachine.startHedge`: a bulkhead slot and a slot of the adaptive limit without
+   * waiting, then the hedging policy and the retry budget), times out on its own and reports
+   * its own end (`hedgeEnded`); the breaker and the pacer hear only the group's outcome.
    */
   private hedged<T>(
-    first: HedgeMember<T>,
+    run: CallRun<T>,
+    first: Promise<T>,
+    context: AttemptContext,
     delayMs: number,
-    g: {
-      operation: Operation<T>;
-      attempt: number;
-      deadline: number;
-      hasDeadline: boolean;
-      inherited: DeadlineScope | undefined;
-      signal: AbortSignal | undefined;
-      lane: Lane;
-      budgetKey: string;
-      partition: string | undefined;
-      discard: CallOptions<T>['onDiscard'];
-    },
   ): Promise<{ value: T; winner: number }> {
-    const clock = this.clock;
-    const lane = g.lane;
-    const latency = lane.latency as LatencyLane;
-    const hedging = latency.hedging as HedgingPolicy;
-    const stats = this.stats_;
-    const budgets = this.budgetLedger;
-    return runHedged(first, {
-      clock,
-      delayMs,
-      maxHedges: hedging.maxHedges,
-      discard: g.discard,
-      startHedge: (n) => {
-        const now = clock.monotonic();
-        if (g.signal?.aborted || g.deadline - now < this.retry.minAttemptTimeMs) return undefined;
-        const bulkhead = lane.bulkhead;
-        if (bulkhead !== undefined && !bulkhead.tryAcquire()) return undefined;
-        const slot = latency.admit(now, g.partition);
-        if (slot === LIMIT_REJECTED) {
-          bulkhead?.release();
-          return undefined;
-        }
-        const trouble =
-          (lane.breaker !== undefined && lane.breaker.state(now) !== 'closed') || lane.pacer?.throttling(now) === true;
-        const refusal = hedging.decide({
-          nowMs: now,
-          idempotent: true,
-          hedgesSent: n - 1,
-          trouble,
-          retryBudget: budgets === undefined ? undefined : () => budgets.tryRetry(g.budgetKey, now),
-        });
-        if (refusal !== undefined) {
-          bulkhead?.release();
-          if (slot >= 0) latency.limit?.release(slot, now, now, 'ignore');
-          return undefined;
-        }
-        const fixed = latency.attemptTimeoutMs(now, this.attemptTimeoutMs);
-        const deadlineBound = g.deadline - now < fixed;
-        const timeoutMs = deadlineBound ? g.deadline - now : fixed;
-        const attemptDeadline = now + timeoutMs;
-        const context = new AttemptContext(
-          this,
-          {
-            attempt: g.attempt,
-            retriesLeft: this.retry.maxAttempts - g.attempt,
-            attemptStart: now,
-            timeoutMs,
-            deadlineBound,
-            attemptTimeoutMs: fixed,
-          },
-          g.signal,
-        );
-        if (g.hasDeadline || g.inherited !== undefined) {
-          context.scope = new AttemptScope(attemptDeadline, context, g.inherited?.onGiveUp);
-        }
-        stats.attempts++;
-        stats.hedges++;
-        this.inFlight++;
-        if (this.events.active) {
-          this.events.emit({ type: 'hedge', downstream: this.name, atMs: now, attempt: g.attempt, hedge: n, delayMs });
-        }
-        const done = (end: AttemptEnd) => {
-          this.inFlight--;
-          bulkhead?.release();
-          latency.settle(slot, now, clock.monotonic(), end, timeoutMs);
-        };
-        const promise = runAttempt(g.operation, context).then(
-          (value) => {
-            done('ok');
-            return value;
-          },
-          (error: unknown) => {
-            done(this.attemptEnd(error, g.signal, undefined));
-            throw error;
-          },
-        );
-        return { promise, abort: (reason) => context.abort(reason) };
+    return runHedged(
+      { promise: first, abort: (reason) => context.abort(reason) },
+      {
+        clock: this.clock,
+        delayMs,
+        maxHedges: run.lane?.latency?.hedging?.maxHedges ?? 0,
+        discard: run.options?.onDiscard,
+        startHedge: (n) => this.startHedge(run, n, delayMs),
       },
-    });
+    );
+  }
+
+  /** The hedged group's value; a hedge's answer leaves the attempt's own unused. */
+  private hedgeWon<T>(call: CallMachine, won: { value: T; winner: number }): T {
+    if (won.winner > 0) {
+      this.stats_.hedgeWins++;
+      call.answerUnused = true;
+    }
+    return won.value;
+  }
+
+  /** Hedge `n` of the running attempt, if the stages admit it now: started, with its end reported. */
+  private startHedge<T>(run: CallRun<T>, n: number, delayMs: number): HedgeMember<T> | undefined {
+    if (run.signal?.aborted) return undefined;
+    const hedge = run.call.startHedge(this.clock.monotonic(), n);
+    if (hedge === undefined) return undefined;
+    const context = this.hedgeContext(run, hedge, delayMs);
+    const promise = runAttempt(run.operation, context).then(
+      (value) => {
+        this.hedgeEnded(run.call, hedge, context, RESULT_OK, undefined);
+        return value;
+      },
+      (error: unknown) => {
+        const lost = run.signal?.aborted === true || error instanceof HedgeLostError;
+        this.hedgeEnded(run.call, hedge, context, lost ? RESULT_NEUTRAL : RESULT_FAILED, error);
+        throw error;
+      },
+    );
+    return { promise, abort: (reason) => context.abort(reason) };
+  }
+
+  /** A hedge's context (its deadline scope like an attempt's), and the counts and event of its start. */
+  private hedgeContext<T>(run: CallRun<T>, hedge: HedgeAttempt, delayMs: number): AttemptContext {
+    const context = new AttemptContext(this, hedge, run.signal);
+    if (hedge.deadline !== Number.POSITIVE_INFINITY || run.inherited !== undefined) {
+      context.scope = new AttemptScope(hedge.attemptDeadline, context, run.inherited?.onGiveUp);
+    }
+    this.stats_.attempts++;
+    this.stats_.hedges++;
+    this.inFlight++;
+    if (this.events.active) {
+      this.events.emit({
+        type: 'hedge',
+        downstream: this.name,
+        atMs: hedge.attemptStart,
+        attempt: hedge.attempt,
+        hedge: hedge.hedge,
+        delayMs,
+      });
+    }
+    return context;
+  }
+
+  /** A hedge ended: the stages that admitted it are told (a bulkhead slot waits for its operation to settle). */
+  private hedgeEnded(
+    call: CallMachine,
+    hedge: HedgeAttempt,
+    context: AttemptContext,
+    result: AttemptResult,
+    error: unknown,
+  ): void {
+    this.inFlight--;
+    if (context.running) hedge.operationSettles = (release) => context.whenSettled(release);
+    const classification = result === RESULT_FAILED ? this.classifyFor(error, undefined) : undefined;
+    call.hedgeEnded(hedge, this.clock.monotonic(), result, classification);
   }
 
   private aborted(signal: AbortSignal, call: CallMachine, startedAt: number): never {

@@ -1,6 +1,7 @@
 import { lanePipeline } from '../orchestration/downstream-plan.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
 import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
@@ -10,7 +11,6 @@ import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
 import { Bulkhead } from './bulkhead.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
-import { LatencyStage } from './latency-stage.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
@@ -39,6 +39,8 @@ export interface LaneOptions {
   random: Random;
   /** The downstream's budget stage, shared by every lane (first in each lane's stages). */
   budgetStage: Stage | undefined;
+  /** The retry budgets hedges draw on. */
+  budgetLedger?: BudgetLedger | undefined;
   /** Pace first attempts too. */
   paceFirstAttempts: boolean;
   /** Told of every wait a pacer imposes. */
@@ -167,12 +169,15 @@ export class Lanes {
               booker: o.paceBooker?.(key, pacer),
             },
       bulkhead,
-      inner:
+      latency,
+      limit:
         latency === undefined
           ? undefined
-          : new LatencyStage(latency, {
+          : {
               onLimited: (limit, nowMs, partition) => o.onConcurrencyLimited?.(key, limit, nowMs, partition),
-            }),
+              line: (partition) => ({ acquire: (signal, maxWaitMs) => latency.wait(partition, signal, maxWaitMs) }),
+            },
+      hedgeBudget: o.budgetLedger,
     });
     // One literal with every field: a spread of a half-built lane plus `pipeline` gave each
     // lane a hidden class of its own (~270 B per lane, Node 20).

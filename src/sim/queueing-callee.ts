@@ -1,6 +1,7 @@
 import { OptionsValidator } from '../options/validate.js';
 import { lognormal } from './distributions.js';
 import type { EventKind, Simulation } from './engine.js';
+import type { SimCallee } from './sim-downstream.js';
 
 export interface QueueingCalleeOptions {
   /** Requests served at once at the start. */
@@ -90,6 +91,11 @@ export class QueueingCallee {
   /** Requests in the system: in service plus queued. */
   get inSystem(): number {
     return this.busy + this.length;
+  }
+
+  /** This callee as a simulated downstream's: each attempt sent is a request (ids are the calls'). */
+  asSimCallee(): SimCallee {
+    return { send: (call) => this.arrive(call) };
   }
 
   /** A request arrives now. */

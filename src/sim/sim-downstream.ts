@@ -1,11 +1,12 @@
 import type { Classification } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
-import { OptionsValidator } from '../options/validate.js';
+import { enabledOptions, OptionsValidator } from '../options/validate.js';
 import {
   CallMachine,
   type CallPlan,
   STEP_ATTEMPT,
   STEP_GIVE_UP,
+  STEP_QUEUE,
   STEP_SLEEP,
   STEP_WAIT,
   type Step,
@@ -19,7 +20,10 @@ import {
   lanePipeline,
 } from '../orchestration/downstream-plan.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
+import type { VirtualLine } from '../orchestration/stage.js';
 import { CircuitBreaker } from '../policies/circuit-breaker.js';
+import type { DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import { LatencyPolicies } from '../policies/latency-policies.js';
 import { Pacer } from '../policies/pacer.js';
 import type { KeyedRetryBudgets } from '../policies/retry-budget.js';
 import type { RetryPolicy } from '../policies/retry-decision.js';
@@ -27,29 +31,46 @@ import type { Random } from '../random/random.js';
 import type { DownstreamOptions } from '../runtime/downstream.js';
 import { TIMED_OUT } from './dependency.js';
 import type { Simulation } from './engine.js';
+import { type HedgedDownstream, SimHedges } from './sim-hedges.js';
+import { SimBulkhead, SimLimitLine } from './sim-lines.js';
 
 /**
  * The options of a simulated downstream: exactly `downstream()`'s, for the policies the
- * simulator models (the bulkhead's line, the adaptive concurrency limit, hedging, derived
- * timeouts and fleet stores have their own scenarios).
+ * simulator models (fleet stores have their own scenario).
  */
 export type SimDownstreamOptions = Pick<
   DownstreamOptions,
-  'retry' | 'totalTimeoutMs' | 'idempotent' | 'budget' | 'breaker' | 'pacing' | 'maxKeys'
+  'retry' | 'totalTimeoutMs' | 'idempotent' | 'budget' | 'breaker' | 'pacing' | 'maxKeys' | 'bulkhead' | 'concurrency' | 'hedging'
 > & {
-  /** Per-attempt timeout in ms, or `false` for none. @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeoutMs */
-  attemptTimeoutMs?: number | false;
+  /**
+   * Per-attempt timeout in ms, `false` for none, or derived from latency.
+   * @default {@link DOWNSTREAM_DEFAULTS}.attemptTimeoutMs
+   */
+  attemptTimeoutMs?: number | false | DerivedTimeoutOptions;
 };
 
-const KEYS = ['retry', 'attemptTimeoutMs', 'totalTimeoutMs', 'idempotent', 'budget', 'breaker', 'pacing', 'maxKeys'];
+const KEYS = [
+  'retry',
+  'attemptTimeoutMs',
+  'totalTimeoutMs',
+  'idempotent',
+  'budget',
+  'breaker',
+  'pacing',
+  'maxKeys',
+  'bulkhead',
+  'concurrency',
+  'hedging',
+];
 
 /** Where a simulated downstream's attempts go: a model of the callee. */
 export interface SimCallee {
   /**
-   * Attempt `attempt` of call `call` leaves now. The callee answers later with
-   * `SimDownstream.answer`, or never (the attempt timeout, if any, ends the attempt).
+   * Attempt `attempt` of call `call` leaves now — the attempt itself (`hedge` 0) or its hedge
+   * number `hedge`. The callee answers later with `SimDownstream.answer`, or never (the
+   * attempt timeout, if any, ends the attempt).
    */
-  send(call: number, attempt: number, now: number): void;
+  send(call: number, attempt: number, now: number, hedge: number): void;
 }
 
 /** How a simulated call ended. */
@@ -72,14 +93,17 @@ export interface SimCallEnd {
  * One downstream driven on virtual time: each call is a `CallMachine` (src/orchestration) over
  * the pipeline built from the options by the same code `downstream()` uses — so the budget
  * deposits at call start, a neutral breaker permit is given back, a pacer slot that would miss
- * the deadline is returned, and the deadline arithmetic is the runtime's. This class only does
- * what `Downstream.run` does with real time: wait, send, time the attempt out, report back.
+ * the deadline is returned, a bulkhead or the adaptive limit queues or refuses, attempt timeouts
+ * are derived from latency, hedges are admitted by the stages, and the deadline arithmetic is
+ * the runtime's. This class only does what `Downstream.run` does with real time: wait, queue,
+ * send, time the attempt out, report back.
  *
  * Calls are small integer ids; `start` one, and report each attempt's answer with `answer`.
  * One lane (the downstream's name) and one budget key, as a `downstream()` whose calls pass
- * no `key`/`budgetKey`.
+ * no `key`/`budgetKey`. An operation here honours its abort signal: an attempt that lost a
+ * hedge race ends when the winner answers, and its late answer is dropped.
  */
-export class SimDownstream implements CallPlan {
+export class SimDownstream implements CallPlan, HedgedDownstream {
   readonly name: string;
   readonly retry: RetryPolicy;
   readonly random: Random;
@@ -89,6 +113,9 @@ export class SimDownstream implements CallPlan {
   readonly breaker: CircuitBreaker | undefined;
   readonly pacer: Pacer | undefined;
   readonly budgets: KeyedRetryBudgets | undefined;
+  readonly bulkhead: SimBulkhead | undefined;
+  /** The adaptive concurrency limit, derived attempt timeout and hedging policy (any of them). */
+  readonly latency: LatencyPolicies | undefined;
   /** Retries the budget refused. */
   budgetRejections = 0;
   /** Calls that gave up, by reason. */
@@ -98,6 +125,7 @@ export class SimDownstream implements CallPlan {
 
   private readonly pipeline: Pipeline;
   private readonly calls: (CallMachine | undefined)[] = [];
+  private readonly hedges: SimHedges | undefined;
   private readonly beginKind: number;
   private readonly resumeKind: number;
   private readonly timeoutKind: number;
@@ -109,40 +137,41 @@ export class SimDownstream implements CallPlan {
     private readonly callee: SimCallee,
     private readonly onEnd?: (end: SimCallEnd) => void,
   ) {
-    const v = new OptionsValidator(`simulated downstream '${name}'`);
-    v.knownKeys(options, KEYS);
-    v.duration('attemptTimeoutMs', options.attemptTimeoutMs === false ? undefined : options.attemptTimeoutMs, {
-      min: 1,
-      allowInfinity: true,
-    });
-    v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 });
-    const { retry, budgets, breaker: breakerOptions, pacing: pacingOptions } = corePolicies(v, options, sim.random);
-    v.done();
-    const breaker = breakerOptions === undefined ? undefined : new CircuitBreaker(breakerOptions, sim.random);
-    const pacer = pacingOptions === undefined ? undefined : new Pacer(pacingOptions);
+    const p = simPolicies(sim, name, options);
     this.name = name;
-    this.retry = retry as RetryPolicy;
+    this.retry = p.retry;
     this.random = sim.random;
     this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.totalTimeoutMs = options.totalTimeoutMs;
-    this.budgets = budgets;
-    this.breaker = breaker;
-    this.pacer = pacer;
-    this.pipeline = lanePipeline({
-      budget: budgetStageOf(budgets, options.budget, () => {
-        this.budgetRejections++;
-      }),
-      breaker,
-      pacer,
-      pacing: { paceFirstAttempts: pacingOptions?.paceFirstAttempts ?? false },
-    });
+    this.budgets = p.budgets;
+    this.breaker = p.breaker;
+    this.pacer = p.pacer;
+    this.bulkhead = p.bulkhead;
+    this.latency = p.latency;
+    this.pipeline = this.lanePipeline(p, options);
+    this.hedges = p.latency?.hedging === undefined ? undefined : new SimHedges(sim, this, p.latency.hedging.maxHedges);
     this.beginKind = sim.on((call, now) => this.begin(call, now));
     this.resumeKind = sim.on((call, now) => {
       const machine = this.calls[call];
       if (machine !== undefined) this.drive(call, machine, machine.resume(now), now, true);
     });
     this.timeoutKind = sim.on((call, now) => this.timedOut(call, now));
+  }
+
+  /** Call `call`'s machine while it runs. */
+  machineOf(call: number): CallMachine | undefined {
+    return this.calls[call];
+  }
+
+  /** Hedges sent. */
+  get hedgesSent(): number {
+    return this.hedges?.sent ?? 0;
+  }
+
+  /** Calls whose value was a hedge's answer. */
+  get hedgeWins(): number {
+    return this.hedges?.wins ?? 0;
   }
 
   /** Call `call` starts now (no per-call options: the downstream's deadline and choices). */
@@ -154,24 +183,72 @@ export class SimDownstream implements CallPlan {
   }
 
   /**
-   * The callee's answer to call `call`'s attempt in flight arrives now: `undefined` for a
-   * success, else how the caller classifies it. An answer after the attempt ended (it timed
-   * out) is dropped, as the runtime drops a late response.
+   * The callee's answer to call `call`'s attempt in flight (`hedge` 0, or one of its hedges)
+   * arrives now: `undefined` for a success, else how the caller classifies it. An answer after
+   * the attempt ended (it timed out, lost a hedge race) is dropped, as the runtime drops a
+   * late response; pass `attempt` (what `send` was given) when an earlier attempt's answer
+   * may arrive while a retry runs.
    */
-  answer(call: number, now: number, failure: Classification | undefined): void {
+  answer(call: number, now: number, failure: Classification | undefined, hedge = 0, attempt?: number): void {
     const machine = this.calls[call];
-    if (machine === undefined || !machine.inAttempt) return;
-    if (failure === undefined) {
-      machine.succeeded(now);
-      this.end(call, machine, now, true, false);
+    if (machine === undefined || !machine.inAttempt || (attempt !== undefined && attempt !== machine.attempt)) return;
+    const hedges = this.hedges;
+    if (hedges?.hedged(call)) {
+      hedges.answer(call, machine, now, failure, hedge);
       return;
     }
-    this.drive(call, machine, machine.failed(now, failure, failure), now, false);
+    if (failure === undefined) this.won(call, machine, now);
+    else this.lost(call, machine, now, failure, false);
   }
 
-  /** Attempts call `call` has sent so far. */
+  /** Attempts call `call` has sent so far (its hedges not counted). */
   attemptsOf(call: number): number {
     return this.calls[call]?.attemptsMade ?? 0;
+  }
+
+  /** The timeout of call `call`'s running attempt (clamped to its deadline), ms. */
+  timeoutOf(call: number): number | undefined {
+    const machine = this.calls[call];
+    return machine?.inAttempt ? machine.timeoutMs : undefined;
+  }
+
+  /** The call's attempt — or a hedge of it — answered first: its value is the call's. */
+  won(call: number, machine: CallMachine, now: number): void {
+    machine.succeeded(now);
+    this.end(call, machine, now, true, false);
+  }
+
+  /**
+   * The call's attempt failed (the last of its hedges to end, if hedged): `classification`, or
+   * `deadlineCut` when the call's own deadline cut it.
+   */
+  lost(call: number, machine: CallMachine, now: number, classification: Classification, deadlineCut: boolean): void {
+    const step = deadlineCut ? machine.cutByDeadline(now, TIMED_OUT) : machine.failed(now, classification, classification);
+    this.drive(call, machine, step, now, false);
+  }
+
+  /** Sends an attempt (`hedge` 0) or a hedge of it, and arms its timer. */
+  send(call: number, machine: CallMachine, now: number, hedge: number, deadline: number, timeoutKind: number, arg: number): void {
+    this.callee.send(call, machine.attempt, now, hedge);
+    // Armed after the send: an answer due at the very instant of the timeout wins.
+    if (deadline !== Number.POSITIVE_INFINITY) this.sim.at(deadline, timeoutKind, arg);
+  }
+
+  private lanePipeline(p: SimPolicies, options: SimDownstreamOptions): Pipeline {
+    const latency = p.latency;
+    const line = latency?.limit === undefined ? undefined : new SimLimitLine(this.sim, latency);
+    return lanePipeline({
+      budget: budgetStageOf(p.budgets, options.budget, () => {
+        this.budgetRejections++;
+      }),
+      breaker: p.breaker,
+      pacer: p.pacer,
+      pacing: { paceFirstAttempts: p.paceFirstAttempts },
+      bulkhead: p.bulkhead,
+      latency,
+      limit: line === undefined ? undefined : { line: (partition) => line.of(partition) },
+      hedgeBudget: p.budgets,
+    });
   }
 
   private begin(call: number, now: number): void {
@@ -186,36 +263,39 @@ export class SimDownstream implements CallPlan {
   private drive(call: number, machine: CallMachine, first: Step, now: number, admitting: boolean): void {
     let step = first;
     let admission = admitting;
-    for (;;) {
-      if (step === STEP_ATTEMPT) {
-        this.callee.send(call, machine.attempt, now);
-        // Armed after the send: an answer due at the very instant of the timeout wins.
-        if (machine.inAttempt && machine.attemptDeadline !== Number.POSITIVE_INFINITY) {
-          this.sim.at(machine.attemptDeadline, this.timeoutKind, call);
-        }
-        return;
-      }
-      if (step === STEP_WAIT) {
-        this.sim.after(machine.waitMs, this.resumeKind, call);
-        return;
-      }
-      if (step === STEP_SLEEP) {
-        // Like the runtime: a zero delay runs on at once, unless the pacer asked for a yield.
-        if (machine.waitMs > 0 || machine.yieldBeforeRetry) {
-          this.sim.after(machine.waitMs, this.beginKind, call);
-          return;
-        }
-        step = machine.begin(now);
-        admission = true;
-        continue;
-      }
-      if (step === STEP_GIVE_UP) {
-        this.end(call, machine, now, false, admission);
-        return;
-      }
-      // STEP_QUEUE (a bulkhead's line) and STEP_VERIFY (a verify hook) are not modelled.
-      throw new Error(`SimDownstream '${this.name}': step ${step} is not simulated`);
+    // Like the runtime: a zero delay before a retry runs on at once, unless the pacer asked for a yield.
+    if (step === STEP_SLEEP && !(machine.waitMs > 0 || machine.yieldBeforeRetry)) {
+      step = machine.begin(now);
+      admission = true;
     }
+    if (step === STEP_ATTEMPT) this.attempt(call, machine, now);
+    else if (step === STEP_SLEEP) this.sim.after(machine.waitMs, this.beginKind, call);
+    else if (step === STEP_WAIT) this.sim.after(machine.waitMs, this.resumeKind, call);
+    else if (step === STEP_QUEUE) this.queue(call, machine, now);
+    else if (step === STEP_GIVE_UP) this.end(call, machine, now, false, admission);
+    // STEP_VERIFY (a verify hook) is not modelled: simulated calls pass no per-call options.
+    else throw new Error(`SimDownstream '${this.name}': step ${step} is not simulated`);
+  }
+
+  /** `STEP_ATTEMPT`: the attempt leaves, timed; a hedged call's first hedge is scheduled. */
+  private attempt(call: number, machine: CallMachine, now: number): void {
+    this.send(call, machine, now, 0, machine.attemptDeadline, this.timeoutKind, call);
+    const delayMs = machine.inAttempt ? machine.hedgeDelayMs() : undefined;
+    if (delayMs !== undefined) this.hedges?.begin(call, machine, delayMs);
+  }
+
+  /** `STEP_QUEUE`: the call waits in a stage's line (the bulkhead's, the adaptive limit's) on virtual time. */
+  private queue(call: number, machine: CallMachine, now: number): void {
+    const line = machine.queue as VirtualLine;
+    const refusal = line.join(
+      {
+        granted: (at, value) => this.drive(call, machine, machine.slotGranted(at, value), at, true),
+        refused: (at, error) => this.drive(call, machine, machine.slotRefused(at, error), at, true),
+      },
+      now,
+      machine.queueWaitMs,
+    );
+    if (refusal !== undefined) this.drive(call, machine, machine.slotRefused(now, refusal), now, true);
   }
 
   /** The attempt's own timer fired: the attempt ends now unless it already did. */
@@ -223,15 +303,14 @@ export class SimDownstream implements CallPlan {
     const machine = this.calls[call];
     // A timer of an earlier attempt may fire while a later one runs: only a due deadline counts.
     if (machine === undefined || !machine.inAttempt || machine.attemptDeadline > now) return;
-    if (machine.deadlineBound) {
-      this.drive(call, machine, machine.cutByDeadline(now, TIMED_OUT), now, false);
-      return;
-    }
-    this.drive(call, machine, machine.failed(now, TIMED_OUT, TIMED_OUT), now, false);
+    const hedges = this.hedges;
+    if (hedges?.hedged(call)) hedges.attemptTimedOut(call, machine, now);
+    else this.lost(call, machine, now, TIMED_OUT, machine.deadlineBound);
   }
 
   private end(call: number, machine: CallMachine, now: number, ok: boolean, refused: boolean): void {
     this.calls[call] = undefined;
+    this.hedges?.forget(call);
     if (ok) this.succeeded++;
     else {
       this.failed++;
@@ -239,4 +318,48 @@ export class SimDownstream implements CallPlan {
     }
     this.onEnd?.({ call, ok, reason: ok ? undefined : machine.reason, attempts: machine.attemptsMade, refused, atMs: now });
   }
+}
+
+/** The policies of a simulated downstream, built and checked as `downstream()` builds them. */
+interface SimPolicies {
+  retry: RetryPolicy;
+  budgets: KeyedRetryBudgets | undefined;
+  breaker: CircuitBreaker | undefined;
+  pacer: Pacer | undefined;
+  paceFirstAttempts: boolean;
+  bulkhead: SimBulkhead | undefined;
+  latency: LatencyPolicies | undefined;
+}
+
+/** Checks the options (every problem at once) and builds the policies. */
+function simPolicies(sim: Simulation, name: string, options: SimDownstreamOptions): SimPolicies {
+  const v = new OptionsValidator(`simulated downstream '${name}'`);
+  v.knownKeys(options, KEYS);
+  const timeout = options.attemptTimeoutMs;
+  const derived = typeof timeout === 'object' && timeout !== null ? timeout : undefined;
+  if (derived === undefined) {
+    v.duration('attemptTimeoutMs', timeout === false ? undefined : timeout, { min: 1, allowInfinity: true });
+  }
+  v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 });
+  const core = corePolicies(v, options, sim.random);
+  const bulkheadOptions = enabledOptions(options.bulkhead);
+  const bulkhead = bulkheadOptions === undefined ? undefined : v.nested('bulkhead', () => new SimBulkhead(sim, bulkheadOptions));
+  const latencyOptions = {
+    concurrency: enabledOptions(options.concurrency),
+    attemptTimeoutMs: derived,
+    hedging: enabledOptions(options.hedging),
+  };
+  const anyLatency = latencyOptions.concurrency ?? latencyOptions.attemptTimeoutMs ?? latencyOptions.hedging;
+  const latency =
+    anyLatency === undefined ? undefined : v.nested('latency', () => new LatencyPolicies(latencyOptions, sim.random));
+  v.done();
+  return {
+    retry: core.retry as RetryPolicy,
+    budgets: core.budgets,
+    breaker: core.breaker === undefined ? undefined : new CircuitBreaker(core.breaker, sim.random),
+    pacer: core.pacing === undefined ? undefined : new Pacer(core.pacing),
+    paceFirstAttempts: core.pacing?.paceFirstAttempts ?? false,
+    bulkhead,
+    latency,
+  };
 }

@@ -7,6 +7,7 @@ import {
   retryPolicyOf,
 } from '../../src/orchestration/downstream-plan.js';
 import { CircuitBreaker } from '../../src/policies/circuit-breaker.js';
+import { LatencyPolicies } from '../../src/policies/latency-policies.js';
 import { Pacer } from '../../src/policies/pacer.js';
 import { KeyedRetryBudgets } from '../../src/policies/retry-budget.js';
 import { SeededRandom } from '../../src/random/random.js';
@@ -34,19 +35,31 @@ describe('downstream plan (options → policies and pipeline, shared by the runt
     expect(budgetStageOf(ledger, { shrinkOnErrors: true })?.exit).toBeTypeOf('function');
   });
 
-  it('lanePipeline: one fixed order, budget → breaker → pacing → bulkhead → inner; nothing configured is EMPTY', () => {
+  it('lanePipeline: one fixed order, budget → hedging → breaker → pacing → bulkhead → latency; nothing configured is EMPTY', () => {
     const random = new SeededRandom(1);
     const budget = budgetStageOf(new KeyedRetryBudgets(), {});
     const slots = { tryAcquire: () => true, release: () => {}, acquire: () => Promise.resolve() };
-    const inner = { name: 'limit', observesSuccess: false, enter: () => 0 as const };
     const pipeline = lanePipeline({
-      inner,
+      latency: new LatencyPolicies({ concurrency: {}, attemptTimeoutMs: undefined, hedging: {} }, random),
       bulkhead: slots,
       pacer: new Pacer(),
       breaker: new CircuitBreaker({}, random),
       budget,
     });
-    expect(pipeline.stages.map((s) => s.name)).toEqual(['budget', 'breaker', 'pacing', 'bulkhead', 'limit']);
+    expect(pipeline.stages.map((s) => s.name)).toEqual(['budget', 'hedging', 'breaker', 'pacing', 'bulkhead', 'latency']);
+    // Hedges are admitted innermost first: the slots, then the policy (which draws on the budget).
+    expect(pipeline.hedgeGates.map((s) => s.name)).toEqual(['latency', 'bulkhead', 'hedging']);
+    expect(pipeline.hedger?.name).toBe('hedging');
     expect(lanePipeline({}).stages).toEqual([]);
+  });
+
+  it('lanePipeline: without hedging, no stage hedges; a latency stage alone still times attempts', () => {
+    const random = new SeededRandom(1);
+    const pipeline = lanePipeline({
+      latency: new LatencyPolicies({ concurrency: undefined, attemptTimeoutMs: {}, hedging: undefined }, random),
+    });
+    expect(pipeline.stages.map((s) => s.name)).toEqual(['latency']);
+    expect(pipeline.hedger).toBeUndefined();
+    expect(pipeline.timer?.name).toBe('latency');
   });
 });

@@ -1,14 +1,21 @@
-import { ADMIT, type Admission, QUEUE, type Stage, type StageCall } from '../stage.js';
+import { ADMIT, type Admission, type HedgeCall, QUEUE, type Stage, type StageCall, type VirtualLine } from '../stage.js';
 
-/** A concurrency limit as the orchestration sees it: a slot now, or a line to wait in. */
-export interface SlotLimiter {
+/**
+ * A concurrency limit as the orchestration sees it: a slot now, or a line to wait in — the
+ * runtime's (`acquire`, a promise) or the simulator's (`join`, on virtual time).
+ */
+export type SlotLimiter = {
   /** Takes a slot if one is free now. */
   tryAcquire(): boolean;
   /** Gives a slot back. */
   release(): void;
-  /** Waits in line for a slot, at most `maxWaitMs`; rejects when refused or aborted. */
-  acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<void>;
-}
+} & (
+  | {
+      /** Waits in line for a slot, at most `maxWaitMs`; rejects when refused or aborted. */
+      acquire(signal: AbortSignal | undefined, maxWaitMs: number): PromiseLike<unknown>;
+    }
+  | VirtualLine
+);
 
 /**
  * The bulkhead: a free slot admits the attempt at once; otherwise the driver waits in the
@@ -34,6 +41,15 @@ export class BulkheadStage implements Stage {
 
   exit(call: StageCall): void {
     call.whenSettled(this.release);
+  }
+
+  /** A hedge takes a free slot or does not go: it never waits in line. */
+  enterHedge(_hedge: HedgeCall): boolean {
+    return this.slots.tryAcquire();
+  }
+
+  exitHedge(hedge: HedgeCall): void {
+    hedge.whenSettled(this.release);
   }
 
   private readonly release = (): void => this.slots.release();

@@ -1,5 +1,4 @@
-import { HEDGING_DEFAULTS, HedgingPolicy } from '../../policies/hedging.js';
-import { RetryBudget } from '../../policies/retry-budget.js';
+import { HEDGING_DEFAULTS } from '../../policies/hedging.js';
 import { type Random, SeededRandom } from '../../random/random.js';
 import { lognormal } from '../distributions.js';
 import { Simulation } from '../engine.js';
@@ -7,6 +6,7 @@ import { percentile } from '../percentile.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 import { spread } from '../summary.js';
 
 export interface HedgingSetup {
@@ -37,98 +37,82 @@ export interface HedgingRun {
   extraLoad: number;
 }
 
+/** The callee: an attempt's latency, log-normal and `slowdown` times longer with probability `tail`. */
+export function attemptLatencies(setup: HedgingSetup): (random: Random) => { ms: number; slow: boolean } {
+  const meanMs = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
+  return (random) => {
+    const base = lognormal(random, meanMs, setup.sigma);
+    if (!(random.next() < setup.tail)) return { ms: base, slow: false };
+    return { ms: base * setup.slowdown, slow: true };
+  };
+}
+
+/** The seed of the hedges' own stream of draws. */
+export function hedgeSeed(seed: number): number {
+  return seed ^ 0x5bd1e995;
+}
+
+/**
+ * The callers: `downstream()` with one attempt and no attempt timeout (every attempt answers
+ * in the end), hedging at the learned `percentile` (`maxExtraLoad` 5 %), the default retry budget.
+ */
+export function hedgingOptions(setup: HedgingSetup, hedging: boolean): SimDownstreamOptions {
+  return { retry: false, attemptTimeoutMs: false, ...(hedging ? { hedging: { percentile: setup.percentile } } : {}) };
+}
+
 /**
  * One run: Poisson arrivals; every attempt's latency is log-normal (median, σ) and, with
  * probability `tail`, `slowdown` times longer — independently per attempt, as when a hedge
- * lands on another replica or misses the pause that held the first. With hedging, kindly's
- * `HedgingPolicy` (learned delay at `percentile`, `maxExtraLoad` 5 %) and a default
- * `RetryBudget` decide each hedge exactly as the runtime does; the first answer wins and the
- * other attempt is abandoned, its elapsed time recorded as a (censored) latency.
+ * lands on another replica or misses the pause that held the first. The callers are a
+ * `SimDownstream` (the runtime's pipeline): with hedging, each hedge is admitted by its stages
+ * — kindly's `HedgingPolicy` (learned delay, `maxExtraLoad`) and the retry budget — exactly as
+ * the runtime admits it; the first answer wins and the other attempt is abandoned, its
+ * elapsed time recorded as a (censored) latency.
  *
  * Paired: arrivals and first attempts draw from one stream and hedges from another, so a run
  * with hedging sees exactly the traffic and the slow first attempts of the run without — the
  * difference between the two is hedging's alone.
  */
-export function runHedging(setup: HedgingSetup, hedging: boolean): HedgingRun {
+export function runHedging(setup: HedgingSetup, hedging: boolean, observe?: (end: SimCallEnd) => void): HedgingRun {
   const sim = new Simulation({ seed: setup.seed });
   // Hedges' own draws: a second stream, so that the first stream stays the same with and without.
-  const hedgeRandom = new SeededRandom(setup.seed ^ 0x5bd1e995);
-  const policy = hedging ? new HedgingPolicy({ percentile: setup.percentile }) : undefined;
-  const budget = new RetryBudget();
+  const hedgeRandom = new SeededRandom(hedgeSeed(setup.seed));
   const ratePerMs = setup.ratePerSecond / 1000;
-  const expected = Math.ceil(setup.durationMs * ratePerMs * 1.2) + 16;
-  let startedAt = new Float64Array(expected);
-  let primaryStart = new Float64Array(expected);
-  let hedgeStart = new Float64Array(expected);
-  let done = new Uint8Array(expected);
+  const startedAt: number[] = [];
   const latencies: number[] = [];
-  let requests = 0;
-  let hedges = 0;
-  let hedgeWins = 0;
   let slowFirstAttempts = 0;
 
-  const meanMs = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
-  const attemptLatency = (random: Random, first: boolean) => {
-    const base = lognormal(random, meanMs, setup.sigma);
-    if (!(random.next() < setup.tail)) return base;
-    if (first) slowFirstAttempts++;
-    return base * setup.slowdown;
+  const latencyOf = attemptLatencies(setup);
+  const answerKinds = [0, 1].map((hedge) => sim.on((call, now) => api.answer(call, now, undefined, hedge)));
+  const send = (call: number, _attempt: number, _now: number, hedge: number) => {
+    const latency = latencyOf(hedge === 0 ? sim.random : hedgeRandom);
+    if (hedge === 0 && latency.slow) slowFirstAttempts++;
+    sim.after(latency.ms, answerKinds[hedge === 0 ? 0 : 1]!, call);
   };
-
-  const answered = (request: number, now: number, isHedge: boolean) => {
-    if (done[request] === 1) return;
-    done[request] = 1;
-    latencies.push(now - startedAt[request]!);
-    if (isHedge) hedgeWins++;
-    if (policy !== undefined) {
-      policy.recordLatency(now - (isHedge ? hedgeStart[request]! : primaryStart[request]!), now);
-      // The loser is abandoned now: its elapsed time is all we learn of it.
-      const other = isHedge ? primaryStart[request]! : hedgeStart[request]!;
-      if (!Number.isNaN(other)) policy.recordLatency(now - other, now);
-    }
-  };
-  const primaryAnswer = sim.on((request, now) => answered(request, now, false));
-  const hedgeAnswer = sim.on((request, now) => answered(request, now, true));
-  const hedgeDue = sim.on((request, now) => {
-    if (done[request] === 1 || policy === undefined) return;
-    const refusal = policy.decide({
-      nowMs: now,
-      idempotent: true,
-      hedgesSent: 0,
-      trouble: false,
-      retryBudget: () => budget.tryRetry(now),
-    });
-    if (refusal !== undefined) return;
-    hedges++;
-    hedgeStart[request] = now;
-    sim.after(attemptLatency(hedgeRandom, false), hedgeAnswer, request);
+  const api: SimDownstream = new SimDownstream(sim, 'callee', hedgingOptions(setup, hedging), { send }, (end) => {
+    latencies.push(end.atMs - startedAt[end.call]!);
+    observe?.(end);
   });
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const request = requests++;
-    if (request >= startedAt.length) {
-      const grow = <A extends Float64Array | Uint8Array>(a: A): A => {
-        const b = new (a.constructor as new (n: number) => A)(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      startedAt = grow(startedAt);
-      primaryStart = grow(primaryStart);
-      hedgeStart = grow(hedgeStart);
-      done = grow(done);
-    }
-    startedAt[request] = now;
-    primaryStart[request] = now;
-    hedgeStart[request] = Number.NaN;
-    budget.recordRequest(now);
-    policy?.recordRequest(now);
-    sim.after(attemptLatency(sim.random, true), primaryAnswer, request);
-    const delay = policy?.delayMs(now);
-    if (delay !== undefined) sim.after(delay, hedgeDue, request);
+    const call = startedAt.length;
+    startedAt.push(now);
+    api.start(call, now);
   });
   sim.at(0, arrival);
   sim.run();
+  return hedgingRun(startedAt.length, slowFirstAttempts, api.hedgesSent, api.hedgeWins, latencies);
+}
+
+/** A run's figures from its counts and its calls' latencies. */
+export function hedgingRun(
+  requests: number,
+  slowFirstAttempts: number,
+  hedges: number,
+  hedgeWins: number,
+  latencies: number[],
+): HedgingRun {
   return {
     requests,
     slowShare: requests === 0 ? 0 : slowFirstAttempts / requests,
@@ -159,7 +143,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     seed: num(params, 'seed'),
   };
   const seeds = num(params, 'seeds');
-  const perSeed: { seed: number; without: HedgingRun; with: HedgingRun; p99Ratio: number }[] = [];
+  const perSeed: SeedRuns[] = [];
   for (let i = 0; i < seeds; i++) {
     const seeded = { ...setup, seed: setup.seed + i };
     const without = runHedging(seeded, false);
@@ -167,15 +151,26 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     perSeed.push({ seed: seeded.seed, without, with: withHedging, p99Ratio: withHedging.p99Ms / without.p99Ms });
     context.onProgress?.(i + 1, seeds);
   }
-  const median = (f: (r: (typeof perSeed)[number]) => number) => spread(perSeed.map(f)).median;
+  const json = hedgingJson(setup, perSeed);
+  return { json, report: hedgingReport(setup, perSeed, json) };
+}
+
+/** One seed's pair of runs. */
+interface SeedRuns {
+  seed: number;
+  without: HedgingRun;
+  with: HedgingRun;
+  p99Ratio: number;
+}
+
+/** The JSON document: each figure the median over the seeds (one seed: that seed's); extraLoad the largest. */
+function hedgingJson(setup: HedgingSetup, perSeed: SeedRuns[]) {
+  const median = (f: (r: SeedRuns) => number) => spread(perSeed.map(f)).median;
   const ratio = spread(perSeed.map((r) => r.p99Ratio));
-  const extraLoad = spread(perSeed.map((r) => r.with.extraLoad));
   const requests = median((r) => r.without.requests);
-  const boundary = onTheBoundary(setup.tail, requests);
-  const json = {
+  return {
     scenario: 'hedging',
-    parameters: { ...setup, seeds },
-    // Each figure is the median over the seeds (one seed: that seed's); extraLoad is the largest.
+    parameters: { ...setup, seeds: perSeed.length },
     withoutHedging: {
       p50Ms: median((r) => r.without.p50Ms),
       p99Ms: median((r) => r.without.p99Ms),
@@ -190,12 +185,12 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       requests: median((r) => r.with.requests),
       hedges: median((r) => r.with.hedges),
       hedgeWins: median((r) => r.with.hedgeWins),
-      extraLoad: extraLoad.max,
+      extraLoad: spread(perSeed.map((r) => r.with.extraLoad)).max,
     },
     p99Ratio: ratio.median,
     p99RatioRange: [ratio.min, ratio.max],
     p999Ratio: median((r) => r.with.p999Ms / r.without.p999Ms),
-    p99OnTheTailBoundary: boundary,
+    p99OnTheTailBoundary: onTheBoundary(setup.tail, requests),
     perSeed: perSeed.map((r) => ({
       seed: r.seed,
       withoutP99Ms: r.without.p99Ms,
@@ -205,12 +200,20 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       slowShare: r.without.slowShare,
     })),
   };
-  const range = (f: (r: (typeof perSeed)[number]) => number, digits: number, unit: string) => {
+}
+
+/** A figure over the seeds as a cell: the median, and (several seeds) its range. */
+function rangeOf(perSeed: SeedRuns[]) {
+  return (f: (r: SeedRuns) => number, digits: number, unit: string) => {
     const s = spread(perSeed.map(f));
     const one = (v: number) => number(v, digits);
-    return seeds === 1 ? `${one(s.median)}${unit}` : `${one(s.median)}${unit} (${one(s.min)}–${one(s.max)})`;
+    return perSeed.length === 1 ? `${one(s.median)}${unit}` : `${one(s.median)}${unit} (${one(s.min)}–${one(s.max)})`;
   };
-  const table: Table = {
+}
+
+function hedgingTable(setup: HedgingSetup, perSeed: SeedRuns[]): Table {
+  const range = rangeOf(perSeed);
+  return {
     columns: ['', 'p50', 'p99', 'p99.9', 'extra attempts', 'hedges won'],
     align: ['left', 'right', 'right', 'right', 'right', 'right'],
     rows: [
@@ -232,32 +235,38 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ],
     ],
   };
-  const tailNote = boundary
+}
+
+function hedgingNotes(setup: HedgingSetup, perSeed: SeedRuns[], json: ReturnType<typeof hedgingJson>): string[] {
+  const range = rangeOf(perSeed);
+  const tailNote = json.p99OnTheTailBoundary
     ? `The tail is within sampling noise of 1 %: the p99 without hedging sits on the boundary between normal and slow attempts, and whether it lands among the slow ones depends on how many the seed drew (slow share ${range((r) => r.without.slowShare * 100, 3, '%')}). No estimator fixes that — the callee's own p99 lies in the empty gap between the two groups — so read the p99.9 here (${number(json.p999Ratio, 2)}× with hedging), or give a tail above 1 %.`
     : `${range((r) => r.without.slowShare * 100, 2, '%')} of first attempts were slow (asked for: ${number(setup.tail * 100, 2)}%), ${number(setup.slowdown)}× slower, independently per attempt.`;
+  return [
+    ...(perSeed.length === 1
+      ? []
+      : ['Each cell: median (min–max) over the seeds; each seed runs the same traffic with and without hedging.']),
+    tailNote,
+    `Hedging cuts p99 from ${number(json.withoutHedging.p99Ms, 1)} ms to ${number(json.withHedging.p99Ms, 1)} ms (${range((r) => r.p99Ratio, 3, '×')}) for at most ${number(json.withHedging.extraLoad * 100, 2)}% more attempts.`,
+    `Hedges are capped at maxExtraLoad (${HEDGING_DEFAULTS.maxExtraLoad * 100}% of requests over 10 s) and draw on the retry budget, so hedging can never double the load; a slow attempt is not cancelled by its hedge, the first answer wins.`,
+  ];
+}
+
+function hedgingReport(setup: HedgingSetup, perSeed: SeedRuns[], json: ReturnType<typeof hedgingJson>) {
+  const seeds = perSeed.length;
   return {
-    json,
-    report: {
-      title: `kindly-calls sim hedging — ${number(setup.tail * 100)}% of attempts ${number(setup.slowdown)}× slower`,
-      parameters: [
-        ['rate', `${number(setup.ratePerSecond)}/s`],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['latency', `log-normal, median ${number(setup.medianMs)} ms, σ ${setup.sigma}`],
-        ['tail', `${number(setup.tail * 100)}% at ${number(setup.slowdown)}×`],
-        ['hedge after', `learned p${number(setup.percentile * 100, 1)}`],
-        ['seeds', seeds === 1 ? String(setup.seed) : `${seeds} from ${setup.seed}`],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [],
-      notes: [
-        ...(seeds === 1
-          ? []
-          : ['Each cell: median (min–max) over the seeds; each seed runs the same traffic with and without hedging.']),
-        tailNote,
-        `Hedging cuts p99 from ${number(json.withoutHedging.p99Ms, 1)} ms to ${number(json.withHedging.p99Ms, 1)} ms (${range((r) => r.p99Ratio, 3, '×')}) for at most ${number(extraLoad.max * 100, 2)}% more attempts.`,
-        `Hedges are capped at maxExtraLoad (${HEDGING_DEFAULTS.maxExtraLoad * 100}% of requests over 10 s) and draw on the retry budget, so hedging can never double the load; a slow attempt is not cancelled by its hedge, the first answer wins.`,
-      ],
-    },
+    title: `kindly-calls sim hedging — ${number(setup.tail * 100)}% of attempts ${number(setup.slowdown)}× slower`,
+    parameters: [
+      ['rate', `${number(setup.ratePerSecond)}/s`],
+      ['for', `${number(setup.durationMs / 1000)} s`],
+      ['latency', `log-normal, median ${number(setup.medianMs)} ms, σ ${setup.sigma}`],
+      ['tail', `${number(setup.tail * 100)}% at ${number(setup.slowdown)}×`],
+      ['hedge after', `learned p${number(setup.percentile * 100, 1)}`],
+      ['seeds', seeds === 1 ? String(setup.seed) : `${seeds} from ${setup.seed}`],
+    ] as const,
+    tables: [{ title: '', table: hedgingTable(setup, perSeed) }],
+    charts: [],
+    notes: hedgingNotes(setup, perSeed, json),
   };
 }
 

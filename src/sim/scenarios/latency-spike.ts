@@ -1,9 +1,10 @@
-import { DerivedTimeout } from '../../policies/derived-timeout.js';
+import type { DerivedTimeoutOptions } from '../../policies/derived-timeout.js';
 import { lognormal } from '../distributions.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { SimDownstream } from '../sim-downstream.js';
 
 export interface LatencySpikeSetup {
   ratePerSecond: number;
@@ -29,6 +30,8 @@ export interface LatencySpikeRun {
   timedOut: number;
   /** The timeout in force at the end, ms. */
   finalTimeoutMs: number;
+  /** The timeout in force when the spike began, ms (`undefined` when it never did). */
+  atSpikeMs: number | undefined;
   /** Per second: the timeout in force (mean over attempts) and the false-timeout rate. */
   perSecond: { timeoutMs: number[]; rate: number[] };
 }
@@ -38,113 +41,129 @@ const BUCKET_MS = 1_000;
 /**
  * One run: Poisson arrivals; each attempt takes a log-normal time (median, σ) times a
  * multiplier that is 1 until `spikeAtMs`, then grows linearly to 2 over `rampMs` and stays
- * there. Every attempt would answer in the end, so every timeout is a false one. Fixed: the
- * timeout kindly's `DerivedTimeout` had reached when the spike began, frozen (what a
- * well-measured configuration value would be). Derived: `DerivedTimeout` live, fed as the
- * runtime feeds it — successful latencies, and timeouts.
+ * there. Every attempt would answer in the end, so every timeout is a false one. The callers
+ * are a `SimDownstream` (the runtime's pipeline, one attempt per call): derived —
+ * `attemptTimeoutMs: { percentile, factor }`, kindly's `DerivedTimeout` fed by the latency
+ * stage as the runtime feeds it (successful latencies, and timeouts); fixed —
+ * `attemptTimeoutMs: fixedMs`, the timeout the derived run had reached when the spike began
+ * (what a well-measured configuration value would be), in force from the start.
  */
-export function runLatencySpike(setup: LatencySpikeSetup, timeouts: 'fixed' | 'derived'): LatencySpikeRun {
+export function runLatencySpike(setup: LatencySpikeSetup, timeouts: 'fixed' | 'derived', fixedMs?: number): LatencySpikeRun {
   const sim = new Simulation({ seed: setup.seed });
-  const derived = new DerivedTimeout({ percentile: setup.percentile, factor: setup.factor, floorMs: 1, ceilingMs: 60_000 });
   const ratePerMs = setup.ratePerSecond / 1000;
   const multiplier = (t: number) =>
     t < setup.spikeAtMs ? 1 : setup.rampMs === 0 ? 2 : 1 + Math.min(1, (t - setup.spikeAtMs) / setup.rampMs);
-  let frozen: number | undefined;
-  const buckets = Math.ceil(setup.durationMs / BUCKET_MS);
-  const timeoutSum = new Float64Array(buckets);
-  const attemptsPer = new Float64Array(buckets);
-  const timedOutPer = new Float64Array(buckets);
-  let attempts = 0;
-  let timedOut = 0;
-  let attemptsBefore = 0;
-  let timedOutBefore = 0;
-  let finalTimeoutMs = 0;
-
+  const count = new SpikeCounts(setup);
+  const timedOut = new Set<number>();
+  const mean = setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2);
+  const answerKind = sim.on((call, now) => api.answer(call, now, undefined));
+  const api: SimDownstream = new SimDownstream(
+    sim,
+    'callee',
+    { retry: false, budget: false, attemptTimeoutMs: timeouts === 'derived' ? derivedTimeout(setup) : (fixedMs as number) },
+    { send: (call, _attempt, now) => sim.after(lognormal(sim.random, mean, setup.sigma) * multiplier(now), answerKind, call) },
+    (end) => {
+      if (!end.ok) timedOut.add(end.call);
+    },
+  );
+  const arrivedAt: number[] = [];
   const arrival = sim.on((_, now) => {
     const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const latency =
-      lognormal(sim.random, setup.medianMs * Math.exp((setup.sigma * setup.sigma) / 2), setup.sigma) * multiplier(now);
-    let timeout: number;
-    if (timeouts === 'fixed' && now >= setup.spikeAtMs) {
-      frozen ??= derived.timeoutMs(now);
-      timeout = frozen;
-    } else timeout = derived.timeoutMs(now);
-    finalTimeoutMs = timeout;
-    const b = Math.min(buckets - 1, Math.floor(now / BUCKET_MS));
-    timeoutSum[b]! += timeout;
-    attemptsPer[b]!++;
-    const during = now >= setup.spikeAtMs;
-    if (during) attempts++;
-    else attemptsBefore++;
-    // The outcome is known from the start (the attempt's latency is drawn now); it is fed
-    // to the estimate when it would be known: at the answer or at the timeout.
-    if (latency > timeout) {
-      timedOutPer[b]!++;
-      if (during) timedOut++;
-      else timedOutBefore++;
-      sim.after(timeout, timedOutKind, Math.round(timeout * 1000));
-    } else sim.after(latency, answeredKind, Math.round(latency * 1000));
+    const call = arrivedAt.length;
+    arrivedAt.push(now);
+    api.start(call, now);
+    count.started(now, api.timeoutOf(call) as number);
   });
-  // Latencies travel as integer µs in the event argument.
-  const answeredKind = sim.on((us, now) => derived.recordSuccess(us / 1000, now));
-  const timedOutKind = sim.on((us, now) => derived.recordTimeout(us / 1000, now));
   sim.at(0, arrival);
   sim.run();
-  return {
-    timeouts,
-    falseTimeoutRate: attempts === 0 ? 0 : timedOut / attempts,
-    falseTimeoutRateBefore: attemptsBefore === 0 ? 0 : timedOutBefore / attemptsBefore,
-    attempts: attempts + attemptsBefore,
-    timedOut: timedOut + timedOutBefore,
-    finalTimeoutMs,
-    perSecond: {
-      timeoutMs: Array.from(timeoutSum, (s, b) => (attemptsPer[b] === 0 ? 0 : s / attemptsPer[b]!)),
-      rate: Array.from(timedOutPer, (t, b) => (attemptsPer[b] === 0 ? 0 : t / attemptsPer[b]!)),
-    },
-  };
+  for (const call of timedOut) count.timedOut(arrivedAt[call] as number);
+  return count.run(timeouts);
+}
+
+/** The derived attempt timeout of a setup: p`percentile` × `factor` of recent latency, 1 ms to 60 s. */
+export function derivedTimeout(setup: LatencySpikeSetup): DerivedTimeoutOptions {
+  return { percentile: setup.percentile, factor: setup.factor, floorMs: 1, ceilingMs: 60_000 };
+}
+
+/** The counts of one run: attempts and timeouts before and during the spike, and per second. */
+class SpikeCounts {
+  private readonly buckets: number;
+  private readonly timeoutSum: Float64Array;
+  private readonly attemptsPer: Float64Array;
+  private readonly timedOutPer: Float64Array;
+  private attempts = 0;
+  private attemptsBefore = 0;
+  private timedOutDuring = 0;
+  private timedOutBefore = 0;
+  private finalTimeoutMs = 0;
+  /** The timeout in force when the spike began (the first attempt at or after it). */
+  atSpikeMs: number | undefined;
+
+  constructor(private readonly setup: LatencySpikeSetup) {
+    this.buckets = Math.ceil(setup.durationMs / BUCKET_MS);
+    this.timeoutSum = new Float64Array(this.buckets);
+    this.attemptsPer = new Float64Array(this.buckets);
+    this.timedOutPer = new Float64Array(this.buckets);
+  }
+
+  private bucketOf(t: number): number {
+    return Math.min(this.buckets - 1, Math.floor(t / BUCKET_MS));
+  }
+
+  /** An attempt started at `now` with this timeout. */
+  started(now: number, timeoutMs: number): void {
+    const b = this.bucketOf(now);
+    this.timeoutSum[b]! += timeoutMs;
+    this.attemptsPer[b]!++;
+    this.finalTimeoutMs = timeoutMs;
+    if (now < this.setup.spikeAtMs) this.attemptsBefore++;
+    else {
+      this.attempts++;
+      this.atSpikeMs ??= timeoutMs;
+    }
+  }
+
+  /** The attempt started at `startedAt` timed out. */
+  timedOut(startedAt: number): void {
+    this.timedOutPer[this.bucketOf(startedAt)]!++;
+    if (startedAt < this.setup.spikeAtMs) this.timedOutBefore++;
+    else this.timedOutDuring++;
+  }
+
+  run(timeouts: 'fixed' | 'derived'): LatencySpikeRun {
+    const { attempts, attemptsBefore, timedOutDuring, timedOutBefore } = this;
+    return {
+      timeouts,
+      falseTimeoutRate: attempts === 0 ? 0 : timedOutDuring / attempts,
+      falseTimeoutRateBefore: attemptsBefore === 0 ? 0 : timedOutBefore / attemptsBefore,
+      attempts: attempts + attemptsBefore,
+      timedOut: timedOutDuring + timedOutBefore,
+      finalTimeoutMs: this.finalTimeoutMs,
+      atSpikeMs: this.atSpikeMs,
+      perSecond: {
+        timeoutMs: Array.from(this.timeoutSum, (s, b) => (this.attemptsPer[b] === 0 ? 0 : s / this.attemptsPer[b]!)),
+        rate: Array.from(this.timedOutPer, (t, b) => (this.attemptsPer[b] === 0 ? 0 : t / this.attemptsPer[b]!)),
+      },
+    };
+  }
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const setup: LatencySpikeSetup = {
-    ratePerSecond: num(params, 'rate'),
-    medianMs: num(params, 'median'),
-    sigma: num(params, 'sigma'),
-    spikeAtMs: num(params, 'spike-at') * 1000,
-    rampMs: num(params, 'ramp') * 1000,
-    durationMs: num(params, 'duration') * 1000,
-    percentile: num(params, 'percentile'),
-    factor: num(params, 'factor'),
-    seed: num(params, 'seed'),
-  };
-  const rows = (['fixed', 'derived'] as const).map((t, i) => {
-    const r = runLatencySpike(setup, t);
-    context.onProgress?.(i + 1, 2);
-    return r;
-  });
+  const setup = latencySpikeSetupOf(params);
+  // The derived run first: the fixed timeout is the one it had reached when the spike began.
+  const derivedRun = runLatencySpike(setup, 'derived');
+  context.onProgress?.(1, 2);
+  const fixedRun = runLatencySpike(setup, 'fixed', derivedRun.atSpikeMs ?? derivedRun.finalTimeoutMs);
+  context.onProgress?.(2, 2);
+  const rows = [fixedRun, derivedRun];
   const promisedRate = 1 - setup.percentile;
   const json = {
     scenario: 'latency-spike',
     parameters: setup,
     promisedRate,
-    rows: rows.map(({ perSecond: _, ...r }) => r),
+    rows: rows.map(({ perSecond: _, atSpikeMs: __, ...r }) => r),
   };
-  const pct = (x: number) => `${number(x * 100, 2)}%`;
-  const table: Table = {
-    columns: ['timeouts', 'false timeouts while latency doubles', 'before', 'timeout at the end'],
-    align: ['left', 'right', 'right', 'right'],
-    rows: rows.map((r) => [
-      r.timeouts,
-      pct(r.falseTimeoutRate),
-      pct(r.falseTimeoutRateBefore),
-      `${number(r.finalTimeoutMs, 1)} ms`,
-    ]),
-  };
-  const seconds = (values: readonly number[], name: string): Series => ({
-    name,
-    points: values.map((v, b) => [(b * BUCKET_MS) / 1000, v] as const),
-  });
-  const [fixed, derived] = rows as [LatencySpikeRun, LatencySpikeRun];
   return {
     json,
     report: {
@@ -157,34 +176,75 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
         ['timeout', `p${number(setup.percentile * 100, 1)} × ${setup.factor}`],
         ['seed', String(setup.seed)],
       ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'False timeouts per second',
-          xLabel: 'time (s)',
-          yLabel: 'share of attempts',
-          series: rows.map((r) => seconds(r.perSecond.rate, r.timeouts)),
-          markers: [
-            { axis: 'y', value: promisedRate, label: 'promised rate' },
-            { axis: 'x', value: setup.spikeAtMs / 1000, label: 'latency starts to grow' },
-          ],
-          steps: true,
-        },
-        {
-          title: 'Attempt timeout in force',
-          xLabel: 'time (s)',
-          yLabel: 'ms',
-          series: rows.map((r) => seconds(r.perSecond.timeoutMs, r.timeouts)),
-          steps: true,
-        },
-      ],
-      notes: [
-        `Choosing p${number(setup.percentile * 100, 1)} promises about ${pct(promisedRate)} false timeouts (fewer with a factor above 1).`,
-        `A fixed timeout measured before the spike (${number(fixed.finalTimeoutMs, 1)} ms) cuts ${pct(fixed.falseTimeoutRate)} of the attempts once latency doubles.`,
-        `The derived timeout follows the latency (${number(derived.finalTimeoutMs, 1)} ms at the end): ${pct(derived.falseTimeoutRate)}, with no configuration change.`,
-      ],
+      tables: [{ title: '', table: spikeTable(rows) }],
+      charts: spikeCharts(setup, rows, promisedRate),
+      notes: spikeNotes(setup, fixedRun, derivedRun, promisedRate),
     },
   };
+}
+
+function latencySpikeSetupOf(params: ScenarioParams): LatencySpikeSetup {
+  return {
+    ratePerSecond: num(params, 'rate'),
+    medianMs: num(params, 'median'),
+    sigma: num(params, 'sigma'),
+    spikeAtMs: num(params, 'spike-at') * 1000,
+    rampMs: num(params, 'ramp') * 1000,
+    durationMs: num(params, 'duration') * 1000,
+    percentile: num(params, 'percentile'),
+    factor: num(params, 'factor'),
+    seed: num(params, 'seed'),
+  };
+}
+
+const pct = (x: number) => `${number(x * 100, 2)}%`;
+
+function spikeTable(rows: LatencySpikeRun[]): Table {
+  return {
+    columns: ['timeouts', 'false timeouts while latency doubles', 'before', 'timeout at the end'],
+    align: ['left', 'right', 'right', 'right'],
+    rows: rows.map((r) => [
+      r.timeouts,
+      pct(r.falseTimeoutRate),
+      pct(r.falseTimeoutRateBefore),
+      `${number(r.finalTimeoutMs, 1)} ms`,
+    ]),
+  };
+}
+
+function spikeCharts(setup: LatencySpikeSetup, rows: LatencySpikeRun[], promisedRate: number) {
+  const seconds = (values: readonly number[], name: string): Series => ({
+    name,
+    points: values.map((v, b) => [(b * BUCKET_MS) / 1000, v] as const),
+  });
+  return [
+    {
+      title: 'False timeouts per second',
+      xLabel: 'time (s)',
+      yLabel: 'share of attempts',
+      series: rows.map((r) => seconds(r.perSecond.rate, r.timeouts)),
+      markers: [
+        { axis: 'y', value: promisedRate, label: 'promised rate' },
+        { axis: 'x', value: setup.spikeAtMs / 1000, label: 'latency starts to grow' },
+      ],
+      steps: true,
+    },
+    {
+      title: 'Attempt timeout in force',
+      xLabel: 'time (s)',
+      yLabel: 'ms',
+      series: rows.map((r) => seconds(r.perSecond.timeoutMs, r.timeouts)),
+      steps: true,
+    },
+  ] as const;
+}
+
+function spikeNotes(setup: LatencySpikeSetup, fixed: LatencySpikeRun, derived: LatencySpikeRun, promisedRate: number): string[] {
+  return [
+    `Choosing p${number(setup.percentile * 100, 1)} promises about ${pct(promisedRate)} false timeouts (fewer with a factor above 1).`,
+    `A fixed timeout measured before the spike (${number(fixed.finalTimeoutMs, 1)} ms) cuts ${pct(fixed.falseTimeoutRate)} of the attempts once latency doubles.`,
+    `The derived timeout follows the latency (${number(derived.finalTimeoutMs, 1)} ms at the end): ${pct(derived.falseTimeoutRate)}, with no configuration change.`,
+  ];
 }
 
 export const latencySpike: Scenario = {
@@ -195,8 +255,9 @@ export const latencySpike: Scenario = {
     '(median --median ms, spread --sigma); from --spike-at seconds that time grows linearly to twice',
     'as long over --ramp seconds and stays there until --duration. Every attempt would answer in the',
     "end, so every timeout is false. Derived: kindly's DerivedTimeout (p --percentile × --factor of",
-    'recent latency, timeouts recorded as longer than the timeout). Fixed: the same value at the',
-    'moment the spike began, frozen. Measured: timed-out attempts ÷ attempts from the spike to the end;',
+    'recent latency, timeouts recorded as longer than the timeout). Fixed: the value the derived one',
+    "had reached when the spike began, configured from the start. Both run the runtime's pipeline",
+    '(one attempt per call). Measured: timed-out attempts ÷ attempts from the spike to the end;',
     'the promise is 1 − percentile.',
   ],
   options: [

@@ -1,11 +1,11 @@
-import { ADAPTIVE_CONCURRENCY_DEFAULTS, AdaptiveConcurrencyLimit, LIMIT_REJECTED } from '../../policies/adaptive-concurrency.js';
-import { BulkheadSlots } from '../../policies/bulkhead-slots.js';
+import { ADAPTIVE_CONCURRENCY_DEFAULTS } from '../../policies/adaptive-concurrency.js';
 import { Simulation } from '../engine.js';
 import { percentile } from '../percentile.js';
 import { QueueingCallee } from '../queueing-callee.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 
 /**
  * `oracle` is a reference, not a strategy anyone can run: a limit of the callee's worker count
@@ -63,177 +63,229 @@ export const QUEUEING_BUCKET_MS = 250;
 export const QUEUEING_JUDGED_ANSWERS = 500;
 
 /**
+ * What each strategy's callers are: `downstream()` with one attempt and the callers' timeout,
+ * and a bulkhead (`maxConcurrent` = the setup's, no line) or the adaptive concurrency limit
+ * (its defaults), or nothing in the way (`none`; `oracle` admits before the downstream).
+ */
+export function queueingOptions(setup: QueueingSetup, strategy: QueueingStrategy): SimDownstreamOptions {
+  return {
+    retry: false,
+    attemptTimeoutMs: setup.timeoutMs,
+    ...(strategy === 'bulkhead' ? { bulkhead: { maxConcurrent: setup.bulkhead } } : {}),
+    ...(strategy === 'adaptive' ? { concurrency: {} } : {}),
+  };
+}
+
+/** The offered traffic and the callee's capacity over time. */
+interface Traffic {
+  third: number;
+  halved: number;
+  changes: { atMs: number; workers: number }[];
+  meanServiceMs: number;
+  ratePerMs: number;
+  capacityAt(t: number): number;
+}
+
+function trafficOf(setup: QueueingSetup): Traffic {
+  const third = setup.durationMs / 3;
+  const halved = Math.max(1, Math.floor(setup.workers / 2));
+  const meanServiceMs = setup.serviceMedianMs * Math.exp((setup.serviceSigma * setup.serviceSigma) / 2);
+  return {
+    third,
+    halved,
+    changes: setup.capacityChanges
+      ? [
+          { atMs: third, workers: halved },
+          { atMs: 2 * third, workers: setup.workers },
+        ]
+      : [],
+    meanServiceMs,
+    ratePerMs: (setup.load * setup.workers) / meanServiceMs,
+    capacityAt: (t) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers),
+  };
+}
+
+/**
  * One run: Poisson arrivals at `load ×` the callee's starting capacity, through one of the
- * strategies, to a `QueueingCallee`. The bulkhead and the adaptive limit are kindly's own
- * `Bulkhead` and `AdaptiveConcurrencyLimit`: admitted requests hold a slot until they are
- * answered or their caller's timeout fires (the callee keeps working on those, unaware).
+ * strategies, to a `QueueingCallee`. Each request is a call of a `SimDownstream` — the
+ * runtime's pipeline, so the bulkhead and the adaptive limit are kindly's own stages:
+ * admitted requests hold a slot until they are answered or their caller's timeout fires
+ * (the callee keeps working on those, unaware).
  */
 export function runQueueing(setup: QueueingSetup, strategy: QueueingStrategy, unloadedP99Ms: number): QueueingRun {
   const sim = new Simulation({ seed: setup.seed });
-  const third = setup.durationMs / 3;
-  const halved = Math.max(1, Math.floor(setup.workers / 2));
-  const changes = setup.capacityChanges
-    ? [
-        { atMs: third, workers: halved },
-        { atMs: 2 * third, workers: setup.workers },
-      ]
-    : [];
-  const meanService = setup.serviceMedianMs * Math.exp((setup.serviceSigma * setup.serviceSigma) / 2);
-  const ratePerMs = (setup.load * setup.workers) / meanService;
-  const capacityAt = (t: number) => (setup.capacityChanges && t >= third && t < 2 * third ? halved : setup.workers);
-
-  const bulkhead = strategy === 'bulkhead' ? new BulkheadSlots({ maxConcurrent: setup.bulkhead }) : undefined;
-  const limiter = strategy === 'adaptive' ? new AdaptiveConcurrencyLimit({}, sim.random) : undefined;
+  const traffic = trafficOf(setup);
+  const tally = new QueueingTally(setup);
   let oracleInFlight = 0;
-
-  // Per request: start time, admitted partition, and whether its caller stopped waiting.
-  let capacity = 1 << 14;
-  let startedAt = new Float64Array(capacity);
-  let state = new Uint8Array(capacity); // 0 waiting, 1 answered, 2 timed out
-  const latencies: number[] = [];
-  const latencyBucket: number[] = [];
-  const buckets = Math.ceil(setup.durationMs / QUEUEING_BUCKET_MS);
-  const goodPerBucket = new Float64Array(buckets);
-  const limitPerBucket = new Float64Array(buckets);
-  let requests = 0;
-  let good = 0;
-  let rejected = 0;
-  let timedOut = 0;
-
-  const release = (request: number, now: number, sample: 'ok' | 'dropped') => {
-    if (strategy === 'oracle') oracleInFlight--;
-    bulkhead?.release();
-    limiter?.release(0, startedAt[request]!, now, sample);
-  };
   const callee = new QueueingCallee(
     sim,
-    { workers: setup.workers, changes, serviceMedianMs: setup.serviceMedianMs, serviceSigma: setup.serviceSigma },
-    (request, now) => {
-      if (state[request] !== 0) return;
-      state[request] = 1;
-      const latency = now - startedAt[request]!;
-      good++;
-      const b = Math.min(buckets - 1, Math.floor(startedAt[request]! / QUEUEING_BUCKET_MS));
-      goodPerBucket[b]!++;
-      latencies.push(latency);
-      latencyBucket.push(b);
-      release(request, now, 'ok');
+    {
+      workers: setup.workers,
+      changes: traffic.changes,
+      serviceMedianMs: setup.serviceMedianMs,
+      serviceSigma: setup.serviceSigma,
     },
+    (request, now) => api.answer(request, now, undefined),
   );
-  const timeout = sim.on((request, now) => {
-    if (state[request] !== 0) return;
-    state[request] = 2;
-    timedOut++;
-    latencies.push(setup.timeoutMs);
-    latencyBucket.push(Math.min(buckets - 1, Math.floor(startedAt[request]! / QUEUEING_BUCKET_MS)));
-    release(request, now, 'dropped');
+  // The callers: one downstream() as the runtime would build it, driven on virtual time.
+  const api: SimDownstream = new SimDownstream(sim, 'callee', queueingOptions(setup, strategy), callee.asSimCallee(), (end) => {
+    if (strategy === 'oracle' && !end.refused) oracleInFlight--;
+    tally.ended(end);
   });
+  const limiter = api.latency?.limit;
   const arrival = sim.on((_, now) => {
-    const next = now - Math.log(1 - sim.random.next()) / ratePerMs;
+    const next = now - Math.log(1 - sim.random.next()) / traffic.ratePerMs;
     if (next < setup.durationMs) sim.at(next, arrival);
-    const b = Math.min(buckets - 1, Math.floor(now / QUEUEING_BUCKET_MS));
-    if (limiter !== undefined) limitPerBucket[b] = limiter.limit;
-    requests++;
-    if (bulkhead !== undefined && !bulkhead.tryAcquire()) {
-      rejected++;
-      return;
-    }
-    if (limiter !== undefined && limiter.tryAcquire(now) === LIMIT_REJECTED) {
-      rejected++;
-      return;
-    }
+    if (limiter !== undefined) tally.limitAt(now, limiter.limit);
+    const request = tally.arrived(now);
     if (strategy === 'oracle') {
-      const workersNow = capacityAt(now);
+      const workersNow = traffic.capacityAt(now);
       if (oracleInFlight >= workersNow + Math.ceil(Math.sqrt(workersNow))) {
-        rejected++;
+        tally.refused();
         return;
       }
       oracleInFlight++;
     }
-    const request = requests - 1;
-    if (request >= capacity) {
-      capacity *= 2;
-      const s = new Float64Array(capacity);
-      s.set(startedAt);
-      startedAt = s;
-      const st = new Uint8Array(capacity);
-      st.set(state);
-      state = st;
-    }
-    startedAt[request] = now;
-    sim.after(setup.timeoutMs, timeout, request);
-    callee.arrive(request);
+    api.start(request, now);
   });
   sim.at(0, arrival);
   sim.run(setup.durationMs + setup.timeoutMs);
+  return tally.run(strategy, traffic, unloadedP99Ms);
+}
 
-  // The most the callee could usefully serve: its capacity or the offered load, whichever is less.
-  let best = 0;
-  const bestPerBucket = new Float64Array(buckets);
-  for (let b = 0; b < buckets; b++) {
-    const t = b * QUEUEING_BUCKET_MS;
-    const span = Math.min(QUEUEING_BUCKET_MS, setup.durationMs - t);
-    bestPerBucket[b] = Math.min(ratePerMs, capacityAt(t) / meanService) * span;
-    best += bestPerBucket[b]!;
+/** What the callers saw: per request its start, per 250 ms bucket the answers, latencies and limit. */
+class QueueingTally {
+  requests = 0;
+  good = 0;
+  rejected = 0;
+  timedOut = 0;
+  private startedAt = new Float64Array(1 << 14);
+  private readonly latencies: number[] = [];
+  private readonly latencyBucket: number[] = [];
+  private readonly buckets: number;
+  private readonly goodPerBucket: Float64Array;
+  private readonly limitPerBucket: Float64Array;
+
+  constructor(private readonly setup: QueueingSetup) {
+    this.buckets = Math.ceil(setup.durationMs / QUEUEING_BUCKET_MS);
+    this.goodPerBucket = new Float64Array(this.buckets);
+    this.limitPerBucket = new Float64Array(this.buckets);
   }
-  const byBucket: number[][] = Array.from({ length: buckets }, () => []);
-  for (let i = 0; i < latencies.length; i++) byBucket[latencyBucket[i]!]!.push(latencies[i]!);
-  const p99PerBucket = byBucket.map((l) => (l.length === 0 ? 0 : percentile(l, 0.99)));
-  const goodputPerBucket = Array.from(goodPerBucket, (g, b) => g / bestPerBucket[b]!);
 
-  // Settled at t = every judging window that starts at t or later (and ends in the phase)
-  // has goodput ≥ 90 % of what the callee could serve and p99 ≤ 1.5 × the unloaded p99.
-  const converged = (fromMs: number, untilMs: number): number | null => {
-    const first = Math.floor(fromMs / QUEUEING_BUCKET_MS);
-    const end = Math.floor(untilMs / QUEUEING_BUCKET_MS);
-    const perBucket = bestPerBucket[first]! === 0 ? 1 : bestPerBucket[first]!;
-    const width = Math.min(end - first, Math.max(1, Math.ceil(QUEUEING_JUDGED_ANSWERS / perBucket)));
-    let settled: number | null = null;
-    for (let b = end - width; b >= first; b--) {
-      let goodSum = 0;
-      let bestSum = 0;
-      const window: number[] = [];
-      for (let i = b; i < b + width; i++) {
-        goodSum += goodPerBucket[i]!;
-        bestSum += bestPerBucket[i]!;
-        for (const l of byBucket[i]!) window.push(l);
-      }
-      const ok = goodSum >= 0.9 * bestSum && window.length > 0 && percentile(window, 0.99) <= 1.5 * unloadedP99Ms;
-      if (!ok) break;
-      settled = b;
+  bucketOf(t: number): number {
+    return Math.min(this.buckets - 1, Math.floor(t / QUEUEING_BUCKET_MS));
+  }
+
+  limitAt(now: number, limit: number): void {
+    this.limitPerBucket[this.bucketOf(now)] = limit;
+  }
+
+  /** A request arrives now: its id. */
+  arrived(now: number): number {
+    const request = this.requests++;
+    if (request >= this.startedAt.length) {
+      const longer = new Float64Array(this.startedAt.length * 2);
+      longer.set(this.startedAt);
+      this.startedAt = longer;
     }
-    return settled === null ? null : settled * QUEUEING_BUCKET_MS - fromMs;
-  };
+    this.startedAt[request] = now;
+    return request;
+  }
 
-  return {
-    strategy,
-    requests,
-    good,
-    rejected,
-    timedOut,
-    goodputRatio: best === 0 ? 0 : good / best,
-    p50Ms: percentile(latencies, 0.5),
-    p99Ms: percentile(latencies, 0.99),
-    convergenceMs: setup.capacityChanges
-      ? { halving: converged(third, 2 * third), doubling: converged(2 * third, setup.durationMs) }
-      : null,
-    buckets: { goodput: goodputPerBucket, p99: p99PerBucket, limit: Array.from(limitPerBucket) },
-  };
+  refused(): void {
+    this.rejected++;
+  }
+
+  ended(end: SimCallEnd): void {
+    const startedAt = this.startedAt[end.call]!;
+    if (end.reason === 'rejected') {
+      this.refused();
+      return;
+    }
+    if (end.ok) {
+      this.good++;
+      this.goodPerBucket[this.bucketOf(startedAt)]!++;
+      this.latencies.push(end.atMs - startedAt);
+    } else {
+      this.timedOut++;
+      this.latencies.push(this.setup.timeoutMs);
+    }
+    this.latencyBucket.push(this.bucketOf(startedAt));
+  }
+
+  run(strategy: QueueingStrategy, traffic: Traffic, unloadedP99Ms: number): QueueingRun {
+    const { setup, buckets, latencies } = this;
+    // The most the callee could usefully serve: its capacity or the offered load, whichever is less.
+    const bestPerBucket = new Float64Array(buckets);
+    for (let b = 0; b < buckets; b++) {
+      const t = b * QUEUEING_BUCKET_MS;
+      const span = Math.min(QUEUEING_BUCKET_MS, setup.durationMs - t);
+      bestPerBucket[b] = Math.min(traffic.ratePerMs, traffic.capacityAt(t) / traffic.meanServiceMs) * span;
+    }
+    const best = bestPerBucket.reduce((sum, b) => sum + b, 0);
+    const byBucket: number[][] = Array.from({ length: buckets }, () => []);
+    for (let i = 0; i < latencies.length; i++) byBucket[this.latencyBucket[i]!]!.push(latencies[i]!);
+    const judged = { good: this.goodPerBucket, best: bestPerBucket, latencies: byBucket, unloadedP99Ms };
+    const { third } = traffic;
+    return {
+      strategy,
+      requests: this.requests,
+      good: this.good,
+      rejected: this.rejected,
+      timedOut: this.timedOut,
+      goodputRatio: best === 0 ? 0 : this.good / best,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      convergenceMs: setup.capacityChanges
+        ? { halving: settledAfter(judged, third, 2 * third), doubling: settledAfter(judged, 2 * third, setup.durationMs) }
+        : null,
+      buckets: {
+        goodput: Array.from(this.goodPerBucket, (g, b) => g / bestPerBucket[b]!),
+        p99: byBucket.map((l) => (l.length === 0 ? 0 : percentile(l, 0.99))),
+        limit: Array.from(this.limitPerBucket),
+      },
+    };
+  }
+}
+
+/** Per bucket: answers, what the callee could have served, and the latencies. */
+interface Judged {
+  good: Float64Array;
+  best: Float64Array;
+  latencies: number[][];
+  unloadedP99Ms: number;
+}
+
+/**
+ * ms after `fromMs` from which every judging window that starts then or later (and ends by
+ * `untilMs`) has goodput ≥ 90 % of what the callee could serve and p99 ≤ 1.5 × the unloaded
+ * p99; `null` when never.
+ */
+function settledAfter(judged: Judged, fromMs: number, untilMs: number): number | null {
+  const { good, best, latencies } = judged;
+  const first = Math.floor(fromMs / QUEUEING_BUCKET_MS);
+  const end = Math.floor(untilMs / QUEUEING_BUCKET_MS);
+  const perBucket = best[first]! === 0 ? 1 : best[first]!;
+  const width = Math.min(end - first, Math.max(1, Math.ceil(QUEUEING_JUDGED_ANSWERS / perBucket)));
+  let settled: number | null = null;
+  for (let b = end - width; b >= first; b--) {
+    let goodSum = 0;
+    let bestSum = 0;
+    const window: number[] = [];
+    for (let i = b; i < b + width; i++) {
+      goodSum += good[i]!;
+      bestSum += best[i]!;
+      for (const l of latencies[i]!) window.push(l);
+    }
+    const ok = goodSum >= 0.9 * bestSum && window.length > 0 && percentile(window, 0.99) <= 1.5 * judged.unloadedP99Ms;
+    if (!ok) break;
+    settled = b;
+  }
+  return settled === null ? null : settled * QUEUEING_BUCKET_MS - fromMs;
 }
 
 function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const workers = num(params, 'workers');
-  const setup: QueueingSetup = {
-    workers,
-    serviceMedianMs: num(params, 'service'),
-    serviceSigma: num(params, 'sigma'),
-    load: num(params, 'load'),
-    timeoutMs: num(params, 'timeout'),
-    bulkhead: num(params, 'bulkhead') === 0 ? workers : num(params, 'bulkhead'),
-    durationMs: num(params, 'duration') * 1000,
-    capacityChanges: true,
-    seed: num(params, 'seed'),
-  };
+  const setup = queueingSetupOf(params);
   // The callee's p99 when nothing queues: 10 % load, no capacity change, nothing in the way.
   const unloaded = runQueueing({ ...setup, load: 0.1, capacityChanges: false }, 'none', Number.POSITIVE_INFINITY);
   const unloadedP99Ms = unloaded.p99Ms;
@@ -248,7 +300,48 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     unloadedP99Ms,
     rows: rows.map(({ buckets: _, ...r }) => r),
   };
-  const table: Table = {
+  return {
+    json,
+    report: {
+      title: `kindly-calls sim queueing — ${setup.workers} workers, offered ${number(setup.load)}× capacity, capacity halves and doubles back`,
+      parameters: queueingParameters(setup),
+      tables: [{ title: '', table: queueingTable(setup, rows) }],
+      charts: queueingCharts(setup, rows, unloadedP99Ms),
+      notes: queueingNotes(setup, rows, unloadedP99Ms),
+    },
+  };
+}
+
+function queueingSetupOf(params: ScenarioParams): QueueingSetup {
+  const workers = num(params, 'workers');
+  return {
+    workers,
+    serviceMedianMs: num(params, 'service'),
+    serviceSigma: num(params, 'sigma'),
+    load: num(params, 'load'),
+    timeoutMs: num(params, 'timeout'),
+    bulkhead: num(params, 'bulkhead') === 0 ? workers : num(params, 'bulkhead'),
+    durationMs: num(params, 'duration') * 1000,
+    capacityChanges: true,
+    seed: num(params, 'seed'),
+  };
+}
+
+function queueingParameters(setup: QueueingSetup) {
+  const { workers } = setup;
+  return [
+    ['workers', `${workers} (then ${Math.max(1, Math.floor(workers / 2))}, then ${workers})`],
+    ['service', `log-normal, median ${number(setup.serviceMedianMs)} ms, σ ${setup.serviceSigma}`],
+    ['load', `${number(setup.load)}× starting capacity`],
+    ['caller timeout', `${number(setup.timeoutMs)} ms`],
+    ['bulkhead', String(setup.bulkhead)],
+    ['for', `${number(setup.durationMs / 1000)} s`],
+    ['seed', String(setup.seed)],
+  ] as const;
+}
+
+function queueingTable(setup: QueueingSetup, rows: QueueingRun[]): Table {
+  return {
     columns: ['strategy', 'goodput', 'p50', 'p99', 'rejected', 'timed out', 'settled after halving', 'after doubling'],
     align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     rows: rows.map((r) => [
@@ -262,64 +355,56 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       r.convergenceMs?.doubling == null ? 'never' : `${number(r.convergenceMs.doubling / 1000, 2)} s`,
     ]),
   };
+}
+
+function queueingCharts(setup: QueueingSetup, rows: QueueingRun[], unloadedP99Ms: number) {
   const seconds = (values: readonly number[], name: string): Series => ({
     name,
     points: values.map((v, b) => [(b * QUEUEING_BUCKET_MS) / 1000, v] as const),
   });
   const third = setup.durationMs / 3000;
   const adaptive = rows[2] as QueueingRun;
-  return {
-    json,
-    report: {
-      title: `kindly-calls sim queueing — ${workers} workers, offered ${number(setup.load)}× capacity, capacity halves and doubles back`,
-      parameters: [
-        ['workers', `${workers} (then ${Math.max(1, Math.floor(workers / 2))}, then ${workers})`],
-        ['service', `log-normal, median ${number(setup.serviceMedianMs)} ms, σ ${setup.serviceSigma}`],
-        ['load', `${number(setup.load)}× starting capacity`],
-        ['caller timeout', `${number(setup.timeoutMs)} ms`],
-        ['bulkhead', String(setup.bulkhead)],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['seed', String(setup.seed)],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'Goodput per 250 ms, as a share of what the callee could serve',
-          xLabel: 'time (s)',
-          yLabel: 'goodput ratio',
-          series: rows.map((r) => seconds(r.buckets.goodput, r.strategy)),
-          markers: [
-            { axis: 'x', value: third, label: 'capacity halves' },
-            { axis: 'x', value: 2 * third, label: 'capacity doubles' },
-          ],
-          steps: true,
-        },
-        {
-          title: 'p99 latency per 250 ms (by start time)',
-          xLabel: 'time (s)',
-          yLabel: 'ms',
-          series: rows.map((r) => seconds(r.buckets.p99, r.strategy)),
-          markers: [{ axis: 'y', value: 1.5 * unloadedP99Ms, label: '1.5× unloaded p99' }],
-          steps: true,
-        },
-        {
-          title: 'The adaptive limit, learned from latency',
-          xLabel: 'time (s)',
-          yLabel: 'concurrency',
-          series: [seconds(adaptive.buckets.limit, 'adaptive limit')],
-          markers: [{ axis: 'y', value: workers, label: 'workers at start' }],
-          steps: true,
-        },
+  return [
+    {
+      title: 'Goodput per 250 ms, as a share of what the callee could serve',
+      xLabel: 'time (s)',
+      yLabel: 'goodput ratio',
+      series: rows.map((r) => seconds(r.buckets.goodput, r.strategy)),
+      markers: [
+        { axis: 'x', value: third, label: 'capacity halves' },
+        { axis: 'x', value: 2 * third, label: 'capacity doubles' },
       ],
-      notes: [
-        `The callee serves ${workers} requests at once and queues the rest; past ${2 * workers} in the system every service slows down (throughput collapses). Its unloaded p99 is ${number(unloadedP99Ms, 1)} ms.`,
-        `Without a limit the queue grows until callers time out (${number(setup.timeoutMs)} ms) while the callee keeps serving requests nobody waits for: goodput ${number((rows[0] as QueueingRun).goodputRatio * 100, 1)}%.`,
-        `A bulkhead sized for the starting capacity (${setup.bulkhead}) is right until the capacity halves; then it queues ${setup.bulkhead - Math.floor(workers / 2)} requests at the callee.`,
-        `kindly's adaptive limit (defaults, no number configured: initial ${ADAPTIVE_CONCURRENCY_DEFAULTS.initialLimit}) follows the capacity from latency alone: goodput ${number(adaptive.goodputRatio * 100, 1)}%, p99 ${number(adaptive.p99Ms, 1)} ms (${number(adaptive.p99Ms / unloadedP99Ms, 2)}× unloaded).`,
-        `Settled = from then on, every judging window (whole 250 ms buckets, sliding, wide enough to expect ${QUEUEING_JUDGED_ANSWERS} answers at the phase's capacity) had goodput ≥ 90 % of capacity and p99 ≤ 1.5× the unloaded p99.`,
-      ],
+      steps: true,
     },
-  };
+    {
+      title: 'p99 latency per 250 ms (by start time)',
+      xLabel: 'time (s)',
+      yLabel: 'ms',
+      series: rows.map((r) => seconds(r.buckets.p99, r.strategy)),
+      markers: [{ axis: 'y', value: 1.5 * unloadedP99Ms, label: '1.5× unloaded p99' }],
+      steps: true,
+    },
+    {
+      title: 'The adaptive limit, learned from latency',
+      xLabel: 'time (s)',
+      yLabel: 'concurrency',
+      series: [seconds(adaptive.buckets.limit, 'adaptive limit')],
+      markers: [{ axis: 'y', value: setup.workers, label: 'workers at start' }],
+      steps: true,
+    },
+  ] as const;
+}
+
+function queueingNotes(setup: QueueingSetup, rows: QueueingRun[], unloadedP99Ms: number): string[] {
+  const { workers } = setup;
+  const adaptive = rows[2] as QueueingRun;
+  return [
+    `The callee serves ${workers} requests at once and queues the rest; past ${2 * workers} in the system every service slows down (throughput collapses). Its unloaded p99 is ${number(unloadedP99Ms, 1)} ms.`,
+    `Without a limit the queue grows until callers time out (${number(setup.timeoutMs)} ms) while the callee keeps serving requests nobody waits for: goodput ${number((rows[0] as QueueingRun).goodputRatio * 100, 1)}%.`,
+    `A bulkhead sized for the starting capacity (${setup.bulkhead}) is right until the capacity halves; then it queues ${setup.bulkhead - Math.floor(workers / 2)} requests at the callee.`,
+    `kindly's adaptive limit (defaults, no number configured: initial ${ADAPTIVE_CONCURRENCY_DEFAULTS.initialLimit}) follows the capacity from latency alone: goodput ${number(adaptive.goodputRatio * 100, 1)}%, p99 ${number(adaptive.p99Ms, 1)} ms (${number(adaptive.p99Ms / unloadedP99Ms, 2)}× unloaded).`,
+    `Settled = from then on, every judging window (whole 250 ms buckets, sliding, wide enough to expect ${QUEUEING_JUDGED_ANSWERS} answers at the phase's capacity) had goodput ≥ 90 % of capacity and p99 ≤ 1.5× the unloaded p99.`,
+  ];
 }
 
 export const queueing: Scenario = {
