@@ -22,8 +22,8 @@
  * lowers D but not the peak. `answerRate` is the same measure over every answer, success or
  * not — how fast the callee answered at all — an upper bound used while nothing succeeded.
  *
- * O(1) per recorded answer (amortised), O(buckets) per read; memory is a few arrays of
- * `buckets` numbers. Times are monotonic ms.
+ * O(1) per recorded answer (amortised), O(buckets) per read; memory is 13 numbers per bucket
+ * in one typed array. Times are monotonic ms.
  */
 export class DeliveryRate {
   readonly bucketMs: number;
@@ -36,9 +36,12 @@ export class DeliveryRate {
   constructor(windowMs: number, buckets: number) {
     this.bucketMs = windowMs / buckets;
     this.n = buckets;
-    this.successes = new Extremes(buckets);
-    this.answers = new Extremes(buckets);
-    this.peaks = new Float64Array(buckets);
+    // One typed array for everything (successes, answers, peaks): a lane holds two of these,
+    // and each typed array costs ~250 B of its own besides its numbers.
+    const data = new Float64Array(buckets * (2 * FIELDS + 1));
+    this.successes = new Extremes(buckets, data, 0);
+    this.answers = new Extremes(buckets, data, buckets * FIELDS);
+    this.peaks = data.subarray(buckets * 2 * FIELDS);
   }
 
   /** An answer to a request sent at `sentAtMs` arrived at `nowMs`; `ok` if it succeeded. */
@@ -102,41 +105,49 @@ export class DeliveryRate {
   }
 }
 
-/** Per bucket: how many answers, and the extremes of their send and receive times. */
-class Extremes {
-  private readonly count: Float64Array;
-  private readonly sentMin: Float64Array;
-  private readonly sentMax: Float64Array;
-  private readonly recvMin: Float64Array;
-  private readonly recvMax: Float64Array;
-  /** Shortest send→receive time per bucket: one round trip, at least. */
-  private readonly latencyMin: Float64Array;
+/** Fields per bucket in `Extremes`' slice of the array. */
+const FIELDS = 6;
+const COUNT = 0;
+const SENT_MIN = 1;
+const SENT_MAX = 2;
+const RECV_MIN = 3;
+const RECV_MAX = 4;
+/** Shortest send→receive time per bucket: one round trip, at least. */
+const LATENCY_MIN = 5;
 
-  constructor(private readonly n: number) {
-    this.count = new Float64Array(n);
-    this.sentMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
-    this.sentMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
-    this.recvMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
-    this.recvMax = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
-    this.latencyMin = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+/**
+ * Per bucket: how many answers, and the extremes of their send and receive times — `FIELDS`
+ * numbers per bucket in a slice of one shared `Float64Array` (starting at `base`).
+ */
+class Extremes {
+  constructor(
+    private readonly n: number,
+    private readonly data: Float64Array,
+    private readonly base: number,
+  ) {
+    for (let i = 0; i < n; i++) this.clear(i);
   }
 
   add(i: number, sent: number, recv: number): void {
-    this.count[i]! += 1;
-    if (sent < this.sentMin[i]!) this.sentMin[i] = sent;
-    if (sent > this.sentMax[i]!) this.sentMax[i] = sent;
-    if (recv < this.recvMin[i]!) this.recvMin[i] = recv;
-    if (recv > this.recvMax[i]!) this.recvMax[i] = recv;
-    if (recv - sent < this.latencyMin[i]!) this.latencyMin[i] = recv - sent;
+    const d = this.data;
+    const o = this.base + i * FIELDS;
+    d[o + COUNT]! += 1;
+    if (sent < d[o + SENT_MIN]!) d[o + SENT_MIN] = sent;
+    if (sent > d[o + SENT_MAX]!) d[o + SENT_MAX] = sent;
+    if (recv < d[o + RECV_MIN]!) d[o + RECV_MIN] = recv;
+    if (recv > d[o + RECV_MAX]!) d[o + RECV_MAX] = recv;
+    if (recv - sent < d[o + LATENCY_MIN]!) d[o + LATENCY_MIN] = recv - sent;
   }
 
   clear(i: number): void {
-    this.count[i] = 0;
-    this.sentMin[i] = Number.POSITIVE_INFINITY;
-    this.sentMax[i] = Number.NEGATIVE_INFINITY;
-    this.recvMin[i] = Number.POSITIVE_INFINITY;
-    this.recvMax[i] = Number.NEGATIVE_INFINITY;
-    this.latencyMin[i] = Number.POSITIVE_INFINITY;
+    const d = this.data;
+    const o = this.base + i * FIELDS;
+    d[o + COUNT] = 0;
+    d[o + SENT_MIN] = Number.POSITIVE_INFINITY;
+    d[o + SENT_MAX] = Number.NEGATIVE_INFINITY;
+    d[o + RECV_MIN] = Number.POSITIVE_INFINITY;
+    d[o + RECV_MAX] = Number.NEGATIVE_INFINITY;
+    d[o + LATENCY_MIN] = Number.POSITIVE_INFINITY;
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */
@@ -147,15 +158,17 @@ class Extremes {
     let recvMin = Number.POSITIVE_INFINITY;
     let recvMax = Number.NEGATIVE_INFINITY;
     let latencyMin = Number.POSITIVE_INFINITY;
+    const d = this.data;
     for (let i = 0; i < this.n; i++) {
-      const c = this.count[i]!;
+      const o = this.base + i * FIELDS;
+      const c = d[o + COUNT]!;
       if (c === 0) continue;
       total += c;
-      if (this.sentMin[i]! < sentMin) sentMin = this.sentMin[i]!;
-      if (this.sentMax[i]! > sentMax) sentMax = this.sentMax[i]!;
-      if (this.recvMin[i]! < recvMin) recvMin = this.recvMin[i]!;
-      if (this.recvMax[i]! > recvMax) recvMax = this.recvMax[i]!;
-      if (this.latencyMin[i]! < latencyMin) latencyMin = this.latencyMin[i]!;
+      if (d[o + SENT_MIN]! < sentMin) sentMin = d[o + SENT_MIN]!;
+      if (d[o + SENT_MAX]! > sentMax) sentMax = d[o + SENT_MAX]!;
+      if (d[o + RECV_MIN]! < recvMin) recvMin = d[o + RECV_MIN]!;
+      if (d[o + RECV_MAX]! > recvMax) recvMax = d[o + RECV_MAX]!;
+      if (d[o + LATENCY_MIN]! < latencyMin) latencyMin = d[o + LATENCY_MIN]!;
     }
     if (total === 0) return undefined;
     const sendSpread = sentMax - sentMin;

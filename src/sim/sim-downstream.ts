@@ -21,6 +21,8 @@ import {
 } from '../orchestration/downstream-plan.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
 import type { VirtualLine } from '../orchestration/stage.js';
+import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
+import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import { CircuitBreaker } from '../policies/circuit-breaker.js';
 import type { DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import { LatencyPolicies } from '../policies/latency-policies.js';
@@ -62,6 +64,17 @@ const KEYS = [
   'concurrency',
   'hedging',
 ];
+
+/**
+ * A simulated process's link to its fleet's shared state (`src/sim/fleet.ts`), standing in for
+ * `FleetLink` and `FleetBudgets`: where paced attempts book their slots, and the retry budget.
+ */
+export interface SimFleetParts {
+  /** The shared pacing queue, for this downstream's pacer. */
+  booker?: (pacer: Pacer) => PaceBooker;
+  /** The fleet retry budget (claims decided by the simulated store). */
+  budgets?: BudgetLedger;
+}
 
 /** Where a simulated downstream's attempts go: a model of the callee. */
 export interface SimCallee {
@@ -136,6 +149,7 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
     options: SimDownstreamOptions,
     private readonly callee: SimCallee,
     private readonly onEnd?: (end: SimCallEnd) => void,
+    private readonly fleet?: SimFleetParts,
   ) {
     const p = simPolicies(sim, name, options);
     this.name = name;
@@ -237,13 +251,18 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
   private lanePipeline(p: SimPolicies, options: SimDownstreamOptions): Pipeline {
     const latency = p.latency;
     const line = latency?.limit === undefined ? undefined : new SimLimitLine(this.sim, latency);
+    const fleet = this.fleet;
+    const budgets = p.budgets === undefined ? undefined : (fleet?.budgets ?? p.budgets);
     return lanePipeline({
-      budget: budgetStageOf(p.budgets, options.budget, () => {
+      budget: budgetStageOf(budgets, options.budget, () => {
         this.budgetRejections++;
       }),
       breaker: p.breaker,
       pacer: p.pacer,
-      pacing: { paceFirstAttempts: p.paceFirstAttempts },
+      pacing: {
+        paceFirstAttempts: p.paceFirstAttempts,
+        booker: p.pacer === undefined ? undefined : fleet?.booker?.(p.pacer),
+      },
       bulkhead: p.bulkhead,
       latency,
       limit: line === undefined ? undefined : { line: (partition) => line.of(partition) },

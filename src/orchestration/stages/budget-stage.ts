@@ -9,6 +9,7 @@ import {
   RESULT_OK,
   type Stage,
   type StageCall,
+  type VirtualLine,
 } from '../stage.js';
 
 /** The keyed retry budgets a `BudgetStage` draws on (`KeyedRetryBudgets`, or a store-backed one). */
@@ -24,11 +25,15 @@ export interface BudgetLedger {
   claimRetry?(key: string, nowMs: number): boolean | RetryClaim;
 }
 
-/** A retry admitted before its budget token was confirmed. `settled` always resolves (never rejects). */
+/**
+ * A retry admitted before its budget token was confirmed. `settled` always resolves (never
+ * rejects) to whether it was granted; in the simulator it is a line on virtual time, granted
+ * with that answer.
+ */
 export interface RetryClaim {
   /** `undefined` until decided. */
   readonly granted: boolean | undefined;
-  readonly settled: PromiseLike<boolean>;
+  readonly settled: PromiseLike<boolean> | VirtualLine;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   RESULT_OK,
   type Stage,
   type StageCall,
+  type VirtualLine,
   WAIT,
 } from '../stage.js';
 
@@ -17,13 +18,14 @@ import {
  */
 export interface PaceBooker {
   /**
-   * A slot in the shared queue: ms to wait before sending, or a promise of it; `undefined`
+   * A slot in the shared queue: ms to wait before sending, or a promise of it (a line on
+   * virtual time in the simulator, granted with it); `undefined`
    * (now or once answered) when no shared slot applies — the store is not in force, did not
    * answer, or the pacer is still searching (its probe slots move) — and the attempt holds a
    * ticket in the pacer itself. `due`: a ticket held in the pacer fell due (a searching
    * pacer's probe) — a shared slot for it applies whenever the shared queue is in force.
    */
-  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | undefined> | undefined;
+  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | undefined> | VirtualLine | undefined;
   /** Whether attempts are being held back now. */
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */

@@ -1,28 +1,25 @@
-import { fleetPacingStrategy, runFleetBudget } from '../fleet.js';
+import { type FleetBudgetRun, fleetPacingStrategy, runFleetBudget } from '../fleet.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
 import { type HerdSetup, herdLowerBound, runHerd } from '../herd-run.js';
+import type { LowerBound } from '../models/index.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 
-/**
- * Fleets: the same policies per process or shared between processes, side by side — the
- * herd split over P processes (pacing), and an outage under steady load from P processes
- * (retry budget).
- */
-function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const processes = num(params, 'processes');
-  const storeRttMs = num(params, 'store-rtt-ms');
-  const seed = num(params, 'seed');
-  const herd: HerdSetup = {
-    clients: num(params, 'clients'),
-    capacity: num(params, 'capacity'),
-    slotMs: num(params, 'slot-ms'),
-    seed,
-    server: { model: 'leaky-bucket', burst: num(params, 'burst'), latencyMs: num(params, 'latency-ms') },
-  };
-  const lowerBound = herdLowerBound(herd);
-  const pacingRows = [
+type PacingRow = {
+  name: string;
+  processes: number;
+  callers: number;
+  requests: number;
+  allSucceededMs: number | null;
+  failed: number;
+};
+type BudgetRow = { name: string } & FleetBudgetRun;
+type BudgetSetup = Omit<Parameters<typeof runFleetBudget>[0], 'shared'>;
+
+/** The herd split over `processes` processes: one process, a pacer each, shared pacing. */
+function pacingRows(herd: HerdSetup, processes: number, storeRttMs: number, context: ScenarioContext): PacingRow[] {
+  return [
     { name: 'one process, one pacer', processes: 1, strategy: ADAPTIVE_HERD_STRATEGY },
     { name: `${processes} processes, a pacer each`, processes, strategy: fleetPacingStrategy(processes, false, storeRttMs) },
     {
@@ -42,24 +39,23 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       failed: out.gaveUp,
     };
   });
-  const budgetProcesses = num(params, 'budget-processes');
-  const budgetSetup = {
-    processes: budgetProcesses,
-    ratePerSecond: num(params, 'rate'),
-    durationMs: num(params, 'duration') * 1000,
-    seed,
-    storeRttMs,
-  };
-  const budgetRows = [false, true].map((shared, i) => {
-    const out = runFleetBudget({ ...budgetSetup, shared });
+}
+
+/** The outage with a budget per process, then one for the fleet. */
+function budgetRows(setup: BudgetSetup, context: ScenarioContext): BudgetRow[] {
+  return [false, true].map((shared, i) => {
+    const out = runFleetBudget({ ...setup, shared });
     context.onProgress?.(4 + i, 5);
     return { name: shared ? 'one budget for the fleet (store)' : 'a budget per process', ...out };
   });
-  const pacingTable: Table = {
+}
+
+function pacingTable(rows: PacingRow[], lowerBound: LowerBound): Table {
+  return {
     columns: ['pacing', 'processes', 'requests', 'all served', 'failed'],
     align: ['left', 'right', 'right', 'right', 'right'],
     rows: [
-      ...pacingRows.map((r) => [
+      ...rows.map((r) => [
         r.name,
         String(r.processes),
         String(r.requests),
@@ -69,10 +65,13 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ['lower bound', '—', String(lowerBound.totalRequests), `${number(lowerBound.allSucceededMs / 1000, 2)} s`, '—'],
     ],
   };
-  const budgetTable: Table = {
+}
+
+function budgetTable(rows: BudgetRow[]): Table {
+  return {
     columns: ['retry budget', 'processes', 'requests', 'attempts', 'refused', 'amplification'],
     align: ['left', 'right', 'right', 'right', 'right', 'right'],
-    rows: budgetRows.map((r) => [
+    rows: rows.map((r) => [
       r.name,
       String(r.processes),
       String(r.requests),
@@ -81,33 +80,65 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       `${r.amplification.toFixed(3)}×`,
     ]),
   };
+}
+
+function fleetNotes(rows: BudgetRow[], setup: BudgetSetup): string[] {
+  return [
+    'Each process runs its own kindly policies; "store" rows share their state through the fleet ledger, the arithmetic the Redis store runs in Lua, synced every 80 ms as the runtime does; every store answer arrives one store round trip after the question (--store-rtt-ms), so shared state is as stale as over a network.',
+    `The allowance is max(0.2 × requests, reserve 10 retries/s): a budget per process has its own floor (${setup.processes} × 10/s), one fleet budget has one. Amplification ${rows[0]!.amplification.toFixed(3)}× per process → ${rows[1]!.amplification.toFixed(3)}× shared at ${number(setup.ratePerSecond)} requests/s per process; below 50/s per process (--rate 20) the per-process floors add up and only the shared budget stays at 1.2×.`,
+  ];
+}
+
+/**
+ * Fleets: the same policies per process or shared between processes, side by side — the
+ * herd split over P processes (pacing), and an outage under steady load from P processes
+ * (retry budget).
+ */
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const processes = num(params, 'processes');
+  const storeRttMs = num(params, 'store-rtt-ms');
+  const seed = num(params, 'seed');
+  const herd: HerdSetup = {
+    clients: num(params, 'clients'),
+    capacity: num(params, 'capacity'),
+    slotMs: num(params, 'slot-ms'),
+    seed,
+    server: { model: 'leaky-bucket', burst: num(params, 'burst'), latencyMs: num(params, 'latency-ms') },
+  };
+  const lowerBound = herdLowerBound(herd);
+  const pacing = pacingRows(herd, processes, storeRttMs, context);
+  const budgetSetup: BudgetSetup = {
+    processes: num(params, 'budget-processes'),
+    ratePerSecond: num(params, 'rate'),
+    durationMs: num(params, 'duration') * 1000,
+    seed,
+    storeRttMs,
+  };
+  const budget = budgetRows(budgetSetup, context);
   return {
     json: {
       scenario: 'fleet',
       parameters: { processes, ...herd, budget: budgetSetup },
-      pacing: { rows: pacingRows, lowerBound: { requests: lowerBound.totalRequests, ms: lowerBound.allSucceededMs } },
-      budget: { rows: budgetRows },
+      pacing: { rows: pacing, lowerBound: { requests: lowerBound.totalRequests, ms: lowerBound.allSucceededMs } },
+      budget: { rows: budget },
     },
     report: {
-      title: `kindly-calls sim fleet — ${processes} processes sharing a herd, ${budgetProcesses} processes in an outage`,
+      title: `kindly-calls sim fleet — ${processes} processes sharing a herd, ${budgetSetup.processes} processes in an outage`,
       parameters: [
         ['processes', String(processes)],
         ['clients', String(herd.clients)],
         ['server', `leaky bucket ${number((herd.capacity * 1000) / herd.slotMs)}/s, ${herd.server?.burst} at once`],
-        ['budget processes', String(budgetProcesses)],
+        ['budget processes', String(budgetSetup.processes)],
         ['rate per process', `${number(budgetSetup.ratePerSecond)}/s`],
         ['store round trip', `${number(storeRttMs)} ms`],
         ['seed', String(seed)],
       ] as const,
       tables: [
-        { title: 'Herd split over processes', table: pacingTable },
-        { title: 'Outage: retry amplification', table: budgetTable },
+        { title: 'Herd split over processes', table: pacingTable(pacing, lowerBound) },
+        { title: 'Outage: retry amplification', table: budgetTable(budget) },
       ],
       charts: [],
-      notes: [
-        'Each process runs its own kindly policies; "store" rows share their state through the fleet ledger, the arithmetic the Redis store runs in Lua, synced every 80 ms as the runtime does; every store answer arrives one store round trip after the question (--store-rtt-ms), so shared state is as stale as over a network.',
-        `The allowance is max(0.2 × requests, reserve 10 retries/s): a budget per process has its own floor (${budgetProcesses} × 10/s), one fleet budget has one. Amplification ${budgetRows[0]!.amplification.toFixed(3)}× per process → ${budgetRows[1]!.amplification.toFixed(3)}× shared at ${number(budgetSetup.ratePerSecond)} requests/s per process; below 50/s per process (--rate 20) the per-process floors add up and only the shared budget stays at 1.2×.`,
-      ],
+      notes: fleetNotes(budget, budgetSetup),
     },
   };
 }

@@ -1,0 +1,87 @@
+import type { LineWaiter, VirtualLine } from '../orchestration/stage.js';
+import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
+import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
+import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
+import { FLEET_SYNC_MS } from '../store/fleet-link.js';
+import type { Simulation } from './engine.js';
+
+/**
+ * A fleet's shared pacing queue on virtual time: the fleet ledger (the arithmetic the Redis
+ * store runs in Lua) and, for each process, what `FleetLink` does with it — a `PaceBooker`
+ * for that process's pacing stage, and the background sync every `FLEET_SYNC_MS` that shares
+ * the process's learned rate and learns whether the fleet is throttled. Every answer of the
+ * store arrives `storeRttMs` after the question. The store is always up here (its outages
+ * are tested against a real redis-server).
+ */
+export class SimFleetPacing {
+  private readonly ledger: PaceLedger = emptyPace();
+  private readonly quietMs = PACER_DEFAULTS.quietMs;
+  private readonly minRate = 1 / PACER_DEFAULTS.maxSpacingMs;
+  private running = true;
+
+  constructor(
+    private readonly sim: Simulation,
+    private readonly storeRttMs: number,
+  ) {}
+
+  /** Ends the background syncs (the run is over). */
+  stop(): void {
+    this.running = false;
+  }
+
+  /** Process `owner`'s link for its pacer, as `FleetLink.reserve`/`throttling` give it. */
+  link(owner: string, pacer: Pacer, phaseMs: number): PaceBooker {
+    const sim = this.sim;
+    const rtt = this.storeRttMs;
+    /** Until when the fleet is throttled, as this process last heard (a round trip late). */
+    let activeUntil = Number.NEGATIVE_INFINITY;
+    const rateOf = (now: number) => (pacer.throttling(now) ? (pacer.rate(now) ?? 0) / 1000 : 0);
+    const throttling = (now: number) => pacer.throttling(now) || now < activeUntil;
+    const sync = (now: number) => {
+      if (throttling(now)) {
+        const reply = syncPace(this.ledger, now, {
+          owner,
+          rate: rateOf(now),
+          contributionMs: this.quietMs,
+          active: pacer.throttling(now),
+          quietMs: this.quietMs,
+          hintMs: 0,
+          ttlMs: 60_000,
+        });
+        sim.schedule(
+          rtt,
+          () => {
+            activeUntil = reply.activeUntil;
+          },
+          undefined,
+        );
+      }
+      if (this.running) sim.schedule(FLEET_SYNC_MS, (_: undefined, at) => sync(at), undefined);
+    };
+    // Processes start their sync loops at different phases, as real ones do.
+    sim.scheduleAt(phaseMs, (_: undefined, at) => sync(at), undefined);
+    const booking: VirtualLine = {
+      join: (waiter: LineWaiter, now: number) => {
+        // Booked at once in the store's ledger, known here a round trip later.
+        const reply = bookSlot(this.ledger, now, {
+          owner,
+          rate: rateOf(now),
+          contributionMs: this.quietMs,
+          minRate: this.minRate,
+          ttlMs: 60_000,
+        });
+        pacer.followQueue(reply.slot + 1 / reply.rate);
+        sim.schedule(rtt, (_: undefined, at) => waiter.granted(at, Math.max(0, reply.slot - at)), undefined);
+        return undefined;
+      },
+    };
+    return {
+      throttling,
+      reserve: (now: number, due = false) => {
+        if (pacer.searching && !due) return undefined;
+        if (!throttling(now)) return 0;
+        return booking;
+      },
+    };
+  }
+}
