@@ -6,6 +6,7 @@ import { type BudgetLedger as StoreBudgets, syncBudget } from '../store/fleet-le
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../store/fleet-link.js';
 import type { BudgetSyncReply, BudgetSyncRequest } from '../store/fleet-store.js';
 import type { Simulation } from './engine.js';
+import { SimulatedStore } from './simulated-store.js';
 
 /** Most tokens a process leases at once (`FleetBudgets`' cap). */
 const MAX_LEASE = 50;
@@ -49,7 +50,7 @@ class SimClaim implements RetryClaim, VirtualLine {
  * round trip later (the ledger's clock is the store's) and its reply applied a round trip
  * after sending — leases, deposits and claims are as stale as on a network.
  */
-export class SimFleetBudget {
+export class SimFleetBudget extends SimulatedStore {
   private readonly ledger: StoreBudgets = { buckets: new Map() };
   private readonly shape = {
     bucketMs: RETRY_BUDGET_DEFAULTS.windowMs / RETRY_BUDGET_DEFAULTS.buckets,
@@ -57,26 +58,10 @@ export class SimFleetBudget {
     ratio: RETRY_BUDGET_DEFAULTS.ratio,
     reserve: (RETRY_BUDGET_DEFAULTS.reservePerSecond * RETRY_BUDGET_DEFAULTS.windowMs) / 1000,
   };
-  private running = true;
-
-  constructor(
-    private readonly sim: Simulation,
-    private readonly storeRttMs: number,
-  ) {}
-
-  /** Ends the background syncs (the run is over). */
-  stop(): void {
-    this.running = false;
-  }
 
   /** Process `owner`'s budget ledger, for its downstream's budget stage. */
   process(owner: string, phaseMs: number): BudgetLedger {
     return new SimBudgetProcess(this.sim, this, owner, phaseMs);
-  }
-
-  /** Whether background syncs go on. */
-  get active(): boolean {
-    return this.running;
   }
 
   /** The store's side of one sync, applied when the request arrives (store time). */

@@ -3,7 +3,7 @@ import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
-import type { Simulation } from './engine.js';
+import { SimulatedStore } from './simulated-store.js';
 
 /**
  * A fleet's shared pacing queue on virtual time: the fleet ledger (the arithmetic the Redis
@@ -13,21 +13,10 @@ import type { Simulation } from './engine.js';
  * store arrives `storeRttMs` after the question. The store is always up here (its outages
  * are tested against a real redis-server).
  */
-export class SimFleetPacing {
+export class SimFleetPacing extends SimulatedStore {
   private readonly ledger: PaceLedger = emptyPace();
   private readonly quietMs = PACER_DEFAULTS.quietMs;
   private readonly minRate = 1 / PACER_DEFAULTS.maxSpacingMs;
-  private running = true;
-
-  constructor(
-    private readonly sim: Simulation,
-    private readonly storeRttMs: number,
-  ) {}
-
-  /** Ends the background syncs (the run is over). */
-  stop(): void {
-    this.running = false;
-  }
 
   /** Process `owner`'s link for its pacer, as `FleetLink.reserve`/`throttling` give it. */
   link(owner: string, pacer: Pacer, phaseMs: number): PaceBooker {
@@ -56,7 +45,7 @@ export class SimFleetPacing {
           undefined,
         );
       }
-      if (this.running) sim.schedule(FLEET_SYNC_MS, (_: undefined, at) => sync(at), undefined);
+      if (this.active) sim.schedule(FLEET_SYNC_MS, (_: undefined, at) => sync(at), undefined);
     };
     // Processes start their sync loops at different phases, as real ones do.
     sim.scheduleAt(phaseMs, (_: undefined, at) => sync(at), undefined);
