@@ -143,7 +143,7 @@ export function lanePipeline(parts: LaneParts): Pipeline {
   if (parts.budget !== undefined) stages.push(parts.budget);
   const hedging = parts.latency?.hedging;
   if (hedging !== undefined) {
-    stages.push(new HedgingStage(hedging, { breaker: parts.breaker, pacer: parts.pacer, budget: parts.hedgeBudget }));
+    stages.push(new HedgingStage(hedging, { budget: parts.hedgeBudget }));
   }
   if (parts.breaker !== undefined) stages.push(new BreakerStage(parts.breaker));
   if (parts.pacer !== undefined) stages.push(new PacingStage(parts.pacer, parts.pacing));

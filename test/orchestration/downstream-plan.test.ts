@@ -47,8 +47,9 @@ describe('downstream plan (options → policies and pipeline, shared by the runt
       budget,
     });
     expect(pipeline.stages.map((s) => s.name)).toEqual(['budget', 'hedging', 'breaker', 'pacing', 'bulkhead', 'latency']);
-    // Hedges are admitted innermost first: the slots, then the policy (which draws on the budget).
-    expect(pipeline.hedgeGates.map((s) => s.name)).toEqual(['latency', 'bulkhead', 'hedging']);
+    // Hedges are admitted innermost first: the slots, then trouble (pacing, breaker: free
+    // checks), then the policy (which spends its extra load and draws on the budget).
+    expect(pipeline.hedgeGates.map((s) => s.name)).toEqual(['latency', 'bulkhead', 'pacing', 'breaker', 'hedging']);
     expect(pipeline.hedger?.name).toBe('hedging');
     expect(lanePipeline({}).stages).toEqual([]);
   });

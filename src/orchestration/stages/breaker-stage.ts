@@ -1,6 +1,15 @@
 import { CircuitOpenError, type GiveUpReason } from '../../errors/errors.js';
 import { BREAKER_ALLOWED, BREAKER_REJECTED, type CircuitBreaker } from '../../policies/circuit-breaker.js';
-import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, type Stage, type StageCall } from '../stage.js';
+import {
+  ADMIT,
+  type Admission,
+  type AttemptResult,
+  type HedgeCall,
+  RESULT_FAILED,
+  RESULT_OK,
+  type Stage,
+  type StageCall,
+} from '../stage.js';
 
 /**
  * The circuit breaker: an open circuit fails the attempt fast, before it reaches the callee.
@@ -10,6 +19,11 @@ import { ADMIT, type Admission, type AttemptResult, RESULT_FAILED, RESULT_OK, ty
 export class BreakerStage implements Stage {
   readonly name = 'breaker';
   constructor(readonly breaker: CircuitBreaker) {}
+
+  /** A breaker that is not closed means trouble: no hedges (it hears nothing of them). */
+  enterHedge(_hedge: HedgeCall, nowMs: number): boolean {
+    return this.breaker.state(nowMs) === 'closed';
+  }
 
   /** Only a success the breaker files by time (ratio mode, or while it is not closed). */
   get observesSuccess(): boolean {

@@ -1,14 +1,9 @@
-import type { CircuitBreaker } from '../../policies/circuit-breaker.js';
 import type { HedgingPolicy } from '../../policies/hedging.js';
 import type { HedgeCall, Stage, StageCall } from '../stage.js';
 import type { BudgetLedger } from './budget-stage.js';
 
-/** What the hedging policy consults besides itself: whether the callee is in trouble, and the retry budget. */
+/** What the hedging policy draws on besides itself. */
 export interface HedgingParts {
-  /** A breaker that is not closed means trouble: no hedges. */
-  breaker?: CircuitBreaker | undefined;
-  /** A pacer that is throttling means trouble: no hedges. */
-  pacer?: { throttling(nowMs: number): boolean } | undefined;
   /** Each hedge withdraws a retry from it (asked last). */
   budget?: BudgetLedger | undefined;
 }
@@ -17,9 +12,10 @@ export interface HedgingParts {
  * Hedging, as a stage placed just inside the budget: every call deposits its share of a
  * hedge when it starts; an idempotent call's attempt may be hedged after `hedgeDelayMs`; and a
  * hedge, once the stages inside this one gave it a slot (bulkhead, adaptive limit), is
- * granted by the policy — not `maxHedges` yet, the callee not in trouble (breaker closed,
- * pacer calm), under `maxExtraLoad`, and a retry token from the budget, in that order, so
- * that a refused hedge never spends a token.
+ * granted by the policy — not `maxHedges` yet, under `maxExtraLoad`, and a retry token from
+ * the budget, in that order, so that a refused hedge never spends a token. Trouble is the
+ * business of the stages inside this one, asked before it: the breaker refuses hedges while
+ * it is not closed, the pacing stage while the callee is being paced.
  */
 export class HedgingStage implements Stage {
   readonly name = 'hedging';
@@ -39,13 +35,12 @@ export class HedgingStage implements Stage {
   }
 
   enterHedge(hedge: HedgeCall, nowMs: number): boolean {
-    const { breaker, pacer, budget } = this.parts;
-    const trouble = (breaker !== undefined && breaker.state(nowMs) !== 'closed') || pacer?.throttling(nowMs) === true;
+    const budget = this.parts.budget;
     const refusal = this.policy.decide({
       nowMs,
       idempotent: hedge.idempotent,
       hedgesSent: hedge.hedge - 1,
-      trouble,
+      trouble: false,
       retryBudget: budget === undefined ? undefined : () => budget.tryRetry(hedge.budgetKey, nowMs),
     });
     return refusal === undefined;

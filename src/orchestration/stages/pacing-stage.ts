@@ -3,6 +3,7 @@ import {
   ADMIT,
   type Admission,
   type AttemptResult,
+  type HedgeCall,
   QUEUE,
   RESULT_FAILED,
   RESULT_OK,
@@ -121,6 +122,11 @@ export class PacingStage implements Stage {
     call.waitMs = Math.min(more, until - nowMs);
     call.waitAgain = true;
     return WAIT;
+  }
+
+  /** A callee being paced (here or, through a fleet's booker, anywhere in the fleet) gets no hedges. */
+  enterHedge(_hedge: HedgeCall, nowMs: number): boolean {
+    return !(this.booker ?? this.pacer).throttling(nowMs);
   }
 
   /** The caller aborted while holding a ticket: its slot goes to the next booking. */

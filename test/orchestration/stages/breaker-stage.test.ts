@@ -65,4 +65,15 @@ describe('BreakerStage', () => {
     expect(consecutive.observesSuccess).toBe(false);
     expect(stage({ mode: 'ratio' }).observesSuccess).toBe(true);
   });
+
+  it('refuses hedges while the breaker is not closed, and the breaker hears nothing of them', () => {
+    const breaker = new CircuitBreaker({}, new SeededRandom(1));
+    const stage = new BreakerStage(breaker);
+    const hedge = { ...stageCall(), hedge: 1 };
+    expect(stage.enterHedge(hedge, 0)).toBe(true);
+    breaker.isolate(0);
+    expect(stage.enterHedge(hedge, 10)).toBe(false);
+    breaker.close(20);
+    expect(stage.enterHedge(hedge, 20)).toBe(true);
+  });
 });

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HedgingStage } from '../../../src/orchestration/stages/hedging-stage.js';
-import { CircuitBreaker } from '../../../src/policies/circuit-breaker.js';
 import { HedgingPolicy } from '../../../src/policies/hedging.js';
 import { KeyedRetryBudgets } from '../../../src/policies/retry-budget.js';
-import { SeededRandom } from '../../../src/random/random.js';
 import { stageCall } from './stage-call.js';
 
 const hedgeCall = (fields = {}) => ({ ...stageCall(fields), hedge: 1 });
@@ -19,25 +17,6 @@ describe('HedgingStage', () => {
     expect(stage.enterHedge(hedgeCall(), 20)).toBe(false);
     stage.start(stageCall(), 20);
     expect(stage.enterHedge(hedgeCall(), 20)).toBe(true);
-  });
-
-  it('trouble (a breaker not closed, a throttling pacer) refuses before the extra load or the budget is spent', () => {
-    const policy = new HedgingPolicy({ delayMs: 20, maxExtraLoad: 1 });
-    const breaker = new CircuitBreaker({}, new SeededRandom(1));
-    const budget = new KeyedRetryBudgets({ budget: { ratio: 1, reservePerSecond: 0 } });
-    let throttling = false;
-    const stage = new HedgingStage(policy, { breaker, budget, pacer: { throttling: () => throttling } });
-    stage.start(stageCall(), 0);
-    budget.recordRequest('api', 0);
-    breaker.isolate(0);
-    expect(stage.enterHedge(hedgeCall(), 20)).toBe(false);
-    breaker.close(20);
-    throttling = true;
-    expect(stage.enterHedge(hedgeCall(), 20)).toBe(false);
-    throttling = false;
-    // Nothing was spent by the refusals: the one hedge and the one retry token are still there.
-    expect(stage.enterHedge(hedgeCall(), 20)).toBe(true);
-    expect(budget.tryRetry('api', 20)).toBe(false);
   });
 
   it('the retry budget is asked last: an empty one refuses the hedge', () => {

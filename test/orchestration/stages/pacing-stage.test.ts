@@ -83,4 +83,16 @@ describe('PacingStage', () => {
     expect(stage.retryDelay(stageCall(), 10, 250)).toBe(250);
     expect(new PacingStage(new Pacer()).retryDelay(stageCall(), 10, 250)).toBe(-1);
   });
+
+  it('refuses hedges while the callee is being paced — here, or anywhere in the fleet through its booker', () => {
+    const hedge = { ...stageCall({ attempt: 1 }), hedge: 1 };
+    expect(new PacingStage(new Pacer()).enterHedge(hedge, 10)).toBe(true);
+    expect(throttledStage().enterHedge(hedge, 10)).toBe(false);
+    let fleetThrottling = true;
+    const booker = { reserve: () => undefined, throttling: () => fleetThrottling };
+    const inFleet = new PacingStage(new Pacer(), { booker });
+    expect(inFleet.enterHedge(hedge, 10)).toBe(false);
+    fleetThrottling = false;
+    expect(inFleet.enterHedge(hedge, 10)).toBe(true);
+  });
 });
