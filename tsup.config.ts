@@ -35,4 +35,9 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   treeshake: true,
+  // One chunk for everything the root entry loads (17 files → 2): see the script.
+  async onSuccess() {
+    const { mergeRootChunks } = await import('./scripts/merge-root-chunks.mjs');
+    await mergeRootChunks('dist');
+  },
 });

@@ -1,5 +1,6 @@
 /**
- * Before/after, side by side in one process: the core kindly cases run against two builds
+ * Before/after, side by side in one process: the core kindly cases, and `fetch` (kindly's HTTP
+ * layer with a fetch that answers at once, as `kindly:fetch`), run against two builds
  * (`--before=DIR` and `--after=DIR`, each a tsup `dist/`), in finely interleaved batches,
  * `--runs=N` blocks; prints after/before per case (median of the per-block ratios).
  *
@@ -20,7 +21,17 @@ const runs = Number(arg('runs') ?? 5);
 
 type Api = { call: (op: (c: { signal: AbortSignal }) => Promise<number>) => Promise<number> };
 type Make = (name: string, options?: object) => Api;
-const load = async (dir: string) => (await import(pathToFileURL(resolve(dir, 'index.js')).href)) as { downstream: Make };
+type CreateFetch = (api: Api, options: { fetch: typeof instantFetch }) => (url: string) => Promise<Response>;
+const load = async (dir: string) => ({
+  ...((await import(pathToFileURL(resolve(dir, 'index.js')).href)) as { downstream: Make }),
+  ...((await import(pathToFileURL(resolve(dir, 'http.js')).href)) as { createFetch: CreateFetch }),
+});
+
+/** kindly's HTTP layer without the network (as `kindly:fetch` in cases.ts): the platform's Request built, answered at once. */
+const instantFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  new Request(input, init);
+  return new Response(null, { status: 200 });
+};
 
 const operation = async () => 42;
 const FULL = { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 } };
@@ -36,16 +47,23 @@ const build = (make: Make, name: string, options: { attemptTimeoutMs: number }) 
     return make(name, withOldNames(options));
   }
 };
-const cases = (make: Make) => {
+const cases = ({ downstream: make, createFetch }: Awaited<ReturnType<typeof load>>) => {
   const plain = build(make, 'ab', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 } as { attemptTimeoutMs: number });
   const full = build(make, 'ab-full', FULL);
+  const send = createFetch(
+    build(make, 'ab-fetch', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 } as { attemptTimeoutMs: number }),
+    {
+      fetch: instantFetch,
+    },
+  );
   return {
     'retry+timeout': () => plain.call(operation),
     signal: () => plain.call((c) => (c.signal.aborted ? Promise.resolve(0) : operation())),
     full: () => full.call(operation),
+    fetch: async () => ((await send('http://127.0.0.1:9/item')).status === 200 ? 42 : 0),
   };
 };
-const sides = { before: cases((await load(before)).downstream), after: cases((await load(after)).downstream) };
+const sides = { before: cases(await load(before)), after: cases(await load(after)) };
 const names = Object.keys(sides.before) as Array<keyof typeof sides.before>;
 // Finely interleaved: batches of `ops` calls alternate between the builds (a few ms each),
 // so load from elsewhere on the machine lands on both alike; medians drop the batches it hit.
@@ -77,20 +95,22 @@ for (const kind of ['cpu', 'wall'] as const) {
 // growth over a loop short enough that no scavenge runs during it; median of 9 loops.
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc !== undefined) {
-  const bytesPerCall = async (fn: () => Promise<number>) => {
+  // A fetch allocates ~11 KB: 100 of them stay under the young generation's first size.
+  const bytesPerCall = async (fn: () => Promise<number>, calls: number) => {
     const samples: number[] = [];
     for (let s = 0; s < 9; s++) {
       gc();
       const h0 = process.memoryUsage().heapUsed;
-      for (let i = 0; i < 1_000; i++) await fn();
-      samples.push((process.memoryUsage().heapUsed - h0) / 1_000);
+      for (let i = 0; i < calls; i++) await fn();
+      samples.push((process.memoryUsage().heapUsed - h0) / calls);
     }
     return median(samples);
   };
-  console.log('bytes allocated per call (median of 9 loops of 1,000 calls)');
+  console.log('bytes allocated per call (median of 9 loops of 1,000 calls, 100 for fetch)');
   for (const name of names) {
-    const b = await bytesPerCall(sides.before[name]);
-    const a = await bytesPerCall(sides.after[name]);
+    const calls = name === 'fetch' ? 100 : 1_000;
+    const b = await bytesPerCall(sides.before[name], calls);
+    const a = await bytesPerCall(sides.after[name], calls);
     console.log(
       `${name.padEnd(14)} before ${Math.round(b).toString().padStart(6)}  after ${Math.round(a).toString().padStart(6)}`,
     );

@@ -1,6 +1,7 @@
 import { bulkhead, ConsecutiveBreaker, circuitBreaker, handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import pRetry from 'p-retry';
 // The built package, as users get it (run `npm run build` first; `npm run bench` does).
+import { createFetch } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
 
 /** One benchmark case: `setup` builds the wrapper once and returns the function measured. */
@@ -83,6 +84,37 @@ cases.push(
         timeout(10_000, TimeoutStrategy.Cooperative),
       );
       return () => policy.execute(operation);
+    },
+  },
+);
+
+/**
+ * kindly's HTTP layer alone, without the network: a `fetch` that builds the platform's
+ * `Request` from the URL and init (so the init kindly passes is read as the real fetch reads
+ * it) and answers at once. `floor:fetch` calls it as the HTTP bench's floor does; `kindly:fetch`
+ * goes through `createFetch` (plan, call options, `.call()`, the attempt's signal and init).
+ * Their difference is what kindly itself spends per request, which the loopback bench cannot
+ * isolate from in-situ effects (docs/benchmarks.md).
+ */
+const INSTANT_URL = 'http://127.0.0.1:9/item';
+const instantFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  new Request(input, init);
+  return new Response(null, { status: 200 });
+};
+const answered = (response: Response) => (response.status === 200 ? 42 : 0);
+
+cases.push(
+  {
+    name: 'floor:fetch',
+    setup: () => async () => answered(await instantFetch(INSTANT_URL, { signal: new AbortController().signal, headers: {} })),
+  },
+  {
+    name: 'kindly:fetch',
+    setup: () => {
+      const send = createFetch(downstream('bench-fetch', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 }), {
+        fetch: instantFetch,
+      });
+      return async () => answered(await send(INSTANT_URL));
     },
   },
 );

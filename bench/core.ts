@@ -53,12 +53,19 @@ export async function runCore(options: { runs: number; filter?: string }): Promi
   }
   const ratios: Ratio[] = [];
   for (const c of all) {
-    if (c.name.startsWith('kindly:') || !c.name.includes(':')) continue;
+    if (c.name.startsWith('kindly:') || c.name.startsWith('floor:') || !c.name.includes(':')) continue;
     const kindly = c.name.replace(/^[^:]+:/, 'kindly:');
     if (!perRun.has(kindly)) continue;
     // Peer over kindly: how many times cheaper kindly is.
     const r = ratioOf('core:cpu', `${c.name} / ${kindly}`, perRun.get(c.name) ?? [], perRun.get(kindly) ?? []);
     ratios.push(r);
+  }
+  // kindly over its floor (how much dearer), for the cases that have one.
+  for (const c of all) {
+    if (!c.name.startsWith('floor:')) continue;
+    const kindly = c.name.replace(/^floor:/, 'kindly:');
+    if (!perRun.has(kindly)) continue;
+    ratios.push(ratioOf('core:cpu', `${kindly} / ${c.name}`, perRun.get(kindly) ?? [], perRun.get(c.name) ?? []));
   }
   return { rows, ratios };
 }

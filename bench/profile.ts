@@ -4,7 +4,7 @@
  *   node --cpu-prof --cpu-prof-dir=.tmp/prof --import tsx bench/profile.ts kindly:signal 200000
  *   node --import tsx bench/profile-summary.ts .tmp/prof/<file>.cpuprofile
  *
- * Core cases by name (see cases.ts), or `http:<case>` (bare, floor, kindly, kindly-full, ky)
+ * Core cases by name (see cases.ts), or `http:<case>` (bare, floor, call, kindly, kindly-full, ky)
  * against the loopback server.
  */
 import { spawn } from 'node:child_process';
@@ -37,6 +37,8 @@ if (name.startsWith('http:')) {
     'http:bare': () => fetch(url),
     // kindly sends no internal header by default (no deadline scope): the floor sends none either.
     'http:floor': () => fetch(url, { signal: new AbortController().signal, headers: {} }),
+    // `.call()` around the floor's own request: what the call machinery adds in situ.
+    'http:call': () => api.call((context) => fetch(url, { signal: context.signal, headers: {} })),
     'http:kindly': () => fetchThrough(api, url),
     'http:kindly-full': () => fetchThrough(full, url),
     'http:ky': () => client.get(url),

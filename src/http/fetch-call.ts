@@ -96,14 +96,34 @@ export class FetchCall {
     this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeoutMs !== undefined;
   }
 
-  /** Runs the call: the last response on give-up (unless `throwHttpErrors`), rejects otherwise. */
-  async run(): Promise<Response> {
-    let value: Response;
+  /**
+   * Runs the call: the last response on give-up (unless `throwHttpErrors`), rejects otherwise.
+   * A `then` on the call's promise rather than an async frame: ~500 B less per request, and
+   * on Node 20 every byte a request allocates is paid again in scavenges (docs/benchmarks.md).
+   */
+  run(): Promise<Response> {
+    let pending: Promise<Response>;
     try {
-      value = await this.plan.downstream.call((ctx) => this.attempt(ctx), this.callOptions());
+      pending = this.plan.downstream.call((ctx) => this.attempt(ctx), this.callOptions());
     } catch (error) {
-      return this.afterGiveUp(error);
+      return this.giveUpNow(error);
     }
+    return pending.then(
+      (value) => this.answered(value),
+      (error: unknown) => this.afterGiveUp(error),
+    );
+  }
+
+  /** A call that threw instead of returning a promise (a call wrapper's bug): as a rejection. */
+  private giveUpNow(error: unknown): Promise<Response> {
+    try {
+      return Promise.resolve(this.afterGiveUp(error));
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
+  }
+
+  private answered(value: Response): Response {
     // A failed response still held here was answered by the fallback: let its connection go.
     const last = this.takeLastFailure();
     if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
@@ -170,24 +190,50 @@ export class FetchCall {
     return c;
   }
 
-  /** One attempt: the previous failed body let go, the request sent, the response judged. */
-  private async attempt(ctx: CallContext): Promise<Response> {
-    // Only after a failed response: an await costs every first attempt a promise and a tick.
-    if (this.lastFailure !== undefined) await this.releasePrevious(ctx);
+  /**
+   * One attempt: the previous failed body let go, the request sent, the response judged.
+   * Promise chains rather than async frames, as in `run`: this runs once per attempt.
+   */
+  private attempt(ctx: CallContext): Promise<Response> {
+    // Only after a failed response: waiting for it costs a first attempt a promise and a tick.
+    if (this.lastFailure !== undefined) return this.releasePrevious(ctx).then(() => this.send(ctx));
+    return this.send(ctx);
+  }
+
+  private send(ctx: CallContext): Promise<Response> {
     const { plan } = this;
     // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
-    if (!plan.body.replayable && ctx.attempt > 1) throw notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined);
+    if (!plan.body.replayable && ctx.attempt > 1) {
+      return Promise.reject(notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined));
+    }
     const link =
       plan.callerSignal === undefined && !this.bodyLimited ? undefined : new AttemptSignal(ctx.signal, plan.callerSignal);
-    let response: Response;
+    let sent: Promise<Response>;
     try {
-      response = await plan.fetch(plan.url, this.attemptInit(ctx, link));
+      // The same promise when `fetch` returns a native one; a user's fetch may return any thenable.
+      sent = Promise.resolve(plan.fetch(plan.url, this.attemptInit(ctx, link)));
     } catch (error) {
-      link?.release();
-      // The attempt already ended (its timeout, the deadline, the caller): this value goes nowhere.
-      if (ctx.signal.aborted) throw error;
-      throw this.oneShot(this.safeCopy(error, ctx.attempt), ctx.attempt);
+      return Promise.reject(this.notSent(error, ctx, link));
     }
+    return sent.then(
+      (response) => this.received(response, ctx, link),
+      (error: unknown) => {
+        throw this.notSent(error, ctx, link);
+      },
+    );
+  }
+
+  /** What an attempt whose request failed (network, abort, a refused header) rejects with. */
+  private notSent(error: unknown, ctx: CallContext, link: AttemptSignal | undefined): unknown {
+    link?.release();
+    // The attempt already ended (its timeout, the deadline, the caller): this value goes nowhere.
+    if (ctx.signal.aborted) return error;
+    return this.oneShot(this.safeCopy(error, ctx.attempt), ctx.attempt);
+  }
+
+  /** The response arrived: handed over when it is a success, else judged as a failure. */
+  private received(response: Response, ctx: CallContext, link: AttemptSignal | undefined): Response | Promise<never> {
+    const { plan } = this;
     ctx.telemetry?.setAttribute('http.response.status_code', response.status);
     const retryableStatuses = plan.retryableStatuses;
     const reading = classifyStatus(response.status, retryableStatuses === undefined ? undefined : { retryableStatuses });
@@ -195,7 +241,9 @@ export class FetchCall {
       link?.handOver(response, this.bodyDeadline());
       return response;
     }
-    throw await this.failed(response, reading, ctx, link);
+    return this.failed(response, reading, ctx, link).then((error) => {
+      throw error;
+    });
   }
 
   /**

@@ -140,30 +140,25 @@ export class Lanes {
 
   private create(key: string): Lane {
     const o = this.options;
-    const lane = {
-      key,
-      breaker:
-        o.breaker === undefined
-          ? undefined
-          : new CircuitBreaker(
-              {
-                ...o.breaker,
-                onStateChange: (from, to, now) => {
-                  o.breaker?.onStateChange?.(from, to, now);
-                  o.onBreakerChange(key, from, to, now);
-                },
+    const breaker =
+      o.breaker === undefined
+        ? undefined
+        : new CircuitBreaker(
+            {
+              ...o.breaker,
+              onStateChange: (from, to, now) => {
+                o.breaker?.onStateChange?.(from, to, now);
+                o.onBreakerChange(key, from, to, now);
               },
-              o.random,
-            ),
-      bulkhead: o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock),
-      pacer: o.pacing === undefined ? undefined : new Pacer(o.pacing),
-      latency: o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock, o.random),
-    };
-    const pacer = lane.pacer;
-    const latency = lane.latency;
+            },
+            o.random,
+          );
+    const bulkhead = o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock);
+    const pacer = o.pacing === undefined ? undefined : new Pacer(o.pacing);
+    const latency = o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock, o.random);
     const pipeline = lanePipeline({
       budget: o.budgetStage,
-      breaker: lane.breaker,
+      breaker,
       pacer,
       pacing:
         pacer === undefined
@@ -173,7 +168,7 @@ export class Lanes {
               onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
               booker: o.paceBooker?.(key, pacer),
             },
-      bulkhead: lane.bulkhead,
+      bulkhead,
       latency,
       limit:
         latency === undefined
@@ -184,6 +179,8 @@ export class Lanes {
             },
       hedgeBudget: o.budgetLedger,
     });
-    return { ...lane, pipeline };
+    // One literal with every field: a spread of a half-built lane plus `pipeline` gave each
+    // lane a hidden class of its own (~270 B per lane, Node 20).
+    return { key, breaker, bulkhead, pacer, latency, pipeline };
   }
 }
