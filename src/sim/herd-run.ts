@@ -1,6 +1,6 @@
 import type { Classification } from '../classify/outcome.js';
 import { BucketCounter } from './bucket-counter.js';
-import { Simulation } from './engine.js';
+import { type EventKind, Simulation } from './engine.js';
 import { arrivalRandom, buildServer, type LowerBound, type ServerSpec, serverLowerBound } from './models/index.js';
 import { GIVE_UP } from './retry-state.js';
 
@@ -91,6 +91,14 @@ export interface HerdStrategy {
   create(sim: Simulation, setup: HerdSetup, wire: HerdWire): HerdClients;
 }
 
+/** How `runHerd` reports beside its result. */
+export interface HerdRunOptions {
+  /** Record attempts and successes per slot (`requestsPerSlot`, `servedPerSlot`). */
+  recordSeries?: boolean;
+  /** Told how many clients have finished, every 2^16 of them and at the end. */
+  onProgress?: (finishedClients: number) => void;
+}
+
 export interface HerdRun {
   /** Every attempt that reached the server, first tries included. */
   totalRequests: number;
@@ -106,75 +114,102 @@ export interface HerdRun {
   servedPerSlot: number[] | undefined;
 }
 
+/** What one herd run counts as it goes, and its result. */
+class HerdTally {
+  total = 0;
+  succeeded = 0;
+  gaveUp = 0;
+  lastSuccess = 0;
+  private readonly perSlot: BucketCounter | undefined;
+  private readonly servedPerSlot: BucketCounter | undefined;
+  private readonly retriesPerSlot: BucketCounter;
+  private readonly onProgress: ((finishedClients: number) => void) | undefined;
+
+  constructor(slotMs: number, options: HerdRunOptions) {
+    this.perSlot = options.recordSeries ? new BucketCounter(slotMs) : undefined;
+    this.servedPerSlot = options.recordSeries ? new BucketCounter(slotMs) : undefined;
+    this.retriesPerSlot = new BucketCounter(slotMs);
+    this.onProgress = options.onProgress;
+  }
+
+  /** Attempt `attempt` (1-based) reached the server now. */
+  sent(attempt: number, now: number): void {
+    this.total++;
+    this.perSlot?.add(now);
+    if (attempt > 1) this.retriesPerSlot.add(now);
+  }
+
+  /** A success was delivered now. */
+  served(now: number): void {
+    this.succeeded++;
+    this.lastSuccess = now;
+    // An answer at a slot's very end belongs to that slot (the slot server answers there).
+    this.servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
+  }
+
+  /** A client finished: report every 2^16 of them. */
+  finished(): void {
+    if (this.onProgress !== undefined && ((this.succeeded + this.gaveUp) & 0xffff) === 0)
+      this.onProgress(this.succeeded + this.gaveUp);
+  }
+
+  /** The run is over: the last progress report, and the result. */
+  result(): HerdRun {
+    this.onProgress?.(this.succeeded + this.gaveUp);
+    return {
+      totalRequests: this.total,
+      peakRetriesPerSlot: this.retriesPerSlot.max(),
+      allSucceededMs: this.gaveUp === 0 ? this.lastSuccess : Number.POSITIVE_INFINITY,
+      succeeded: this.succeeded,
+      gaveUp: this.gaveUp,
+      requestsPerSlot: this.perSlot?.toArray(),
+      servedPerSlot: this.servedPerSlot?.toArray(),
+    };
+  }
+}
+
+/** Every client's first try: all at t = 0, or spread over [0, arrivalMs) by their own random stream. */
+function scheduleFirstTries(sim: Simulation, setup: HerdSetup, firstTry: EventKind): void {
+  const spread = setup.arrivalMs ?? 0;
+  if (spread > 0) {
+    const arrivals = arrivalRandom(setup.seed);
+    for (let c = 0; c < setup.clients; c++) sim.at(arrivals.next() * spread, firstTry, c);
+  } else {
+    for (let c = 0; c < setup.clients; c++) sim.at(0, firstTry, c);
+  }
+}
+
 /**
  * One run of the herd: `clients` requests at t = 0 against the setup's server model (the slot
  * server by default); every rejected client asks its strategy when to come back. The wait
  * starts when the response arrives. Runs until every client has succeeded or given up.
  */
-export function runHerd(
-  setup: HerdSetup,
-  strategy: HerdStrategy,
-  options: { recordSeries?: boolean; onProgress?: (finishedClients: number) => void } = {},
-): HerdRun {
+export function runHerd(setup: HerdSetup, strategy: HerdStrategy, options: HerdRunOptions = {}): HerdRun {
   const sim = new Simulation({ seed: setup.seed });
-  const perSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
-  const servedPerSlot = options.recordSeries ? new BucketCounter(setup.slotMs) : undefined;
-  const retriesPerSlot = new BucketCounter(setup.slotMs);
-  const onProgress = options.onProgress;
-  let total = 0;
-  let succeeded = 0;
-  let gaveUp = 0;
-  let lastSuccess = 0;
-  // A client finished: report every 2^16 of them.
-  const finished = () => {
-    if (onProgress !== undefined && ((succeeded + gaveUp) & 0xffff) === 0) onProgress(succeeded + gaveUp);
-  };
-
+  const tally = new HerdTally(setup.slotMs, options);
   const server = buildServer(herdServerSpec(setup), sim, (client, ok, now) => {
     if (!ok) {
       clients.rejected(client, now);
       return;
     }
-    succeeded++;
-    lastSuccess = now;
-    // An answer at a slot's very end belongs to that slot (the slot server answers there).
-    servedPerSlot?.add(now > 0 ? now - 1e-6 : 0);
+    tally.served(now);
     clients.served(client, now);
-    finished();
+    tally.finished();
   });
   const clients = strategy.create(sim, setup, {
     send(client, attempt, now) {
-      total++;
-      perSlot?.add(now);
-      if (attempt > 1) retriesPerSlot.add(now);
+      tally.sent(attempt, now);
       server.arrive(client, now);
     },
     gaveUp() {
-      gaveUp++;
-      finished();
+      tally.gaveUp++;
+      tally.finished();
     },
   });
-  const send = sim.on((client, now) => clients.start(client, now));
-
-  const spread = setup.arrivalMs ?? 0;
-  if (spread > 0) {
-    const arrivals = arrivalRandom(setup.seed);
-    for (let c = 0; c < setup.clients; c++) sim.at(arrivals.next() * spread, send, c);
-  } else {
-    for (let c = 0; c < setup.clients; c++) sim.at(0, send, c);
-  }
+  const firstTry = sim.on((client, now) => clients.start(client, now));
+  scheduleFirstTries(sim, setup, firstTry);
   sim.run();
-  onProgress?.(succeeded + gaveUp);
-
-  return {
-    totalRequests: total,
-    peakRetriesPerSlot: retriesPerSlot.max(),
-    allSucceededMs: gaveUp === 0 ? lastSuccess : Number.POSITIVE_INFINITY,
-    succeeded,
-    gaveUp,
-    requestsPerSlot: perSlot?.toArray(),
-    servedPerSlot: servedPerSlot?.toArray(),
-  };
+  return tally.result();
 }
 
 /**

@@ -5,7 +5,7 @@ import { BucketCounter } from '../bucket-counter.js';
 import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
-import type { Table } from '../report/model.js';
+import type { Chart, Report, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
@@ -74,12 +74,31 @@ export function runBudget(
   };
 }
 
-function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const setup = { ratePerSecond: num(params, 'rate'), durationMs: num(params, 'duration') * 1000, seed: num(params, 'seed') };
-  const attempts = num(params, 'attempts');
-  const ratio = num(params, 'ratio');
-  const reservePerSecond = num(params, 'reserve');
-  const retry: RetryOptions = { maxAttempts: attempts };
+/** The scenario's parameters: the load, the attempts per request, and the budget's. */
+interface BudgetSetup {
+  ratePerSecond: number;
+  durationMs: number;
+  seed: number;
+  attempts: number;
+  ratio: number;
+  reservePerSecond: number;
+}
+
+function setupFrom(params: ScenarioParams): BudgetSetup {
+  return {
+    ratePerSecond: num(params, 'rate'),
+    durationMs: num(params, 'duration') * 1000,
+    seed: num(params, 'seed'),
+    attempts: num(params, 'attempts'),
+    ratio: num(params, 'ratio'),
+    reservePerSecond: num(params, 'reserve'),
+  };
+}
+
+/** Without a budget, with one (the given reserve, then kindly's default), then on `--config`'s retry options. */
+function variantRows(setup: BudgetSetup, context: ScenarioContext): BudgetVariant[] {
+  const { ratio, reservePerSecond } = setup;
+  const retry: RetryOptions = { maxAttempts: setup.attempts };
   const runs: [string, RetryOptions, RetryBudgetOptions | undefined][] = [
     ['without budget', retry, undefined],
     [`with budget (ratio ${ratio}, reserve ${number(reservePerSecond)}/s)`, retry, { ratio, reservePerSecond }],
@@ -91,24 +110,15 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       ['config, with budget', context.retry, { ratio, reservePerSecond }],
     );
   }
-  const rows = runs.map(([name, r, b], i) => {
+  return runs.map(([name, r, b], i) => {
     const out = runBudget(setup, name, r, b);
     context.onProgress?.(i + 1, runs.length);
     return out;
   });
-  const [without, withBudget, withDefaultReserve] = rows as [BudgetVariant, BudgetVariant, BudgetVariant];
+}
 
-  const json = {
-    scenario: 'budget',
-    parameters: { ...setup, attempts, ratio, reservePerSecond },
-    amplification: {
-      withoutBudget: without.amplification,
-      withBudget: withBudget.amplification,
-      withBudgetDefaultReserve: withDefaultReserve.amplification,
-    },
-    variants: rows.map(({ perSecond: _, ...r }) => r),
-  };
-  const table: Table = {
+function variantTable(rows: BudgetVariant[]): Table {
+  return {
     columns: ['variant', 'requests', 'attempts', 'amplification', 'retries refused'],
     align: ['left', 'right', 'right', 'right', 'right'],
     rows: rows.map((r) => [
@@ -119,36 +129,64 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       String(r.budgetRejections),
     ]),
   };
+}
+
+function attemptsChart(setup: BudgetSetup, rows: BudgetVariant[]): Chart {
   return {
-    json,
-    report: {
-      title: `kindly-calls sim budget — ${number(setup.ratePerSecond)} requests/s, ${attempts} attempts, callee failing everything`,
-      parameters: [
-        ['rate', `${number(setup.ratePerSecond)}/s`],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['attempts', String(attempts)],
-        ['budget ratio', String(ratio)],
-        ['reserve', `${number(reservePerSecond)}/s`],
-        ['seed', String(setup.seed)],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'Attempts reaching the callee per second',
-          xLabel: 'time (s)',
-          yLabel: 'attempts per second',
-          series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-          markers: [{ axis: 'y', value: setup.ratePerSecond * (1 + ratio), label: `${number(1 + ratio)}× the request rate` }],
-          steps: true,
-        },
-      ],
-      notes: [
-        `Without a budget every request makes all ${attempts} attempts: ${number(without.amplification, 3)}×.`,
-        `A retry budget (retries ≤ max(ratio × requests, reserve) over a 10 s window) holds it to ${number(withBudget.amplification, 3)}× with ratio ${ratio} and a reserve of ${number(reservePerSecond)}/s.`,
-        `kindly's default reserve of 10 retries/s is a floor for quiet callers, not an addition: at ${number(setup.ratePerSecond)} requests/s it gives ${number(withDefaultReserve.amplification, 3)}×.`,
-      ],
-    },
+    title: 'Attempts reaching the callee per second',
+    xLabel: 'time (s)',
+    yLabel: 'attempts per second',
+    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
+    markers: [
+      { axis: 'y', value: setup.ratePerSecond * (1 + setup.ratio), label: `${number(1 + setup.ratio)}× the request rate` },
+    ],
+    steps: true,
   };
+}
+
+function notes(setup: BudgetSetup, rows: BudgetVariant[]): string[] {
+  const [without, withBudget, withDefaultReserve] = rows as [BudgetVariant, BudgetVariant, BudgetVariant];
+  return [
+    `Without a budget every request makes all ${setup.attempts} attempts: ${number(without.amplification, 3)}×.`,
+    `A retry budget (retries ≤ max(ratio × requests, reserve) over a 10 s window) holds it to ${number(withBudget.amplification, 3)}× with ratio ${setup.ratio} and a reserve of ${number(setup.reservePerSecond)}/s.`,
+    `kindly's default reserve of 10 retries/s is a floor for quiet callers, not an addition: at ${number(setup.ratePerSecond)} requests/s it gives ${number(withDefaultReserve.amplification, 3)}×.`,
+  ];
+}
+
+function report(setup: BudgetSetup, rows: BudgetVariant[]): Report {
+  return {
+    title: `kindly-calls sim budget — ${number(setup.ratePerSecond)} requests/s, ${setup.attempts} attempts, callee failing everything`,
+    parameters: [
+      ['rate', `${number(setup.ratePerSecond)}/s`],
+      ['for', `${number(setup.durationMs / 1000)} s`],
+      ['attempts', String(setup.attempts)],
+      ['budget ratio', String(setup.ratio)],
+      ['reserve', `${number(setup.reservePerSecond)}/s`],
+      ['seed', String(setup.seed)],
+    ] as const,
+    tables: [{ title: '', table: variantTable(rows) }],
+    charts: [attemptsChart(setup, rows)],
+    notes: notes(setup, rows),
+  };
+}
+
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const setup = setupFrom(params);
+  const rows = variantRows(setup, context);
+  const [without, withBudget, withDefaultReserve] = rows as [BudgetVariant, BudgetVariant, BudgetVariant];
+  const { ratePerSecond, durationMs, seed, attempts, ratio, reservePerSecond } = setup;
+  const json = {
+    scenario: 'budget',
+    // Spelled out so that the keys keep the order the JSON output has always had.
+    parameters: { ratePerSecond, durationMs, seed, attempts, ratio, reservePerSecond },
+    amplification: {
+      withoutBudget: without.amplification,
+      withBudget: withBudget.amplification,
+      withBudgetDefaultReserve: withDefaultReserve.amplification,
+    },
+    variants: rows.map(({ perSecond: _, ...r }) => r),
+  };
+  return { json, report: report(setup, rows) };
 }
 
 export const budget: Scenario = {

@@ -1,15 +1,15 @@
 import type { CircuitBreakerOptions } from '../../policies/circuit-breaker.js';
 import type { RetryBudgetOptions } from '../../policies/retry-budget.js';
 import type { RetryOptions } from '../../policies/retry-decision.js';
-import { BucketCounter } from '../bucket-counter.js';
 import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number, seconds } from '../report/format.js';
-import type { Table } from '../report/model.js';
+import type { Chart, Report, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type SimCallEnd, SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
+import { DeadDependencyTally } from './dead-dependency-tally.js';
 
 const BUCKET_MS = 1_000;
 
@@ -50,13 +50,6 @@ export interface DeadDependencyVariant {
   perSecond: number[];
 }
 
-/**
- * One run: steady arrivals, each a call through a `SimDownstream` with `retry` and, with
- * `breaker`, kindly's `CircuitBreaker` in the pipeline: an open breaker fails the attempt fast
- * (never sent), a permit is given back however the attempt ends, and a retry is refused while
- * the breaker is open. No retry budget by default, so that the rows differ by the breaker
- * alone (the `budget` scenario measures the budget).
- */
 /** One row of the scenario: its name and the policies its calls run with. */
 export interface VariantPolicies {
   /** The row's name. */
@@ -70,38 +63,41 @@ export interface VariantPolicies {
   budget?: RetryBudgetOptions | false;
 }
 
-export function runDeadDependency(setup: DeadDependencySetup, policies: VariantPolicies): DeadDependencyVariant {
-  const { variant, retry, breaker: breakerOptions, observe, budget = false } = policies;
-  const sim = new Simulation({ seed: setup.seed });
-  const backAt = setup.downFromMs + setup.downForMs;
-  const callee = new Dependency({
+/** When the callee comes back. */
+function backAtMs(setup: DeadDependencySetup): number {
+  return setup.downFromMs + setup.downForMs;
+}
+
+/** The callee: answers in 10 ms, except while down, when it refuses or never answers. */
+export function deadCallee(setup: DeadDependencySetup): Dependency {
+  return new Dependency({
     whenDown: setup.failure === 'refuse' ? 'refuse' : 'hang',
-    down: [{ fromMs: setup.downFromMs, untilMs: backAt }],
+    down: [{ fromMs: setup.downFromMs, untilMs: backAtMs(setup) }],
   });
-  let closedAfterBackAt = Number.NaN;
-  const breaker: CircuitBreakerOptions | false =
-    breakerOptions === undefined
-      ? false
-      : {
-          ...breakerOptions,
-          onStateChange: (_from, to, at) => {
-            if (to === 'closed' && at >= backAt && Number.isNaN(closedAfterBackAt)) closedAfterBackAt = at;
-          },
-        };
-  const perSecond = new BucketCounter(BUCKET_MS);
-  let failedFast = 0;
-  let failedFastAfterRecovery = 0;
-  // Refused answers come back after `refuseMs`, good ones after `latencyMs`; a hanging callee
-  // never answers and the attempt timeout ends the attempt.
+}
+
+/**
+ * The callers: a `SimDownstream` sending to `callee`. Refused answers come back after
+ * `refuseMs`, good ones after `latencyMs`; a hanging callee never answers and the attempt
+ * timeout ends the attempt.
+ */
+function deadDependencyCaller(
+  sim: Simulation,
+  setup: DeadDependencySetup,
+  policies: VariantPolicies,
+  callee: Dependency,
+  tally: DeadDependencyTally,
+): SimDownstream {
+  const { retry, breaker, observe, budget = false } = policies;
   const refused = sim.on((call, now) => api.answer(call, now, REFUSED));
   const ok = sim.on((call, now) => api.answer(call, now, undefined));
   const api: SimDownstream = new SimDownstream(
     sim,
     'callee',
-    { retry, breaker, budget, attemptTimeoutMs: setup.timeoutMs },
+    { retry, breaker: tally.watchBreaker(breaker), budget, attemptTimeoutMs: setup.timeoutMs },
     {
       send(call, _attempt, now) {
-        perSecond.add(now);
+        tally.perSecond.add(now);
         const answer = callee.call(now);
         if (answer === ANSWER_OK) sim.after(callee.latencyMs, ok, call);
         else if (answer === ANSWER_REFUSED) sim.after(callee.refuseMs, refused, call);
@@ -109,32 +105,39 @@ export function runDeadDependency(setup: DeadDependencySetup, policies: VariantP
     },
     (end) => {
       observe?.(end);
-      if (!end.refused) return;
       // Rejected locally: outcome `failed`, never sent; the breaker said stop, so no retry.
-      failedFast++;
-      if (end.atMs >= backAt) failedFastAfterRecovery++;
+      if (end.refused) tally.failFast(end.atMs);
     },
   );
+  return api;
+}
+
+/**
+ * One run: steady arrivals, each a call through a `SimDownstream` with `retry` and, with
+ * `breaker`, kindly's `CircuitBreaker` in the pipeline: an open breaker fails the attempt fast
+ * (never sent), a permit is given back however the attempt ends, and a retry is refused while
+ * the breaker is open. No retry budget by default, so that the rows differ by the breaker
+ * alone (the `budget` scenario measures the budget).
+ */
+export function runDeadDependency(setup: DeadDependencySetup, policies: VariantPolicies): DeadDependencyVariant {
+  const sim = new Simulation({ seed: setup.seed });
+  const callee = deadCallee(setup);
+  const tally = new DeadDependencyTally(backAtMs(setup));
+  const api = deadDependencyCaller(sim, setup, policies, callee, tally);
   const arrivals = new SteadyArrivals(sim, { ratePerSecond: setup.ratePerSecond, durationMs: setup.durationMs }, (call, now) =>
     api.start(call, now),
   );
   arrivals.start();
   sim.run();
-
-  return {
-    variant,
+  const calls = {
+    variant: policies.variant,
     breaker: api.breaker !== undefined,
     requests: arrivals.count,
-    attempts: callee.calls,
-    requestsToDead: callee.callsWhileDown,
-    failedFast,
-    failedFastAfterRecovery,
     succeeded: api.succeeded,
     failed: api.failed,
     breakerOpens: api.breaker?.opens ?? 0,
-    recoveryDelayMs: Number.isNaN(closedAfterBackAt) ? 0 : closedAfterBackAt - backAt,
-    perSecond: perSecond.toArray(),
   };
+  return tally.row(calls, callee);
 }
 
 /** The client's retry options: kindly's defaults (3 attempts, exponential 100 ms, full jitter). */
@@ -142,8 +145,8 @@ const CLIENT_RETRY: RetryOptions = {};
 /** kindly's default breaker: 5 failures in a row, 5 s break doubling up to 60 s, ±10% jitter. */
 const BREAKER: CircuitBreakerOptions = {};
 
-function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const setup: DeadDependencySetup = {
+function setupFrom(params: ScenarioParams): DeadDependencySetup {
+  return {
     ratePerSecond: num(params, 'rate'),
     durationMs: num(params, 'duration') * 1000,
     downFromMs: num(params, 'down-from') * 1000,
@@ -152,6 +155,10 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
     timeoutMs: num(params, 'timeout-ms'),
     seed: num(params, 'seed'),
   };
+}
+
+/** Without and with the breaker, on kindly's default retry options, then on `--config`'s. */
+function variantRows(setup: DeadDependencySetup, context: ScenarioContext): DeadDependencyVariant[] {
   const runs: [string, RetryOptions, CircuitBreakerOptions | undefined][] = [
     ['without breaker', CLIENT_RETRY, undefined],
     ['with breaker', CLIENT_RETRY, BREAKER],
@@ -159,23 +166,15 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   if (context.retry !== undefined) {
     runs.push(['config, without breaker', context.retry, undefined], ['config, with breaker', context.retry, BREAKER]);
   }
-  const rows = runs.map(([name, retry, breaker], i) => {
+  return runs.map(([name, retry, breaker], i) => {
     const r = runDeadDependency(setup, { variant: name, retry, breaker });
     context.onProgress?.(i + 1, runs.length);
     return r;
   });
-  const [without, withBreaker] = rows as [DeadDependencyVariant, DeadDependencyVariant];
-  const backAt = setup.downFromMs + setup.downForMs;
+}
 
-  const json = {
-    scenario: 'dead-dependency',
-    parameters: setup,
-    requestsToDead: { withoutBreaker: without.requestsToDead, withBreaker: withBreaker.requestsToDead },
-    reduction: withBreaker.requestsToDead === 0 ? null : without.requestsToDead / withBreaker.requestsToDead,
-    recoveryDelayMs: withBreaker.recoveryDelayMs,
-    variants: rows.map(({ perSecond: _, ...r }) => r),
-  };
-  const table: Table = {
+function variantTable(rows: DeadDependencyVariant[]): Table {
+  return {
     columns: [
       'variant',
       'requests',
@@ -200,39 +199,63 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       r.breaker ? seconds(r.recoveryDelayMs) : '—',
     ]),
   };
-  const ratio = json.reduction;
+}
+
+function attemptsChart(setup: DeadDependencySetup, rows: DeadDependencyVariant[]): Chart {
   return {
-    json,
-    report: {
-      title: `kindly-calls sim dead-dependency — ${number(setup.ratePerSecond)} requests/s, callee down from ${seconds(setup.downFromMs)} to ${seconds(backAt)}`,
-      parameters: [
-        ['rate', `${number(setup.ratePerSecond)}/s`],
-        ['for', seconds(setup.durationMs)],
-        ['down', `${seconds(setup.downFromMs)} – ${seconds(backAt)}`],
-        ['failure', setup.failure === 'refuse' ? 'connection refused' : `no answer (timeout ${setup.timeoutMs} ms)`],
-        ['seed', String(setup.seed)],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'Attempts reaching the callee per second',
-          xLabel: 'time (s)',
-          yLabel: 'attempts per second',
-          series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-          markers: [
-            { axis: 'x', value: setup.downFromMs / 1000, label: 'callee down' },
-            { axis: 'x', value: backAt / 1000, label: 'callee back' },
-          ],
-          steps: true,
-        },
-      ],
-      notes: [
-        `The breaker cut the requests sent to the dead callee ${ratio === null ? 'to zero' : `${number(ratio, 1)}×`} (${without.requestsToDead} → ${withBreaker.requestsToDead}).`,
-        `Its cost: after the callee came back, calls kept failing fast for ${seconds(withBreaker.recoveryDelayMs)} (${withBreaker.failedFastAfterRecovery} calls), until a half-open probe succeeded.`,
-        'Clients: kindly default retry options (3 attempts, exponential from 100 ms, full jitter). Breaker: kindly defaults (opens after 5 failures in a row; 5 s break, doubling per re-opening up to 60 s, ±10% jitter; one probe).',
-      ],
-    },
+    title: 'Attempts reaching the callee per second',
+    xLabel: 'time (s)',
+    yLabel: 'attempts per second',
+    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
+    markers: [
+      { axis: 'x', value: setup.downFromMs / 1000, label: 'callee down' },
+      { axis: 'x', value: backAtMs(setup) / 1000, label: 'callee back' },
+    ],
+    steps: true,
   };
+}
+
+/** `reduction`: requests to the dead callee without ÷ with the breaker, null if none got through. */
+function notes(without: DeadDependencyVariant, withBreaker: DeadDependencyVariant, reduction: number | null): string[] {
+  return [
+    `The breaker cut the requests sent to the dead callee ${reduction === null ? 'to zero' : `${number(reduction, 1)}×`} (${without.requestsToDead} → ${withBreaker.requestsToDead}).`,
+    `Its cost: after the callee came back, calls kept failing fast for ${seconds(withBreaker.recoveryDelayMs)} (${withBreaker.failedFastAfterRecovery} calls), until a half-open probe succeeded.`,
+    'Clients: kindly default retry options (3 attempts, exponential from 100 ms, full jitter). Breaker: kindly defaults (opens after 5 failures in a row; 5 s break, doubling per re-opening up to 60 s, ±10% jitter; one probe).',
+  ];
+}
+
+function report(setup: DeadDependencySetup, rows: DeadDependencyVariant[], reduction: number | null): Report {
+  const [without, withBreaker] = rows as [DeadDependencyVariant, DeadDependencyVariant];
+  const backAt = backAtMs(setup);
+  return {
+    title: `kindly-calls sim dead-dependency — ${number(setup.ratePerSecond)} requests/s, callee down from ${seconds(setup.downFromMs)} to ${seconds(backAt)}`,
+    parameters: [
+      ['rate', `${number(setup.ratePerSecond)}/s`],
+      ['for', seconds(setup.durationMs)],
+      ['down', `${seconds(setup.downFromMs)} – ${seconds(backAt)}`],
+      ['failure', setup.failure === 'refuse' ? 'connection refused' : `no answer (timeout ${setup.timeoutMs} ms)`],
+      ['seed', String(setup.seed)],
+    ] as const,
+    tables: [{ title: '', table: variantTable(rows) }],
+    charts: [attemptsChart(setup, rows)],
+    notes: notes(without, withBreaker, reduction),
+  };
+}
+
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const setup = setupFrom(params);
+  const rows = variantRows(setup, context);
+  const [without, withBreaker] = rows as [DeadDependencyVariant, DeadDependencyVariant];
+  const reduction = withBreaker.requestsToDead === 0 ? null : without.requestsToDead / withBreaker.requestsToDead;
+  const json = {
+    scenario: 'dead-dependency',
+    parameters: setup,
+    requestsToDead: { withoutBreaker: without.requestsToDead, withBreaker: withBreaker.requestsToDead },
+    reduction,
+    recoveryDelayMs: withBreaker.recoveryDelayMs,
+    variants: rows.map(({ perSecond: _, ...r }) => r),
+  };
+  return { json, report: report(setup, rows, reduction) };
 }
 
 export const deadDependency: Scenario = {

@@ -3,7 +3,7 @@ import { BucketCounter } from '../bucket-counter.js';
 import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
-import type { Table } from '../report/model.js';
+import type { Chart, Report, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
@@ -77,8 +77,15 @@ export function runUniform(
   };
 }
 
+/** A retry schedule compared, by name. */
+interface Schedule {
+  name: string;
+  description: string;
+  retry: RetryOptions;
+}
+
 /** The schedules compared: the herd's exponential ceiling, with and without full jitter. */
-function variants(attempts: number): { name: string; description: string; retry: RetryOptions }[] {
+function variants(attempts: number): Schedule[] {
   const backoff = { shape: 'exponential', baseMs: 200, factor: 2, capMs: 5_000 } as const;
   return [
     {
@@ -94,32 +101,28 @@ function variants(attempts: number): { name: string; description: string; retry:
   ];
 }
 
-function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
-  const setup = {
+type UniformSetup = Parameters<typeof runUniform>[0];
+
+function setupFrom(params: ScenarioParams): UniformSetup {
+  return {
     ratePerSecond: num(params, 'rate'),
     durationMs: num(params, 'duration') * 1000,
     timeoutMs: num(params, 'timeout-ms'),
     seed: num(params, 'seed'),
   };
-  const maxAttempts = num(params, 'attempts');
-  const chosen = variants(maxAttempts);
-  if (context.retry !== undefined)
-    chosen.push({ name: 'config', description: 'your --config retry options', retry: context.retry });
-  const rows = chosen.map((v, i) => {
+}
+
+/** Runs each schedule in turn, reporting progress. */
+function variantRows(setup: UniformSetup, chosen: Schedule[], context: ScenarioContext): UniformVariant[] {
+  return chosen.map((v, i) => {
     const r = runUniform(setup, v.name, v.description, v.retry);
     context.onProgress?.(i + 1, chosen.length);
     return r;
   });
-  const [plain, jittered] = rows as [UniformVariant, UniformVariant];
+}
 
-  const json = {
-    scenario: 'uniform',
-    parameters: { ...setup, attempts: maxAttempts },
-    loadMultiplier: { withoutJitter: plain.loadMultiplier, withJitter: jittered.loadMultiplier },
-    peakPerSecond: { withoutJitter: plain.peakPerSecond, withJitter: jittered.peakPerSecond },
-    variants: rows.map(({ perSecond: _, ...r }) => r),
-  };
-  const table: Table = {
+function variantTable(rows: UniformVariant[]): Table {
+  return {
     columns: ['variant', 'requests', 'attempts', 'load', 'peak attempts/s', 'peak new requests/s'],
     align: ['left', 'right', 'right', 'right', 'right', 'right'],
     rows: rows.map((r) => [
@@ -131,41 +134,65 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       String(r.arrivalsPeakPerSecond),
     ]),
   };
+}
+
+function attemptsChart(setup: UniformSetup, maxAttempts: number, rows: UniformVariant[]): Chart {
   return {
-    json,
-    report: {
-      title: `kindly-calls sim uniform — ${number(setup.ratePerSecond)} requests/s to a callee that always times out`,
-      parameters: [
-        ['rate', `${number(setup.ratePerSecond)}/s`],
-        ['for', `${number(setup.durationMs / 1000)} s`],
-        ['attempt timeout', `${setup.timeoutMs} ms`],
-        ['attempts', String(maxAttempts)],
-        ['seed', String(setup.seed)],
-      ] as const,
-      tables: [{ title: '', table }],
-      charts: [
-        {
-          title: 'Attempts per second',
-          xLabel: 'time (s)',
-          yLabel: 'attempts per second',
-          series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-          markers: [
-            {
-              axis: 'y',
-              value: setup.ratePerSecond * maxAttempts,
-              label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts`,
-            },
-          ],
-          steps: true,
-        },
-      ],
-      notes: [
-        `Jitter moves retries in time; it cannot remove any. Every request still makes ${maxAttempts} attempts, so the load is ${maxAttempts}× either way.`,
-        'When arrivals are already steady there is no burst to spread: the un-jittered schedule keeps the per-second load flat, while jitter lets retries cluster by chance, so its per-second peak is no lower and usually higher.',
-        ...chosen.map((v) => `${v.name}: ${v.description}.`),
-      ],
-    },
+    title: 'Attempts per second',
+    xLabel: 'time (s)',
+    yLabel: 'attempts per second',
+    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
+    markers: [
+      {
+        axis: 'y',
+        value: setup.ratePerSecond * maxAttempts,
+        label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts`,
+      },
+    ],
+    steps: true,
   };
+}
+
+function notes(maxAttempts: number, chosen: Schedule[]): string[] {
+  return [
+    `Jitter moves retries in time; it cannot remove any. Every request still makes ${maxAttempts} attempts, so the load is ${maxAttempts}× either way.`,
+    'When arrivals are already steady there is no burst to spread: the un-jittered schedule keeps the per-second load flat, while jitter lets retries cluster by chance, so its per-second peak is no lower and usually higher.',
+    ...chosen.map((v) => `${v.name}: ${v.description}.`),
+  ];
+}
+
+function report(setup: UniformSetup, maxAttempts: number, chosen: Schedule[], rows: UniformVariant[]): Report {
+  return {
+    title: `kindly-calls sim uniform — ${number(setup.ratePerSecond)} requests/s to a callee that always times out`,
+    parameters: [
+      ['rate', `${number(setup.ratePerSecond)}/s`],
+      ['for', `${number(setup.durationMs / 1000)} s`],
+      ['attempt timeout', `${setup.timeoutMs} ms`],
+      ['attempts', String(maxAttempts)],
+      ['seed', String(setup.seed)],
+    ] as const,
+    tables: [{ title: '', table: variantTable(rows) }],
+    charts: [attemptsChart(setup, maxAttempts, rows)],
+    notes: notes(maxAttempts, chosen),
+  };
+}
+
+function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
+  const setup = setupFrom(params);
+  const maxAttempts = num(params, 'attempts');
+  const chosen = variants(maxAttempts);
+  if (context.retry !== undefined)
+    chosen.push({ name: 'config', description: 'your --config retry options', retry: context.retry });
+  const rows = variantRows(setup, chosen, context);
+  const [plain, jittered] = rows as [UniformVariant, UniformVariant];
+  const json = {
+    scenario: 'uniform',
+    parameters: { ...setup, attempts: maxAttempts },
+    loadMultiplier: { withoutJitter: plain.loadMultiplier, withJitter: jittered.loadMultiplier },
+    peakPerSecond: { withoutJitter: plain.peakPerSecond, withJitter: jittered.peakPerSecond },
+    variants: rows.map(({ perSecond: _, ...r }) => r),
+  };
+  return { json, report: report(setup, maxAttempts, chosen, rows) };
 }
 
 export const uniform: Scenario = {
