@@ -90,7 +90,14 @@ async function viaDownstream(seed: number, options: SimDownstreamOptions) {
       const signal = context.signal;
       return new Promise<void>((resolve, reject) => {
         const cancel = a.how === 'hang' ? () => {} : clock.schedule(a.ms, () => (a.how === 'ok' ? resolve() : reject(failure)));
-        signal.addEventListener('abort', () => (cancel(), reject(signal.reason)), { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            cancel();
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     };
     clock.schedule(

@@ -6,7 +6,7 @@ import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
-import { bucketSeries } from '../report/series.js';
+import { attemptsPerSecondChart } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
@@ -132,16 +132,9 @@ function variantTable(rows: BudgetVariant[]): Table {
 }
 
 function attemptsChart(setup: BudgetSetup, rows: BudgetVariant[]): Chart {
-  return {
-    title: 'Attempts reaching the callee per second',
-    xLabel: 'time (s)',
-    yLabel: 'attempts per second',
-    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-    markers: [
-      { axis: 'y', value: setup.ratePerSecond * (1 + setup.ratio), label: `${number(1 + setup.ratio)}× the request rate` },
-    ],
-    steps: true,
-  };
+  return attemptsPerSecondChart('Attempts reaching the callee per second', rows, [
+    { axis: 'y', value: setup.ratePerSecond * (1 + setup.ratio), label: `${number(1 + setup.ratio)}× the request rate` },
+  ]);
 }
 
 function notes(setup: BudgetSetup, rows: BudgetVariant[]): string[] {

@@ -5,13 +5,11 @@ import { ANSWER_OK, ANSWER_REFUSED, Dependency, REFUSED } from '../dependency.js
 import { Simulation } from '../engine.js';
 import { number, seconds } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
-import { bucketSeries } from '../report/series.js';
+import { attemptsPerSecondChart } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type SimCallEnd, SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 import { DeadDependencyTally } from './dead-dependency-tally.js';
-
-const BUCKET_MS = 1_000;
 
 export interface DeadDependencySetup {
   ratePerSecond: number;
@@ -202,17 +200,10 @@ function variantTable(rows: DeadDependencyVariant[]): Table {
 }
 
 function attemptsChart(setup: DeadDependencySetup, rows: DeadDependencyVariant[]): Chart {
-  return {
-    title: 'Attempts reaching the callee per second',
-    xLabel: 'time (s)',
-    yLabel: 'attempts per second',
-    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-    markers: [
-      { axis: 'x', value: setup.downFromMs / 1000, label: 'callee down' },
-      { axis: 'x', value: backAtMs(setup) / 1000, label: 'callee back' },
-    ],
-    steps: true,
-  };
+  return attemptsPerSecondChart('Attempts reaching the callee per second', rows, [
+    { axis: 'x', value: setup.downFromMs / 1000, label: 'callee down' },
+    { axis: 'x', value: backAtMs(setup) / 1000, label: 'callee back' },
+  ]);
 }
 
 /** `reduction`: requests to the dead callee without ÷ with the breaker, null if none got through. */

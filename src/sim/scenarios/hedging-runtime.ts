@@ -20,7 +20,14 @@ export type HedgedDownstreamFactory = (
 function answerOnClock(clock: VirtualClock, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const cancel = clock.schedule(ms, resolve);
-    signal.addEventListener('abort', () => (cancel(), reject(signal.reason)), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        cancel();
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 

@@ -4,7 +4,7 @@ import { Dependency } from '../dependency.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
-import { bucketSeries } from '../report/series.js';
+import { attemptsPerSecondChart } from '../report/series.js';
 import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
@@ -137,20 +137,13 @@ function variantTable(rows: UniformVariant[]): Table {
 }
 
 function attemptsChart(setup: UniformSetup, maxAttempts: number, rows: UniformVariant[]): Chart {
-  return {
-    title: 'Attempts per second',
-    xLabel: 'time (s)',
-    yLabel: 'attempts per second',
-    series: rows.map((r) => bucketSeries(r.variant, r.perSecond, BUCKET_MS)),
-    markers: [
-      {
-        axis: 'y',
-        value: setup.ratePerSecond * maxAttempts,
-        label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts`,
-      },
-    ],
-    steps: true,
-  };
+  return attemptsPerSecondChart('Attempts per second', rows, [
+    {
+      axis: 'y',
+      value: setup.ratePerSecond * maxAttempts,
+      label: `${number(setup.ratePerSecond)}/s × ${maxAttempts} attempts`,
+    },
+  ]);
 }
 
 function notes(maxAttempts: number, chosen: Schedule[]): string[] {
