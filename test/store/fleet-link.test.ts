@@ -36,6 +36,24 @@ async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ va
 
 const breakerOnly: DownstreamOptions = { retry: false, budget: false, breaker: { threshold: 3, breakMs: 1_000, breakJitter: 0 } };
 
+/**
+ * Two processes sharing a reserve-only budget (no ratio, `reservePerSecond` over a 10 s
+ * window), one retry each; process 0 has leased first, process 1's give-ups are recorded.
+ */
+async function burstFleet(reservePerSecond: number) {
+  const options: DownstreamOptions = {
+    budget: { ratio: 0, reservePerSecond, windowMs: 10_000 },
+    breaker: false,
+    retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
+  };
+  const { clock, members } = fleet(2, options);
+  await settle(clock, members[0]!.call(ok));
+  await clock.advance(FLEET_SYNC_MS);
+  const gaveUp: string[] = [];
+  members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
+  return { clock, members, gaveUp };
+}
+
 describe('FleetLink (memory fleet store, virtual clock)', () => {
   it('one process seeing the callee dead opens the breaker for the others within one sync period', async () => {
     const { clock, members } = fleet(3, breakerOnly);
@@ -128,17 +146,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
   it('a burst of failures beyond the lease is not refused while the fleet has tokens (regression: the fleet herd gave up with reason budget)', async () => {
     // One process leases first; the other's 60 callers then fail at once: more retries than
     // any lease holds. Each retry without a token is claimed and granted by the store.
-    const budget = { ratio: 0, reservePerSecond: 10, windowMs: 10_000 };
-    const options: DownstreamOptions = {
-      budget,
-      breaker: false,
-      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
-    };
-    const { clock, members } = fleet(2, options);
-    await settle(clock, members[0]!.call(ok));
-    await clock.advance(FLEET_SYNC_MS);
-    const gaveUp: string[] = [];
-    members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
+    const { clock, members, gaveUp } = await burstFleet(10);
     const tries = new Map<number, number>();
     const flaky = (id: number) => () => {
       const n = (tries.get(id) ?? 0) + 1;
@@ -153,17 +161,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
 
   it('claims beyond what the fleet has left are refused with reason budget', async () => {
     // Reserve 30 for the fleet, no ratio: 60 failing callers get 30 retries, plus credit.
-    const budget = { ratio: 0, reservePerSecond: 3, windowMs: 10_000 };
-    const options: DownstreamOptions = {
-      budget,
-      breaker: false,
-      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
-    };
-    const { clock, members } = fleet(2, options);
-    await settle(clock, members[0]!.call(ok));
-    await clock.advance(FLEET_SYNC_MS);
-    const gaveUp: string[] = [];
-    members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
+    const { clock, members, gaveUp } = await burstFleet(3);
     let attempts = 0;
     const failing = () => {
       attempts++;
