@@ -74,11 +74,17 @@ const RTT_GAIN = 1 / 8;
 /** Each paced success before the first cut raises the rate by this factor (doubling every 4). */
 const STARTUP_GAIN = 2 ** (1 / 2);
 
+/** Start-up grows by at most this many STARTUP_GAIN steps at once (×4). */
+const STARTUP_MAX_STEPS = 4;
+
 /** Rejections without any success for this many gaps at the new rate cut again. */
 const STALL_GAPS = 16;
 
 /** A cut with nothing measured on paced requests yet halves (TCP's multiplicative decrease). */
 const BLIND_CUT = 0.5;
+
+/** Successes between two reopenings that measure the callee's rate (within ±1 / this). */
+const SATURATED_MIN = 4;
 
 /** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
 const RESPACE_DRIFT = 0.1;
@@ -194,6 +200,18 @@ export class Pacer {
   private servedSinceCut = true;
   private pacedCount = 0;
 
+  // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
+  // after a rejected request with nothing served between them — the callee had just run out
+  // and has capacity again (a fixed window's boundary, a bucket's next token).
+  /** Send time of the latest reopening (NaN: none yet in this cruise). */
+  private reopenedAt = Number.NaN;
+  /** Paced successes sent since `reopenedAt` (answered so far). */
+  private servedSinceReopen = 0;
+  /** The latest answer by send order was a rejection: the next success sent after it reopens. */
+  private exhausted = false;
+  private lastOkSent = Number.NEGATIVE_INFINITY;
+  private lastRejectSent = Number.NEGATIVE_INFINITY;
+
   // Search.
   private searchBase = 0;
   private rejectedProbeAt = Number.NEGATIVE_INFINITY;
@@ -205,6 +223,8 @@ export class Pacer {
   private fromFlight = false;
   /** The level came from probes' bracket (within 2×), not from a measured rate. */
   private bracketed = false;
+  /** Start-up began from a probe bracket (a guess), not from a rate a flight or probe confirmed. */
+  private guessed = false;
   /** The search ended on a probe served; g₀ of that search. */
   private startedFromProbe = false;
   private probeGap = 1;
@@ -277,7 +297,10 @@ export class Pacer {
     if (ok && latency >= 0)
       this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
-    if (this.mode === CRUISE && sent >= this.cruiseAt) this.pacedRate.record(nowMs, sent, ok);
+    if (this.mode === CRUISE && sent >= this.cruiseAt) {
+      this.pacedRate.record(nowMs, sent, ok);
+      this.saturation(nowMs, sent, ok);
+    }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
       if (until > this.hintUntil) {
@@ -508,9 +531,15 @@ export class Pacer {
       const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
-    // In startup the rate grows every round trip: check again at least that often.
-    const step = this.startup ? Math.max(4 * this.gap, this.okLatency ?? 0) : Math.max(2 * this.gap, wait / 2);
-    return wait <= 2 * this.gap ? wait : Math.min(wait, step);
+    if (this.startup && this.followedUntil === Number.NEGATIVE_INFINITY) {
+      // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
+      // caller that slept longer would send late, and the send rate would lag the allowed one
+      // (measured: a fixed window's start-up sent one request per first gap, 51 ms, while the
+      // allowed rate grew 8×). Not while a fleet's shared queue releases this pacer's sends:
+      // its own tickets are then leftovers of the search, which must not race that queue.
+      return Math.min(wait, Math.max(this.gap, this.growthMs / 2));
+    }
+    return wait <= 2 * this.gap ? wait : Math.min(wait, Math.max(2 * this.gap, wait / 2));
   }
 
   /** rate(t) of the doc comment, requests per ms (cruise). */
@@ -620,6 +649,7 @@ export class Pacer {
     // flight measured the rate: a probe's answer only bounds it.
     this.startup = !this.fromFlight;
     this.bracketed = bracketed;
+    this.guessed = bracketed;
     this.plateauAt = nowMs;
     this.level = Math.max(x, this.minRate);
     this.ceiling = Number.POSITIVE_INFINITY;
@@ -627,6 +657,11 @@ export class Pacer {
     this.grewAt = nowMs;
     this.cutGateAt = Math.max(nowMs, this.followedUntil);
     this.pacedRate.reset();
+    this.reopenedAt = Number.NaN;
+    this.servedSinceReopen = 0;
+    this.exhausted = false;
+    this.lastOkSent = Number.NEGATIVE_INFINITY;
+    this.lastRejectSent = Number.NEGATIVE_INFINITY;
     this.respace(nowMs, false, 1 / this.level);
   }
 
@@ -664,8 +699,13 @@ export class Pacer {
       // And at most once per half a bucket of the estimator: on a fast path (loopback, ~1 ms)
       // a growth per round trip compounds within tens of ms — before the answers show a token
       // bucket's burst running out — and overshot real limiters by 10× and more.
-      if (sent >= this.grewAt && nowMs - this.grewAt >= this.growthMs && this.slotOf(this.nextTicket - 1) > nowMs) {
-        this.level *= STARTUP_GAIN;
+      // The rate grows ×√2 per growthMs that it held, not per success: at a low rate (a
+      // bracket's low guess, a request per 100 ms) a step per success would take a second to
+      // grow 10×. A success sent at `sent` proves the rate held from the last growth until
+      // then (not until its answer: a slow answer proves nothing more); up to 4 steps at once.
+      const steps = Math.floor((sent - this.grewAt) / this.growthMs);
+      if (steps >= 1 && nowMs - this.grewAt >= this.growthMs && this.slotOf(this.nextTicket - 1) > nowMs) {
+        this.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
         this.grewAt = nowMs;
       }
     } else if (peak !== undefined) this.raiseCeiling(peak);
@@ -680,8 +720,42 @@ export class Pacer {
     this.ceiling = this.probeGain * Math.max(peak, this.level);
   }
 
+  /**
+   * Follows saturation points. Between two reopenings the callee went from just out of
+   * capacity to just out of capacity again, so what it served in between is exactly what it
+   * restored: successes sent in [previous reopening, this one) over that time is its rate —
+   * a fixed window's N per window (boundary to boundary), a bucket's refill (within a token).
+   * While start-up runs, a measurement over at least `SATURATED_MIN` successes ends it: the
+   * level becomes the measured rate.
+   */
+  private saturation(nowMs: number, sent: number, ok: boolean): void {
+    if (!ok) {
+      if (sent > this.lastRejectSent) this.lastRejectSent = sent;
+      if (sent > this.lastOkSent) this.exhausted = true;
+      return;
+    }
+    if (sent > this.lastOkSent) this.lastOkSent = sent;
+    if (!(sent < this.reopenedAt)) this.servedSinceReopen++;
+    if (!this.exhausted || sent < this.lastRejectSent) return;
+    this.exhausted = false;
+    const from = this.reopenedAt;
+    const served = this.servedSinceReopen - 1;
+    if (!Number.isNaN(from) && served < SATURATED_MIN) return;
+    // Capacity came back somewhere between the last rejected send and this one: the middle.
+    const at = Number.isFinite(this.lastRejectSent) ? (this.lastRejectSent + sent) / 2 : sent;
+    this.reopenedAt = at;
+    this.servedSinceReopen = 1;
+    if (Number.isNaN(from) || !this.startup || !(at > from)) return;
+    this.startup = false;
+    this.level = Math.max(served / (at - from), this.minRate);
+    this.raiseCeiling(this.pacedRate.peak(nowMs, true) ?? this.level);
+    this.plateauAt = nowMs;
+    this.adjust(nowMs);
+  }
+
   private cut(nowMs: number): void {
-    let level = this.allowed(nowMs);
+    const sending = this.allowed(nowMs);
+    let level = sending;
     const peak = this.pacedRate.peak(nowMs, true);
     if (peak !== undefined) {
       if (peak < level) level = peak;
@@ -692,10 +766,18 @@ export class Pacer {
     }
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
-    this.startup = this.startup && peak === undefined && this.bracketed;
+    const blind = this.startup && peak === undefined && this.bracketed;
+    // The first overshoot of start-up: what paced requests delivered so far was measured on
+    // the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 per
+    // window says nothing about the 10). Start-up goes on from β below it, until the callee
+    // has been saturated between two reopenings (`saturation`), which measures its rate.
+    const ramp = this.startup && !blind && peak !== undefined && this.guessed;
+    this.startup = blind || ramp;
     this.bracketed = false;
-    this.level = Math.max(level, this.minRate);
-    this.raiseCeiling(peak ?? this.level);
+    this.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
+    // Start-up goes on below the rate that just proved too high, never beyond it.
+    if (ramp) this.ceiling = Math.min(sending, 2 * (peak as number));
+    else this.raiseCeiling(peak ?? this.level);
     this.plateauAt = nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
