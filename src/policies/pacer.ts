@@ -211,6 +211,9 @@ export class Pacer {
   private exhausted = false;
   private lastOkSent = Number.NEGATIVE_INFINITY;
   private lastRejectSent = Number.NEGATIVE_INFINITY;
+  /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
+  private saturatedRate = Number.NaN;
+  private saturatedAt = Number.NEGATIVE_INFINITY;
 
   // Search.
   private searchBase = 0;
@@ -662,6 +665,7 @@ export class Pacer {
     this.exhausted = false;
     this.lastOkSent = Number.NEGATIVE_INFINITY;
     this.lastRejectSent = Number.NEGATIVE_INFINITY;
+    this.saturatedRate = Number.NaN;
     this.respace(nowMs, false, 1 / this.level);
   }
 
@@ -745,9 +749,12 @@ export class Pacer {
     const at = Number.isFinite(this.lastRejectSent) ? (this.lastRejectSent + sent) / 2 : sent;
     this.reopenedAt = at;
     this.servedSinceReopen = 1;
-    if (Number.isNaN(from) || !this.startup || !(at > from)) return;
+    if (Number.isNaN(from) || !(at > from)) return;
+    this.saturatedRate = served / (at - from);
+    this.saturatedAt = nowMs;
+    if (!this.startup) return;
     this.startup = false;
-    this.level = Math.max(served / (at - from), this.minRate);
+    this.level = Math.max(this.saturatedRate, this.minRate);
     this.raiseCeiling(this.pacedRate.peak(nowMs, true) ?? this.level);
     this.plateauAt = nowMs;
     this.adjust(nowMs);
@@ -756,7 +763,10 @@ export class Pacer {
   private cut(nowMs: number): void {
     const sending = this.allowed(nowMs);
     let level = sending;
-    const peak = this.pacedRate.peak(nowMs, true);
+    let peak = this.pacedRate.peak(nowMs, true);
+    // Measured between two reopenings within the estimator's window, the callee's rate is
+    // known better than by the peak of any flow: bursts at a window's start inflate that.
+    if (!Number.isNaN(this.saturatedRate) && nowMs - this.saturatedAt <= this.windowMs) peak = this.saturatedRate;
     if (peak !== undefined) {
       if (peak < level) level = peak;
     } else {
