@@ -140,19 +140,32 @@ const CRUISE = 2;
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
  *
- *     startup (until the first measured cut):  W = x₁, × 2^(1/2) per paced success sent
- *                 after the last growth, at most once per windowMs / buckets / 2
+ *     startup (until a measured cut):  W = x₁, × 2^(1/2) per windowMs / buckets / 2 that
+ *                 the rate held (proved by a paced success sent that much after the last
+ *                 growth; at most 4 steps at once)
  *     then, CUBIC made scale-free (RFC 9438), β = `decrease`, K = `recoveryMs`:
  *     u(t)    = max(−1, (t − tₚ) / K)
  *     rate(t) = max(1 / maxSpacingMs, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
  *
+ * **Saturation** — a reopening is a paced success sent after a rejected request with nothing
+ * served in between: the callee had just run out and has capacity again (a fixed window's
+ * boundary, a bucket's next token). Between two reopenings it restored exactly what it served,
+ * so S successes sent between them over the time between them (each taken half-way from the
+ * last rejected send) is its rate, Dₛ — a fixed window's N per window, which no flow peak
+ * measures (its bursts at a window's start inflate D̂).
+ *
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
- *     W = min(rate(now), D̂)   (rate(now) × 1/2 while D̂ is unknown)      tₚ = now + K
+ *     W = min(rate(now), Dₛ if measured within windowMs, else D̂)
+ *         (rate(now) × 1/2 while neither is known)      tₚ = now + K
  *
- * (a blind cut of a bracketed x₁ keeps start-up going: halving a guess within 2× may land
- * below the callee's rate), and every waiting request is re-spaced at the new rate at once: requests sent from now on
- * leave at it, so only their answers may cut again (once per round trip, as in TCP).
+ * A blind cut of a bracketed x₁ keeps start-up going (halving a guess within 2× may land
+ * below the callee's rate). So does a cut while starting up from a bracket: D̂ was measured on
+ * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
+ * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and twice
+ * D̂, until Dₛ is measured, which then becomes W. Every waiting request is re-spaced at the new
+ * rate at once: requests sent from now on leave at it, so only their answers may cut again
+ * (once per round trip, as in TCP).
  *
  * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
  * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
@@ -785,7 +798,9 @@ export class Pacer {
     this.startup = blind || ramp;
     this.bracketed = false;
     this.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
-    // Start-up goes on below the rate that just proved too high, never beyond it.
+    // Start-up goes on below the rate that just proved too high, and at most twice what the
+    // ramp delivered (in a fleet, each pacer's share of the sends is small: it must not grow
+    // its estimate far beyond what it measured).
     if (ramp) this.ceiling = Math.min(sending, 2 * (peak as number));
     else this.raiseCeiling(peak ?? this.level);
     this.plateauAt = nowMs + this.recoveryMs;

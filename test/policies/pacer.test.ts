@@ -25,6 +25,21 @@ function cruising(options: PacerOptions = {}): Pacer {
   return p;
 }
 
+/**
+ * A token bucket or fixed window answering in 1 ms, 100 callers at t = 0, 10 served: probes at
+ * 1.1, 1.3, 1.7, … 52.1 ms rejected, the one at 103.3 ms served — start-up at 1 / 51.1 ms.
+ */
+function fromBracket(): Pacer {
+  const p = new Pacer();
+  burst(p, 1, 100, 10);
+  const probes = slots(p, 1, 90).map((w) => 1 + w);
+  for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+  expect(probes[9]).toBeCloseTo(103.3, 9);
+  p.onResult(104.3, 'ok', undefined, probes[9], true);
+  expect(p.searching).toBe(false);
+  return p;
+}
+
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
@@ -245,6 +260,59 @@ describe('Pacer', () => {
     const after100 = p.rate(300) as number;
     expect(after100).toBeGreaterThan(after20);
     expect(after100).toBeLessThanOrEqual(before * Math.SQRT2 ** 4 + 1e-9);
+  });
+
+  it('in start-up a waiting caller checks again within a gap, so sends follow the growing rate (regression: sends lagged 8×)', () => {
+    // Before: a caller further back slept 4 gaps between checks, and one whose wait was under
+    // 2 gaps slept it all; start-up moved their slots earlier meanwhile, so they sent late — a
+    // fixed window's start-up sent one request per first gap (51 ms) while the rate grew 8×.
+    const p = fromBracket(); // start-up at 19.6/s: a gap of 51.1 ms
+    const gap = 1_000 / (p.rate(104.3) as number);
+    expect(gap).toBeCloseTo(51.1, 9);
+    for (let i = 0; i < 20; i++) {
+      const wait = p.reserve(104.3);
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(gap + 1e-9);
+    }
+  });
+
+  it('start-up grows ×√2 per 25 ms the rate held, up to 4 steps at once (regression: a step per success took ~1 s to grow 10× from a low start)', () => {
+    const p = fromBracket(); // 1 / 51.1 ms
+    const start = p.rate(104.3) as number;
+    book(p, 30, 104.3);
+    // One paced success sent 100 ms after the search ended: the rate held for 4 steps.
+    p.onResult(205.3, 'ok', undefined, 204.3, true);
+    expect(p.rate(205.3)).toBeCloseTo(start * 4, 6);
+    // The next success, sent 30 ms after that growth: one step more.
+    p.onResult(236.3, 'ok', undefined, 235.3, true);
+    expect(p.rate(236.3)).toBeCloseTo(start * 4 * Math.SQRT2, 6);
+  });
+
+  it('a fixed window: the first overshoot keeps start-up going, and the rate between two reopenings ends it (regression: cut to the ramp’s 0.55× the rate)', () => {
+    // Windows of 10 per 100 ms at 300, 400, 500 …; answers 1 ms after each send.
+    const p = fromBracket();
+    book(p, 80, 104.3);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    // The ramp: two served in the windows at 100 and 200, then 10 of 10 in the one at 300.
+    ok(154.4);
+    ok(205.5);
+    for (let sent = 300; sent < 350; sent += 5) ok(sent);
+    rejected(350); // the window is used up: a cut, measured on the ramp
+    expect(p.cuts).toBe(1);
+    const afterCut = p.rate(351) as number;
+    rejected(370);
+    rejected(395);
+    expect(p.cuts).toBe(1); // one episode, one cut
+    // The boundary at 400: the first reopening. Still starting up: the rate grows again.
+    ok(405);
+    for (let sent = 415; sent < 500; sent += 10) ok(sent);
+    expect(p.rate(491)).toBeGreaterThan(afterCut);
+    rejected(497); // this window's 10 are used up too
+    // The second reopening: 10 served between the boundaries, at 400 and 500 (each taken
+    // half-way from the last rejected send), measure the window's rate — start-up ends there.
+    ok(503);
+    expect(p.rate(504)).toBeCloseTo(10_000 / (500 - 400), 6);
   });
 
   it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
