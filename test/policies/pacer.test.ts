@@ -315,6 +315,29 @@ describe('Pacer', () => {
     expect(p.rate(504)).toBeCloseTo(10_000 / (500 - 400), 6);
   });
 
+  it('a cut takes the rate measured between the last two reopenings while it is fresh (regression: one β step per window from an inflated peak)', () => {
+    // Start-up from a rate the first probe confirmed, grown to 283/s; then windows of 10 per
+    // 100 ms at 300, 400, 500, each served in a burst (1 ms apart: a flow peak of 1,000/s).
+    const p = cruising();
+    book(p, 80, 200);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    ok(226);
+    ok(252);
+    ok(278);
+    expect(p.rate(279)).toBeCloseTo(100 * Math.SQRT2 ** 3, 6);
+    for (const window of [300, 400, 500]) {
+      for (let sent = window; sent < window + 10; sent++) ok(sent);
+      rejected(window + 10);
+      if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
+    }
+    // Reopenings at 400 and 500 (half-way from the rejections at 395 and 495): 10 served in
+    // 100 ms. Before, the cut took β of the allowed rate (114.7/s) — the flow's peak was far
+    // above it — and stepped down by β once per window.
+    expect(p.cuts).toBe(3);
+    expect(p.rate(511)).toBeCloseTo(0.85 * 100, 6);
+  });
+
   it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
     const p = cruising({ quietMs: 10_000 });
     p.onResult(220, 'rejected', undefined, 210);
