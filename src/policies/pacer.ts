@@ -163,9 +163,10 @@ const CRUISE = 2;
  * below the callee's rate). So does a cut while starting up from a bracket: D̂ was measured on
  * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
  * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and twice
- * D̂, until Dₛ is measured, which then becomes W. Every waiting request is re-spaced at the new
- * rate at once: requests sent from now on leave at it, so only their answers may cut again
- * (once per round trip, as in TCP).
+ * D̂, until Dₛ is measured, which then becomes W; likewise the first Dₛ after the cut that ended
+ * any start-up replaces that cut's level (measured on the ramp too). Every waiting request is
+ * re-spaced at the new rate at once: requests sent from now on leave at it, so only their
+ * answers may cut again (once per round trip, as in TCP).
  *
  * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
  * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
@@ -241,6 +242,11 @@ export class Pacer {
   private bracketed = false;
   /** Start-up began from a probe bracket (a guess), not from a rate a flight or probe confirmed. */
   private guessed = false;
+  /**
+   * The level was set by the cut that ended start-up, on what the ramp delivered (mostly
+   * below the callee's rate): the first rate measured between reopenings replaces it.
+   */
+  private rampLevel = false;
   /** The search ended on a probe served; g₀ of that search. */
   private startedFromProbe = false;
   private probeGap = 1;
@@ -679,6 +685,7 @@ export class Pacer {
     this.lastOkSent = Number.NEGATIVE_INFINITY;
     this.lastRejectSent = Number.NEGATIVE_INFINITY;
     this.saturatedRate = Number.NaN;
+    this.rampLevel = false;
     this.respace(nowMs, false, 1 / this.level);
   }
 
@@ -742,8 +749,9 @@ export class Pacer {
    * capacity to just out of capacity again, so what it served in between is exactly what it
    * restored: successes sent in [previous reopening, this one) over that time is its rate —
    * a fixed window's N per window (boundary to boundary), a bucket's refill (within a token).
-   * While start-up runs, a measurement over at least `SATURATED_MIN` successes ends it: the
-   * level becomes the measured rate.
+   * While start-up runs, or right after the cut that ended it (its level measured on the
+   * ramp), a measurement over at least `SATURATED_MIN` successes becomes the level (a
+   * GCRA's start settled in 1.5 s instead of at once when the ramp's 160/s of 200/s stood).
    */
   private saturation(nowMs: number, sent: number, ok: boolean): void {
     if (!ok) {
@@ -765,8 +773,9 @@ export class Pacer {
     if (Number.isNaN(from) || !(at > from)) return;
     this.saturatedRate = served / (at - from);
     this.saturatedAt = nowMs;
-    if (!this.startup) return;
+    if (!this.startup && !this.rampLevel) return;
     this.startup = false;
+    this.rampLevel = false;
     this.level = Math.max(this.saturatedRate, this.minRate);
     this.raiseCeiling(this.pacedRate.peak(nowMs, true) ?? this.level);
     this.plateauAt = nowMs;
@@ -795,6 +804,7 @@ export class Pacer {
     // window says nothing about the 10). Start-up goes on from β below it, until the callee
     // has been saturated between two reopenings (`saturation`), which measures its rate.
     const ramp = this.startup && !blind && peak !== undefined && this.guessed;
+    this.rampLevel = this.startup && !blind && !ramp;
     this.startup = blind || ramp;
     this.bracketed = false;
     this.level = Math.max(ramp ? level * this.decrease : level, this.minRate);

@@ -112,17 +112,20 @@ const PHASES: Phases = [
 ];
 
 describe('Pacer against a moving target', () => {
-  // Measured settle times (start / halving / doubling): rate limiter 1.2 / 0 / 1.1 s,
-  // slot server 0 / 0.1 / 0.8 s, slot server at 10× the capacity 0 / 0.1 / 0.9 s. The rate
-  // limiter starts slower than before the search phase (0.2 s): its first estimate is
-  // bracketed by probes (within 2×), then measured.
+  // Measured settle times (start / halving / doubling): rate limiter 0 / 0 / 2.1 s, slot
+  // server 0 / 0 / 1.9 s, slot server at 10× the capacity 0 / 0 / 1.9 s. The time after the
+  // doubling depends on when the last cut before it fell (CUBIC climbs from that cut's plateau):
+  // moving the doubling by 0.25 s steps from 19.5 to 21 s gives the rate limiter 0.45–2.1 s
+  // (mean 1.3 s; 0.55–2.2 s, mean 1.4 s, before the reopening measure).
   it('a rate limiter whose capacity halves, then doubles: the send rate settles within ±20 % in seconds', () => {
     const { sends, rejectedShare } = closedLoop((clock) => gcraServer(clock, PHASES, 30), 40, 30_000);
     const [start, halved, doubled] = settleTimes(sends, PHASES, 30_000);
     console.log(
       `[figure] pacer, rate limiter: settles in ${start} ms at start, ${halved} ms after halving, ${doubled} ms after doubling; ${(rejectedShare * 100).toFixed(1)}% rejected`,
     );
-    expect(start).toBeLessThanOrEqual(1_500);
+    // Start: the cut that ends start-up lands on what the ramp delivered (160/s of 200/s);
+    // the rate measured between the next two reopenings replaces it (regression: 1.5 s).
+    expect(start).toBeLessThanOrEqual(500);
     expect(halved).toBeLessThanOrEqual(2_000);
     expect(doubled).toBeLessThanOrEqual(3_000);
     expect(rejectedShare).toBeLessThan(0.1);
