@@ -4,6 +4,14 @@ import { DeliveryRate } from './delivery-rate.js';
 /** What one answer told the pacer: served, rejected for load (429/503), or timed out. */
 export type PacerSignal = 'ok' | 'rejected' | 'timeout';
 
+/**
+ * What a throttling pacer's `rate()` estimates, for a fleet that combines its processes'
+ * rates (`rateKind`): `'share'`, the part of the callee's capacity this pacer measured its own
+ * requests get; `'whole'`, a guess at the callee's whole rate (start-up from a served probe or
+ * from an adopted rate, before a cut measured anything); `'probe'`, the search's probing rate.
+ */
+export type PacerRateKind = 'share' | 'whole' | 'probe';
+
 export interface PacerOptions {
   /**
    * β: the allowed rate falls to β × W when paced requests are still rejected, in (0, 1).
@@ -162,8 +170,8 @@ const CRUISE = 2;
  * A blind cut of a bracketed x₁ keeps start-up going (halving a guess within 2× may land
  * below the callee's rate). So does a cut while starting up from a bracket: D̂ was measured on
  * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
- * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and twice
- * D̂, until Dₛ is measured, which then becomes W; likewise the first Dₛ after the cut that ended
+ * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and
+ * probeGain × D̂, until Dₛ is measured, which then becomes W; likewise the first Dₛ after the cut that ended
  * any start-up replaces that cut's level (measured on the ramp too). Every waiting request is
  * re-spaced at the new rate at once: requests sent from now on leave at it, so only their
  * answers may cut again (once per round trip, as in TCP).
@@ -249,6 +257,10 @@ export class Pacer {
   private rampLevel = false;
   /** The search ended on a probe served; g₀ of that search. */
   private startedFromProbe = false;
+  /** The level came from a measurement of this pacer's own deliveries (`rateKind` 'share'). */
+  private measuredShare = false;
+  /** The level came from a cut to a measured delivery rate (since the search ended). */
+  private cutMeasured = false;
   private probeGap = 1;
 
   // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
@@ -477,6 +489,40 @@ export class Pacer {
     if (nextMs > this.followedUntil) this.followedUntil = nextMs;
   }
 
+  /**
+   * What `rate()` estimates now (see `PacerRateKind`): a fleet sums its processes' measured
+   * shares, but takes the largest of their guesses at the whole rate — four processes that
+   * each probed the callee alone would otherwise book four times its rate.
+   */
+  rateKind(nowMs: number): PacerRateKind {
+    if (this.throttling(nowMs) && this.mode === SEARCH) return 'probe';
+    return this.measuredShare ? 'share' : 'whole';
+  }
+
+  /**
+   * What this pacer's paced requests delivered over the last window, requests per second —
+   * the current rate, not the peak the cuts use — once a cut measured it (`undefined` before).
+   */
+  delivered(nowMs: number): number | undefined {
+    if (this.mode !== CRUISE || !this.cutMeasured) return undefined;
+    const d = this.pacedRate.rate(nowMs);
+    return d === undefined ? undefined : d * 1000;
+  }
+
+  /**
+   * Ends a search at a rate someone else learned (requests per second): another process of
+   * the fleet already found the callee's rate, so this one starts up from it instead of
+   * probing on its own. Like a probe's bracket, the rate is a guess within 2×: start-up goes
+   * on from it until a cut measures this pacer's share. Returns whether the search ended.
+   */
+  adopt(ratePerSecond: number, nowMs: number): boolean {
+    if (this.mode !== SEARCH || !(ratePerSecond > 0) || !this.throttling(nowMs)) return false;
+    this.fromFlight = false;
+    this.startedFromProbe = false;
+    this.startCruise(nowMs, ratePerSecond / 1000, true, true);
+    return true;
+  }
+
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
     if (
@@ -666,18 +712,28 @@ export class Pacer {
       return;
     }
     if (x === undefined) return;
-    this.mode = CRUISE;
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
-    this.startup = !this.fromFlight;
+    this.startCruise(nowMs, x, !this.fromFlight, bracketed);
+  }
+
+  /** Ends the search at level `x` (requests per ms). */
+  private startCruise(nowMs: number, x: number, startup: boolean, bracketed: boolean): void {
+    this.mode = CRUISE;
+    this.startup = startup;
     this.bracketed = bracketed;
     this.guessed = bracketed;
+    this.measuredShare = !startup;
+    this.cutMeasured = false;
     this.plateauAt = nowMs;
     this.level = Math.max(x, this.minRate);
     this.ceiling = Number.POSITIVE_INFINITY;
     this.cruiseAt = nowMs;
     this.grewAt = nowMs;
-    this.cutGateAt = Math.max(nowMs, this.followedUntil);
+    // Not gated by a followed queue's end: a rate adopted or guessed is cut by the first
+    // rejection of a request sent after it (a fleet booked far ahead at a guess would otherwise
+    // overshoot for that whole queue before anyone cut).
+    this.cutGateAt = nowMs;
     this.pacedRate.reset();
     this.reopenedAt = Number.NaN;
     this.servedSinceReopen = 0;
@@ -727,8 +783,10 @@ export class Pacer {
       // bracket's low guess, a request per 100 ms) a step per success would take a second to
       // grow 10×. A success sent at `sent` proves the rate held from the last growth until
       // then (not until its answer: a slow answer proves nothing more); up to 4 steps at once.
+      // (Requests wait here, or in a followed queue: a fleet's, where this process books.)
       const steps = Math.floor((sent - this.grewAt) / this.growthMs);
-      if (steps >= 1 && nowMs - this.grewAt >= this.growthMs && this.slotOf(this.nextTicket - 1) > nowMs) {
+      const waiting = this.slotOf(this.nextTicket - 1) > nowMs || this.followedUntil > nowMs;
+      if (steps >= 1 && nowMs - this.grewAt >= this.growthMs && waiting) {
         this.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
         this.grewAt = nowMs;
       }
@@ -776,6 +834,7 @@ export class Pacer {
     if (!this.startup && !this.rampLevel) return;
     this.startup = false;
     this.rampLevel = false;
+    this.measuredShare = this.cutMeasured = true;
     this.level = Math.max(this.saturatedRate, this.minRate);
     this.raiseCeiling(this.pacedRate.peak(nowMs, true) ?? this.level);
     this.plateauAt = nowMs;
@@ -806,12 +865,13 @@ export class Pacer {
     const ramp = this.startup && !blind && peak !== undefined && this.guessed;
     this.rampLevel = this.startup && !blind && !ramp;
     this.startup = blind || ramp;
+    if (peak !== undefined) this.measuredShare = this.cutMeasured = true;
     this.bracketed = false;
     this.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
-    // Start-up goes on below the rate that just proved too high, and at most twice what the
-    // ramp delivered (in a fleet, each pacer's share of the sends is small: it must not grow
-    // its estimate far beyond what it measured).
-    if (ramp) this.ceiling = Math.min(sending, 2 * (peak as number));
+    // Start-up goes on below the rate that just proved too high, and at most probeGain × what
+    // the ramp delivered, as in cruise (in a fleet each pacer measures only its share: growing
+    // its estimate further made the fleet overshoot late in the herd).
+    if (ramp) this.ceiling = Math.min(sending, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.level);
     this.plateauAt = nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
