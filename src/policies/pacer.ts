@@ -165,7 +165,8 @@ const CRUISE = 2;
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
  *     W = min(rate(now), Dₛ if measured within windowMs, else D̂)
- *         (rate(now) × 1/2 while neither is known)      tₚ = now + K
+ *         (rate(now) × 1/2 while neither is known)      tₚ = now + K  (now, when W = Dₛ:
+ *         the callee's measured rate is sent at as it is, not β below it)
  *
  * A blind cut of a bracketed x₁ keeps start-up going (halving a guess within 2× may land
  * below the callee's rate). So does a cut while starting up from a bracket: D̂ was measured on
@@ -847,7 +848,8 @@ export class Pacer {
     let peak = this.pacedRate.peak(nowMs, true);
     // Measured between two reopenings within the estimator's window, the callee's rate is
     // known better than by the peak of any flow: bursts at a window's start inflate that.
-    if (!Number.isNaN(this.saturatedRate) && nowMs - this.saturatedAt <= this.windowMs) peak = this.saturatedRate;
+    const saturated = !Number.isNaN(this.saturatedRate) && nowMs - this.saturatedAt <= this.windowMs;
+    if (saturated) peak = this.saturatedRate;
     if (peak !== undefined) {
       if (peak < level) level = peak;
     } else {
@@ -873,7 +875,10 @@ export class Pacer {
     // its estimate further made the fleet overshoot late in the herd).
     if (ramp) this.ceiling = Math.min(sending, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.level);
-    this.plateauAt = nowMs + this.recoveryMs;
+    // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
+    // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
+    // bucket's rate for a second. Cut to anything else, CUBIC climbs back over K.
+    this.plateauAt = saturated && !ramp ? nowMs : nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
     this.cutGateAt = Math.max(nowMs + (this.okLatency ?? 0), this.followedUntil);

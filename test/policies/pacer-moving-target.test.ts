@@ -112,11 +112,11 @@ const PHASES: Phases = [
 ];
 
 describe('Pacer against a moving target', () => {
-  // Measured settle times (start / halving / doubling): rate limiter 0 / 0 / 2.1 s, slot
-  // server 0 / 0 / 1.9 s, slot server at 10× the capacity 0 / 0 / 1.9 s. The time after the
+  // Measured settle times (start / halving / doubling): rate limiter 0 / 0 / 1.2 s, slot
+  // server 0.1 / 0 / 1.4 s, slot server at 10× the capacity 0 / 0 / 1.3 s. The time after the
   // doubling depends on when the last cut before it fell (CUBIC climbs from that cut's plateau):
   // moving the doubling by 0.25 s steps from 19.5 to 21 s gives the rate limiter 0.45–2.1 s
-  // (mean 1.3 s; 0.55–2.2 s, mean 1.4 s, before the reopening measure).
+  // (mean 1.2 s; 0.55–2.2 s, mean 1.4 s, before the rate measured between reopenings).
   it('a rate limiter whose capacity halves, then doubles: the send rate settles within ±20 % in seconds', () => {
     const { sends, rejectedShare } = closedLoop((clock) => gcraServer(clock, PHASES, 30), 40, 30_000);
     const [start, halved, doubled] = settleTimes(sends, PHASES, 30_000);

@@ -332,10 +332,11 @@ describe('Pacer', () => {
       if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
     }
     // Reopenings at 400 and 500 (half-way from the rejections at 395 and 495): 10 served in
-    // 100 ms. Before, the cut took β of the allowed rate (114.7/s) — the flow's peak was far
-    // above it — and stepped down by β once per window.
+    // 100 ms, sent at as measured (not β below: it is the callee's rate, not the rate that
+    // overshot). Before, the cut took β of the allowed rate (114.7/s → 97.5/s) — the flow's
+    // peak was far above it — and stepped down by β once per window.
     expect(p.cuts).toBe(3);
-    expect(p.rate(511)).toBeCloseTo(0.85 * 100, 6);
+    expect(p.rate(511)).toBeCloseTo(100, 6);
   });
 
   it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
