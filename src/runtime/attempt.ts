@@ -1,7 +1,8 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
 import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
-import type { Cancel, Clock } from '../time/clock.js';
+import type { Cancel, Clock, TimerHandle } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
+import { SystemClock } from '../time/system-clock.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -80,7 +81,8 @@ export class AttemptContext implements CallContext {
   declare private resolvePromise: (value: unknown) => void;
   declare private rejectPromise: (error: unknown) => void;
   declare private settlement: AttemptSettlement<unknown, unknown> | undefined;
-  declare cancelTimer: Cancel | undefined;
+  /** The attempt's timer (its timeout or the deadline), while armed. */
+  declare timer: TimerHandle | undefined;
   declare unsubscribe: Unsubscribe | undefined;
   /** The driver's own record of the call this attempt belongs to (opaque here). */
   declare run: unknown;
@@ -108,7 +110,7 @@ export class AttemptContext implements CallContext {
     this.resolvePromise = noop;
     this.rejectPromise = noop;
     this.settlement = undefined;
-    this.cancelTimer = undefined;
+    this.timer = undefined;
     this.unsubscribe = undefined;
     this.run = undefined;
   }
@@ -128,8 +130,8 @@ export class AttemptContext implements CallContext {
   private finish(): boolean {
     if (this.won) return false;
     this.won = true;
-    const cancel = this.cancelTimer;
-    if (cancel !== undefined) cancel();
+    const timer = this.timer;
+    if (timer !== undefined) timer.cancel();
     const unsubscribe = this.unsubscribe;
     if (unsubscribe !== undefined) unsubscribe();
     return true;
@@ -301,35 +303,63 @@ export function runAttempt<T, R>(
 ): Promise<T | R> {
   const promise = new Promise<T | R>(capture as (resolve: (value: T | R) => void, reject: (error: unknown) => void) => void);
   context.race(capturedResolve, capturedReject, settlement as AttemptSettlement<unknown, unknown> | undefined);
-  const { callerSignal, timeoutMs, scope, owner } = context;
-  if (callerSignal !== undefined) {
-    // One listener on a signal shared by many calls, whatever their number (see onAbort).
-    context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
-  }
-  if (timeoutMs !== Number.POSITIVE_INFINITY) {
-    context.cancelTimer = owner.clock.schedule(timeoutMs, () => context.expire(), context.attemptStart);
-  }
+  const { callerSignal, timeoutMs, scope } = context;
+  if (callerSignal !== undefined) listenForAbort(context, callerSignal);
+  if (timeoutMs !== Number.POSITIVE_INFINITY) context.timer = armTimer(context);
   let result: T | PromiseLike<T>;
   try {
-    result = scope === undefined ? operation(context) : runWithDeadline(scope, () => operation(context));
+    result = scope === undefined ? operation(context) : runInScope(operation, context, scope);
   } catch (error) {
     context.fail(error, true);
     return promise;
   }
   if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
-    context.running = true;
-    (result as PromiseLike<T>).then(
-      (value) => {
-        context.settled();
-        context.fulfil(value, false);
-      },
-      (error: unknown) => {
-        context.settled();
-        context.fail(error, false);
-      },
-    );
+    follow(result as PromiseLike<T>, context);
   } else {
     context.fulfil(result as T, true);
   }
   return promise;
+}
+
+// The closures an attempt may need are made in helpers of their own, so that `runAttempt`
+// itself captures nothing: V8 allocates a function's closure context whenever any of its
+// closures could be created, even on a path that creates none.
+
+/** One listener on a signal shared by many calls, whatever their number (see onAbort). */
+function listenForAbort(context: AttemptContext, callerSignal: AbortSignal): void {
+  context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
+}
+
+/** The attempt's timer; on the system clock the context itself is what fires (no closure). */
+function armTimer(context: AttemptContext): TimerHandle {
+  const clock = context.owner.clock;
+  if (clock instanceof SystemClock) return clock.expireAfter(context.timeoutMs, context, context.attemptStart);
+  return new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
+}
+
+/** A timer of any other clock (`Clock.schedule`), behind the same handle. */
+class ScheduledTimer implements TimerHandle {
+  constructor(private readonly cancelIt: Cancel) {}
+  cancel(): void {
+    this.cancelIt();
+  }
+}
+
+function runInScope<T>(operation: Operation<T>, context: AttemptContext, scope: DeadlineScope): T | PromiseLike<T> {
+  return runWithDeadline(scope, () => operation(context));
+}
+
+/** The operation returned a promise: the attempt settles when it does (unless it lost its race first). */
+function follow<T>(result: PromiseLike<T>, context: AttemptContext): void {
+  context.running = true;
+  result.then(
+    (value) => {
+      context.settled();
+      context.fulfil(value, false);
+    },
+    (error: unknown) => {
+      context.settled();
+      context.fail(error, false);
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { Cancel, Clock } from './clock.js';
+import type { Cancel, Clock, Expiring, TimerHandle } from './clock.js';
 import { onAbort, type Unsubscribe } from './on-abort.js';
 import { MAX_NATIVE_DELAY_MS, TimerWheel } from './timer-wheel.js';
 
@@ -68,10 +68,36 @@ export class SystemClock implements Clock {
     return () => clearTimeout(handle);
   }
 
+  /**
+   * As `schedule(ms, () => target.expire(), fromMs)`, with the handle itself as the cancel:
+   * no closure per timer (an attempt's timeout is armed on every call).
+   */
+  expireAfter(ms: number, target: Expiring, fromMs?: number): TimerHandle {
+    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.expireAfter(ms, target, fromMs);
+    return new NativeTimer(ms, target);
+  }
+
   /** Live wheel entries; used by leak tests. */
   get pendingWheelTimers(): number {
     return this.wheel.size;
   }
+}
+
+/** A short timeout on a native timer of its own. */
+class NativeTimer implements TimerHandle {
+  private readonly handle: ReturnType<typeof setTimeout>;
+  constructor(ms: number, target: Expiring) {
+    this.handle = setTimeout(expireTarget, ms, target);
+    this.handle.unref?.();
+  }
+
+  cancel(): void {
+    clearTimeout(this.handle);
+  }
+}
+
+function expireTarget(target: Expiring): void {
+  target.expire();
 }
 
 /** The process-wide real clock, the default for every downstream. */

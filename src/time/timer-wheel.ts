@@ -1,4 +1,4 @@
-import type { Cancel } from './clock.js';
+import type { Cancel, Expiring, TimerHandle } from './clock.js';
 
 /** The longest delay a native timer accepts (2^31 − 1 ms). */
 export const MAX_NATIVE_DELAY_MS = 2_147_483_647;
@@ -39,6 +39,25 @@ export class TimerWheel {
    * second read of the clock on the hot path; default: now), at the end of that bucket.
    */
   add(ms: number, callback: () => void, fromMs?: number): Cancel {
+    const entry = this.enter(ms, callback, undefined, fromMs);
+    return () => this.cancel(entry);
+  }
+
+  /**
+   * As `add`, for a target that knows what to do when its time comes (`target.expire()`): the
+   * entry itself is the cancel handle, so an armed timeout costs one object rather than an
+   * entry, a callback and a cancel closure (one per call on the hot path).
+   */
+  expireAfter(ms: number, target: Expiring, fromMs?: number): TimerHandle {
+    return this.enter(ms, undefined, target, fromMs);
+  }
+
+  private enter(
+    ms: number,
+    callback: (() => void) | undefined,
+    target: Expiring | undefined,
+    fromMs: number | undefined,
+  ): WheelEntry {
     const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
     let bucket = this.last;
     if (bucket === undefined || bucket.at !== at) {
@@ -50,7 +69,7 @@ export class TimerWheel {
       }
       this.last = bucket;
     }
-    const entry = new WheelEntry(callback, bucket);
+    const entry = new WheelEntry(this, callback, target, bucket);
     // Entries form a doubly linked list per bucket: cancelling unlinks one in O(1) and leaves
     // nothing behind, with no array to grow, compact or reallocate per call.
     const head = bucket.head;
@@ -60,10 +79,11 @@ export class TimerWheel {
     }
     bucket.head = entry;
     this.live++;
-    return () => this.cancel(entry);
+    return entry;
   }
 
-  private cancel(entry: WheelEntry): void {
+  /** Cancels `entry` (harmless once it fired or was cancelled). */
+  cancel(entry: WheelEntry): void {
     if (!entry.live) return;
     entry.live = false;
     this.live--;
@@ -105,7 +125,9 @@ export class TimerWheel {
         if (entry.live) {
           entry.live = false;
           this.live--;
-          entry.callback();
+          const target = entry.target;
+          if (target !== undefined) target.expire();
+          else (entry.callback as () => void)();
         }
         entry = next;
       }
@@ -122,12 +144,19 @@ class Bucket {
   constructor(readonly at: number) {}
 }
 
-class WheelEntry {
+/** One armed timeout, and its own cancel handle. */
+class WheelEntry implements TimerHandle {
   live = true;
   prev: WheelEntry | undefined = undefined;
   next: WheelEntry | undefined = undefined;
   constructor(
-    readonly callback: () => void,
+    readonly wheel: TimerWheel,
+    readonly callback: (() => void) | undefined,
+    readonly target: Expiring | undefined,
     readonly bucket: Bucket,
   ) {}
+
+  cancel(): void {
+    this.wheel.cancel(this);
+  }
 }

@@ -27,4 +27,27 @@ describe('SystemClock beyond the native timer limit', () => {
     process.off('warning', onWarning);
     expect(warnings).not.toContain('TimeoutOverflowWarning');
   });
+
+  it('expireAfter: a short timeout on a native timer fires its target unless cancelled; a long one waits in the wheel', async () => {
+    const fired: string[] = [];
+    let resolve: () => void = () => undefined;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const cancelled = systemClock.expireAfter(1, { expire: () => fired.push('cancelled') });
+    systemClock.expireAfter(5, {
+      expire: () => {
+        fired.push('kept');
+        resolve();
+      },
+    });
+    cancelled.cancel();
+    await done;
+    expect(fired).toEqual(['kept']);
+    const before = systemClock.pendingWheelTimers;
+    const long = systemClock.expireAfter(60_000, { expire: () => fired.push('long') });
+    expect(systemClock.pendingWheelTimers).toBe(before + 1);
+    long.cancel();
+    expect(systemClock.pendingWheelTimers).toBe(before);
+  });
 });

@@ -106,4 +106,21 @@ describe('TimerWheel (linked entries per bucket)', () => {
     await done;
     expect(seen.map((s) => s.id).sort()).toEqual(['from-hint', 'from-now']);
   });
+
+  it('expireAfter: the entry is its own cancel handle; a cancelled target never expires, a live one expires once', async () => {
+    const { time, wheel } = wheelAt();
+    const { fired, done, mark } = firedTimes(2);
+    const target = (id: string) => ({ expire: () => mark(id) });
+    const kept = wheel.expireAfter(10, target('kept'));
+    const cancelled = wheel.expireAfter(10, target('cancelled'));
+    wheel.add(10, () => mark('callback'));
+    cancelled.cancel();
+    cancelled.cancel(); // twice is harmless
+    expect(wheel.size).toBe(2);
+    time.now = 100;
+    await done;
+    expect(fired.sort()).toEqual(['callback', 'kept']);
+    kept.cancel(); // after it fired: harmless
+    expect(wheel.size).toBe(0);
+  });
 });
