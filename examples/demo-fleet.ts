@@ -86,6 +86,7 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   const results = await Promise.all(done);
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
   const log = limiter.read();
+  if (process.env.FLEET_DEBUG) process.stderr.write(`  requests/served per 50 ms: ${limiter.timeline(50)}\n`);
   const reasons: Record<string, number> = {};
   for (const r of results) for (const [k, n] of Object.entries(r.gaveUp)) reasons[k] = (reasons[k] ?? 0) + n;
   if (!json && Object.keys(reasons).length > 0) process.stderr.write(`  gave up: ${JSON.stringify(reasons)}\n`);

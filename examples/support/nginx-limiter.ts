@@ -108,6 +108,21 @@ http {
     return { requests: lines.length, successes, allSucceededMs: successes === 0 ? 0 : Math.round(lastOk - first) };
   }
 
+  /** Requests and successes per `binMs` since the first request (for FLEET_DEBUG timelines). */
+  timeline(binMs: number): string {
+    const lines = readFileSync(join(this.dir, 'access.log'), 'utf8').split('\n').filter(Boolean);
+    const rows = lines.map((line) => line.split(' ')).map(([at, status]) => [Number(at) * 1000, status === '200' ? 1 : 0]);
+    const first = Math.min(...rows.map((r) => r[0]!));
+    const bins: Array<[number, number]> = [];
+    for (const [ms, ok] of rows) {
+      const b = Math.floor((ms! - first) / binMs);
+      const bin = (bins[b] ??= [0, 0]);
+      bin[0]++;
+      bin[1] += ok!;
+    }
+    return Array.from(bins, (b) => (b === undefined ? '0' : `${b[0]}/${b[1]}`)).join(' ');
+  }
+
   async close(): Promise<void> {
     const child = this.child;
     if (child !== undefined && child.exitCode === null) {

@@ -4,6 +4,14 @@ import { DeliveryRate } from './delivery-rate.js';
 /** What one answer told the pacer: served, rejected for load (429/503), or timed out. */
 export type PacerSignal = 'ok' | 'rejected' | 'timeout';
 
+/**
+ * What a throttling pacer's `rate()` estimates, for a fleet that combines its processes'
+ * rates (`rateKind`): `'share'`, the part of the callee's capacity this pacer measured its own
+ * requests get; `'whole'`, a guess at the callee's whole rate (start-up from a served probe or
+ * from an adopted rate, before a cut measured anything); `'probe'`, the search's probing rate.
+ */
+export type PacerRateKind = 'share' | 'whole' | 'probe';
+
 export interface PacerOptions {
   /**
    * β: the allowed rate falls to β × W when paced requests are still rejected, in (0, 1).
@@ -207,6 +215,10 @@ export class Pacer {
   private bracketed = false;
   /** The search ended on a probe served; g₀ of that search. */
   private startedFromProbe = false;
+  /** The level came from a measurement of this pacer's own deliveries (`rateKind` 'share'). */
+  private measuredShare = false;
+  /** The level came from a cut to a measured delivery rate (since the search ended). */
+  private cutMeasured = false;
   private probeGap = 1;
 
   // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
@@ -432,6 +444,40 @@ export class Pacer {
     if (nextMs > this.followedUntil) this.followedUntil = nextMs;
   }
 
+  /**
+   * What `rate()` estimates now (see `PacerRateKind`): a fleet sums its processes' measured
+   * shares, but takes the largest of their guesses at the whole rate — four processes that
+   * each probed the callee alone would otherwise book four times its rate.
+   */
+  rateKind(nowMs: number): PacerRateKind {
+    if (this.throttling(nowMs) && this.mode === SEARCH) return 'probe';
+    return this.measuredShare ? 'share' : 'whole';
+  }
+
+  /**
+   * What this pacer's paced requests delivered over the last window, requests per second —
+   * the current rate, not the peak the cuts use — once a cut measured it (`undefined` before).
+   */
+  delivered(nowMs: number): number | undefined {
+    if (this.mode !== CRUISE || !this.cutMeasured) return undefined;
+    const d = this.pacedRate.rate(nowMs);
+    return d === undefined ? undefined : d * 1000;
+  }
+
+  /**
+   * Ends a search at a rate someone else learned (requests per second): another process of
+   * the fleet already found the callee's rate, so this one starts up from it instead of
+   * probing on its own. Like a probe's bracket, the rate is a guess within 2×: start-up goes
+   * on from it until a cut measures this pacer's share. Returns whether the search ended.
+   */
+  adopt(ratePerSecond: number, nowMs: number): boolean {
+    if (this.mode !== SEARCH || !(ratePerSecond > 0) || !this.throttling(nowMs)) return false;
+    this.fromFlight = false;
+    this.startedFromProbe = false;
+    this.startCruise(nowMs, ratePerSecond / 1000, true, true);
+    return true;
+  }
+
   /** Whether the pacer is holding requests back now (ends lazily after `quietMs`). */
   throttling(nowMs: number): boolean {
     if (
@@ -615,17 +661,27 @@ export class Pacer {
       return;
     }
     if (x === undefined) return;
-    this.mode = CRUISE;
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
-    this.startup = !this.fromFlight;
+    this.startCruise(nowMs, x, !this.fromFlight, bracketed);
+  }
+
+  /** Ends the search at level `x` (requests per ms). */
+  private startCruise(nowMs: number, x: number, startup: boolean, bracketed: boolean): void {
+    this.mode = CRUISE;
+    this.startup = startup;
     this.bracketed = bracketed;
+    this.measuredShare = !startup;
+    this.cutMeasured = false;
     this.plateauAt = nowMs;
     this.level = Math.max(x, this.minRate);
     this.ceiling = Number.POSITIVE_INFINITY;
     this.cruiseAt = nowMs;
     this.grewAt = nowMs;
-    this.cutGateAt = Math.max(nowMs, this.followedUntil);
+    // Not gated by a followed queue's end: a rate adopted or guessed is cut by the first
+    // rejection of a request sent after it (a fleet booked far ahead at a guess would otherwise
+    // overshoot for that whole queue before anyone cut).
+    this.cutGateAt = nowMs;
     this.pacedRate.reset();
     this.respace(nowMs, false, 1 / this.level);
   }
@@ -664,7 +720,9 @@ export class Pacer {
       // And at most once per half a bucket of the estimator: on a fast path (loopback, ~1 ms)
       // a growth per round trip compounds within tens of ms — before the answers show a token
       // bucket's burst running out — and overshot real limiters by 10× and more.
-      if (sent >= this.grewAt && nowMs - this.grewAt >= this.growthMs && this.slotOf(this.nextTicket - 1) > nowMs) {
+      // (Requests wait here, or in a followed queue: a fleet's, where this process books.)
+      const waiting = this.slotOf(this.nextTicket - 1) > nowMs || this.followedUntil > nowMs;
+      if (sent >= this.grewAt && nowMs - this.grewAt >= this.growthMs && waiting) {
         this.level *= STARTUP_GAIN;
         this.grewAt = nowMs;
       }
@@ -693,6 +751,7 @@ export class Pacer {
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
     this.startup = this.startup && peak === undefined && this.bracketed;
+    if (peak !== undefined) this.measuredShare = this.cutMeasured = true;
     this.bracketed = false;
     this.level = Math.max(level, this.minRate);
     this.raiseCeiling(peak ?? this.level);

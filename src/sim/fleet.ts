@@ -33,7 +33,12 @@ const ADAPTIVE_RETRY: RetryOptions = {
  * `SimDownstream` with `pacing` (no retry budget); with `shared`, paced attempts book their
  * slots in the fleet's queue through the process's link, as `FleetLink` books them.
  */
-export function fleetPacingStrategy(processes: number, shared: boolean, storeRttMs = 1): HerdStrategy {
+export function fleetPacingStrategy(
+  processes: number,
+  shared: boolean,
+  storeRttMs = 1,
+  retry: RetryOptions = ADAPTIVE_RETRY,
+): HerdStrategy {
   return {
     name: shared ? `fleet-shared-${processes}` : `fleet-local-${processes}`,
     description: shared
@@ -49,7 +54,7 @@ export function fleetPacingStrategy(processes: number, shared: boolean, storeRtt
           new SimDownstream(
             sim,
             `process-${p}`,
-            { retry: ADAPTIVE_RETRY, attemptTimeoutMs: false, budget: false, pacing: {} },
+            { retry, attemptTimeoutMs: false, budget: false, pacing: {} },
             { send: (client, attempt, now) => wire.send(client, attempt, now) },
             (end) => {
               if (++finished === setup.clients) fleet?.stop();

@@ -3,6 +3,8 @@ import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
+import { adoptFleetEstimate, paceContribution } from '../store/fleet-pace-rate.js';
+import { FleetQueueView } from '../store/fleet-ticket.js';
 import { SimulatedStore } from './simulated-store.js';
 
 /**
@@ -24,14 +26,16 @@ export class SimFleetPacing extends SimulatedStore {
     const rtt = this.storeRttMs;
     /** Until when the fleet is throttled, as this process last heard (a round trip late). */
     let activeUntil = Number.NEGATIVE_INFINITY;
-    const rateOf = (now: number) => (pacer.throttling(now) ? (pacer.rate(now) ?? 0) / 1000 : 0);
     const throttling = (now: number) => pacer.throttling(now) || now < activeUntil;
+    /** Where the fleet's queue stands, as this process last heard (store time is sim time). */
+    const queue = new FleetQueueView((ms) => ms);
     const sync = (now: number) => {
       if (throttling(now)) {
         const reply = syncPace(this.ledger, now, {
           owner,
-          rate: rateOf(now),
+          ...paceContribution(pacer, now),
           contributionMs: this.quietMs,
+          minRate: this.minRate,
           active: pacer.throttling(now),
           quietMs: this.quietMs,
           hintMs: 0,
@@ -39,8 +43,10 @@ export class SimFleetPacing extends SimulatedStore {
         });
         sim.schedule(
           rtt,
-          () => {
+          (_: undefined, at) => {
             activeUntil = reply.activeUntil;
+            queue.learn(reply.now, reply);
+            adoptFleetEstimate(pacer, reply.estimate, at);
           },
           undefined,
         );
@@ -54,13 +60,21 @@ export class SimFleetPacing extends SimulatedStore {
         // Booked at once in the store's ledger, known here a round trip later.
         const reply = bookSlot(this.ledger, now, {
           owner,
-          rate: rateOf(now),
+          ...paceContribution(pacer, now),
           contributionMs: this.quietMs,
           minRate: this.minRate,
           ttlMs: 60_000,
         });
-        pacer.followQueue(reply.slot + 1 / reply.rate);
-        sim.schedule(rtt, (_: undefined, at) => waiter.granted(at, Math.max(0, reply.slot - at)), undefined);
+        sim.schedule(
+          rtt,
+          (_: undefined, at) => {
+            queue.learn(reply.now, reply);
+            adoptFleetEstimate(pacer, reply.estimate, at);
+            pacer.followQueue(queue.slot(reply.ticket + 1));
+            waiter.granted(at, queue.ticket(reply.ticket));
+          },
+          undefined,
+        );
         return undefined;
       },
     };

@@ -8,8 +8,12 @@ import {
   type BudgetSyncRequest,
   type PaceBookReply,
   type PaceBookRequest,
+  type PaceEpoch,
   type PaceSyncReply,
   type PaceSyncRequest,
+  RATE_SHARE,
+  RATE_WHOLE,
+  type RateKindCode,
 } from './fleet-store.js';
 
 /**
@@ -137,50 +141,117 @@ export function syncBreaker(record: BreakerRecord, nowMs: number, r: BreakerSync
   return rec;
 }
 
-/** The fleet's pacer: its virtual queue, throttling flag, hint and rate contributions. */
+/**
+ * The fleet's pacer: its queue of tickets, throttling flag, hint and rate contributions.
+ *
+ * The queue is a numbered line, as in `Pacer`: ticket k leaves at
+ *
+ *     slot(k) = baseAt + (k − baseTicket) × gap       (k ≥ baseTicket; earlier tickets are due)
+ *
+ * so when the fleet's rate moves by more than `FLEET_RESPACE_DRIFT`, every waiting ticket moves
+ * with it at once (a new epoch: baseTicket = the first ticket not yet due). A process holding
+ * a ticket computes its slot from the latest epoch it heard of — from any reply — with no
+ * round trip of its own: a fleet that booked its herd at a guess is re-spaced by the first cut.
+ */
 export interface PaceLedger {
-  next: number;
+  /** The next ticket to hand out. */
+  ticket: number;
+  baseTicket: number;
+  baseAt: number;
+  /** ms between slots in the current epoch. */
+  gap: number;
   activeUntil: number;
   hintUntil: number;
-  /** owner → [rate per ms, store ms until which it counts]. */
-  contributions: Map<string, [number, number]>;
+  /** owner → [rate per ms, store ms until which it counts, kind (`RATE_SHARE`…)]. */
+  contributions: Map<string, [number, number, RateKindCode]>;
 }
 
 export function emptyPace(): PaceLedger {
-  return { next: 0, activeUntil: 0, hintUntil: 0, contributions: new Map() };
+  return { ticket: 1, baseTicket: 1, baseAt: 0, gap: 0, activeUntil: 0, hintUntil: 0, contributions: new Map() };
 }
 
-/** Refreshes `owner`'s contribution (when it has one) and sums the live ones. */
-function contribute(p: PaceLedger, nowMs: number, owner: string, rate: number, contributionMs: number): number {
-  if (rate > 0) p.contributions.set(owner, [rate, nowMs + contributionMs]);
-  let sum = 0;
-  for (const [id, [r, until]] of p.contributions) {
-    if (until <= nowMs) p.contributions.delete(id);
-    else sum += r;
-  }
-  return sum;
+/** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
+export const FLEET_RESPACE_DRIFT = 0.1;
+
+/** The slot of ticket `k` under `epoch` (−∞: due before the epoch began). */
+export function slotOf(epoch: PaceEpoch, k: number): number {
+  return k < epoch.baseTicket ? Number.NEGATIVE_INFINITY : epoch.baseAt + (k - epoch.baseTicket) * epoch.gap;
 }
 
 /**
- * Books one slot in the fleet's virtual queue, spaced at the sum of the processes' learned
- * rates (each measures the share of the callee's capacity it gets, so the sum is the
- * callee's), never below `minRate`:
- *
- *     ready = max(now, hintUntil)    slot = max(ready, next)    next = slot + 1 / rate
+ * Re-spaces the queue at `rate` (requests per ms) when it drifted or a wait hint holds it,
+ * no earlier than `ready` = max(now, hintUntil): tickets already due keep their turn, the
+ * first waiting one leaves one new gap after the last due one (at once, when none of the
+ * epoch's tickets is due yet). An empty queue starts a new epoch the same way.
  */
-export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
-  let rate = contribute(p, nowMs, r.owner, r.rate, r.contributionMs);
-  if (rate < r.minRate) rate = r.minRate;
-  const ready = Math.max(nowMs, p.hintUntil);
-  const slot = Math.max(ready, p.next);
-  p.next = slot + 1 / rate;
-  return { now: nowMs, slot, rate };
+function respace(p: PaceLedger, nowMs: number, rate: number): void {
+  const gap = 1 / rate;
+  let first = p.baseTicket;
+  if (nowMs >= p.baseAt) first = p.gap > 0 ? first + Math.floor((nowMs - p.baseAt) / p.gap) + 1 : p.ticket;
+  if (first > p.ticket) first = p.ticket;
+  const drift = p.gap / gap - 1;
+  const steady = drift <= FLEET_RESPACE_DRIFT && drift >= -FLEET_RESPACE_DRIFT;
+  if (first < p.ticket && steady && p.baseAt >= p.hintUntil) return;
+  const lastDue = first > p.baseTicket ? slotOf(p, first - 1) : nowMs - gap;
+  p.baseTicket = first;
+  p.baseAt = Math.max(nowMs, p.hintUntil, lastDue + gap);
+  p.gap = gap;
 }
 
-/** A pacer's periodic sync (see `PaceSyncRequest`). */
+/**
+ * Refreshes `owner`'s contribution (when it has one) and combines the live ones:
+ *
+ *     estimate = max(Σ shares, max wholes)      rate = max(estimate, max probes)
+ *
+ * Shares add up (each process measures the part of the callee it gets); guesses at the whole
+ * rate do not (four processes that each probed the callee alone know one rate, not four).
+ */
+function contribute(
+  p: PaceLedger,
+  nowMs: number,
+  owner: string,
+  rate: number,
+  kind: RateKindCode,
+  contributionMs: number,
+): { rate: number; estimate: number } {
+  if (rate > 0) p.contributions.set(owner, [rate, nowMs + contributionMs, kind]);
+  let shares = 0;
+  let whole = 0;
+  let probe = 0;
+  for (const [id, [r, until, k]] of p.contributions) {
+    if (until <= nowMs) p.contributions.delete(id);
+    else if (k === RATE_SHARE) shares += r;
+    else if (k === RATE_WHOLE) whole = Math.max(whole, r);
+    else probe = Math.max(probe, r);
+  }
+  const estimate = Math.max(shares, whole);
+  return { rate: Math.max(estimate, probe), estimate };
+}
+
+/**
+ * Books one ticket in the fleet's queue (re-spaced first if the fleet's rate drifted, see
+ * `PaceLedger`), spaced at the fleet's rate (`contribute`), never below `minRate`.
+ */
+export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
+  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
+  respace(p, nowMs, fleet.rate < r.minRate ? r.minRate : fleet.rate);
+  const ticket = p.ticket++;
+  return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
+}
+
+/** A pacer's periodic sync (see `PaceSyncRequest`): also re-spaces the queue when its rate drifted. */
 export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): PaceSyncReply {
-  const rate = contribute(p, nowMs, r.owner, r.rate, r.contributionMs);
+  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
-  return { now: nowMs, activeUntil: p.activeUntil, hintUntil: p.hintUntil, rate };
+  if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, fleet.rate < r.minRate ? r.minRate : fleet.rate);
+  return {
+    now: nowMs,
+    activeUntil: p.activeUntil,
+    hintUntil: p.hintUntil,
+    baseTicket: p.baseTicket,
+    baseAt: p.baseAt,
+    gap: p.gap,
+    estimate: fleet.estimate,
+  };
 }

@@ -1,4 +1,5 @@
 import type { RetryClaim } from '../orchestration/stages/budget-stage.js';
+import type { SharedTicket } from '../orchestration/stages/pacing-stage.js';
 import type { BreakerState, CircuitBreaker, CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { CIRCUIT_BREAKER_DEFAULTS } from '../policies/circuit-breaker.js';
 import { BudgetLease, type ClaimsAnswered } from '../policies/fleet-budget.js';
@@ -6,7 +7,9 @@ import { PACER_DEFAULTS, type Pacer, type PacerOptions } from '../policies/pacer
 import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { adoptFleetEstimate, paceContribution } from './fleet-pace-rate.js';
 import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
+import { FleetQueueView } from './fleet-ticket.js';
 
 /** How a downstream shares its policies' state through a fleet store. */
 export interface FleetLinkOptions {
@@ -56,6 +59,8 @@ interface PaceLink {
   activeUntil: number;
   /** Wait hint seen locally and not yet shared: local ms it ends. */
   hintUntil: number;
+  /** Where the fleet's queue stands, as this process last heard. */
+  queue: FleetQueueView;
 }
 
 /**
@@ -241,6 +246,7 @@ export class FleetLink {
       pacer,
       activeUntil: Number.NEGATIVE_INFINITY,
       hintUntil: Number.NEGATIVE_INFINITY,
+      queue: new FleetQueueView((storeMs) => this.toLocal(storeMs)),
     });
     if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
   }
@@ -261,32 +267,36 @@ export class FleetLink {
 
   /**
    * Books a send slot for one attempt on `key` in the fleet's queue while the store answers
-   * (one round trip): resolves to the wait in ms. `undefined` (now, or when the store does
+   * (one round trip): resolves to a ticket whose slot moves with the fleet's queue (the
+   * process learns where it stands from every reply). `undefined` (now, or when the store does
    * not answer): the attempt books in the local pacer and holds its ticket there — also while
    * that pacer searches, since its probe slots move as it learns and a fleet slot cannot;
    * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces the
    * processes' probes at their summed probe rates.
    */
-  reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<number | undefined> | undefined {
+  reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<SharedTicket | undefined> | undefined {
     if (!this.sharing || (pacer.searching && !due)) return undefined;
     if (!this.throttling(key, pacer, nowMs)) return 0;
-    return this.bookSlot(key, pacer, nowMs);
+    const link = this.paces.get(key);
+    return link === undefined ? undefined : this.bookSlot(link, nowMs);
   }
 
-  private async bookSlot(key: string, pacer: Pacer, nowMs: number): Promise<number | undefined> {
-    const localRate = pacer.throttling(nowMs) ? (pacer.rate(nowMs) ?? 0) / 1000 : 0;
+  private async bookSlot(link: PaceLink, nowMs: number): Promise<SharedTicket | undefined> {
+    const pacer = link.pacer;
+    const { rate, kind } = paceContribution(pacer, nowMs);
     const reply = await this.store.bookSlot(
-      { downstream: this.scopeName, key },
-      { owner: this.owner, rate: localRate, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
+      { downstream: this.scopeName, key: link.key },
+      { owner: this.owner, rate, kind, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
     );
     if (reply === undefined) return undefined;
     this.measured(nowMs, reply.now);
+    link.queue.learn(reply.now, reply);
+    adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
     // The local pacer follows the fleet's queue: its cuts are gated by where that queue
     // ended (answers to requests booked before a cut must not cut again), and a fall-back
     // books after it.
-    pacer.followQueue(this.toLocal(reply.slot + 1 / reply.rate));
-    // The slot is store time; the wait counts from now, after the round trip.
-    return Math.max(0, this.toLocal(reply.slot) - this.clock.monotonic());
+    pacer.followQueue(link.queue.slot(reply.ticket + 1));
+    return link.queue.ticket(reply.ticket);
   }
 
   private async syncPace(link: PaceLink): Promise<void> {
@@ -294,12 +304,15 @@ export class FleetLink {
     const active = link.pacer.throttling(sentAt);
     const hintMs = link.hintUntil > sentAt ? link.hintUntil - sentAt : 0;
     link.hintUntil = Number.NEGATIVE_INFINITY;
+    const { rate, kind } = paceContribution(link.pacer, sentAt);
     const reply = await this.store.pace(
       { downstream: this.scopeName, key: link.key },
       {
         owner: this.owner,
-        rate: active ? (link.pacer.rate(sentAt) ?? 0) / 1000 : 0,
+        rate,
+        kind,
         contributionMs: this.quietMs,
+        minRate: this.minRate,
         active,
         quietMs: this.quietMs,
         hintMs,
@@ -309,6 +322,8 @@ export class FleetLink {
     if (reply === undefined) return;
     this.measured(sentAt, reply.now);
     link.activeUntil = this.toLocal(reply.activeUntil);
+    link.queue.learn(reply.now, reply);
+    adoptFleetEstimate(link.pacer, reply.estimate, this.clock.monotonic());
   }
 
   // ---- background sync -----------------------------------------------------------------

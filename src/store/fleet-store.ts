@@ -116,6 +116,8 @@ export interface PaceBookRequest {
   owner: string;
   /** This process's learned rate, requests per ms (0: none to contribute). */
   rate: number;
+  /** What `rate` estimates (see `RATE_SHARE`). @default RATE_SHARE */
+  kind?: RateKindCode;
   /** How long a contribution counts after it was last refreshed. */
   contributionMs: number;
   /** Floor of the fleet rate, requests per ms (1 / maxSpacingMs). */
@@ -123,19 +125,41 @@ export interface PaceBookRequest {
   ttlMs: number;
 }
 
-export interface PaceBookReply {
-  now: number;
-  /** Store clock ms at which the booked request may leave. */
-  slot: number;
-  /** The fleet's rate the slot was spaced at, requests per ms. */
-  rate: number;
+/** Where the fleet's queue stands (see `PaceLedger`): slot(k) = baseAt + (k − baseTicket) × gap. */
+export interface PaceEpoch {
+  baseTicket: number;
+  /** Store clock ms. */
+  baseAt: number;
+  /** ms between slots (0: no queue yet). */
+  gap: number;
 }
+
+export interface PaceBookReply extends PaceEpoch {
+  now: number;
+  /** The booked ticket: it leaves at its slot under the latest epoch its process heard of. */
+  ticket: number;
+  /** The fleet's learned rate without probes (`fleetEstimate`), requests per ms; 0: none yet. */
+  estimate: number;
+}
+
+/**
+ * What a contributed rate estimates, as the store keeps it: the part of the callee's capacity
+ * one process measured it gets (summed over the fleet), a guess at the callee's whole rate
+ * (the fleet takes the largest), or a search's probing rate (spaces the queue, never adopted).
+ */
+export const RATE_SHARE = 0;
+export const RATE_WHOLE = 1;
+export const RATE_PROBE = 2;
+export type RateKindCode = typeof RATE_SHARE | typeof RATE_WHOLE | typeof RATE_PROBE;
 
 /** A pacer's periodic sync: contribute its learned rate, raise the fleet's throttling flag and hint. */
 export interface PaceSyncRequest {
   owner: string;
   rate: number;
+  kind?: RateKindCode;
   contributionMs: number;
+  /** Floor of the fleet rate, requests per ms (1 / maxSpacingMs). */
+  minRate: number;
   /** Whether this process's pacer is throttling (keeps the fleet throttling for `quietMs`). */
   active: boolean;
   quietMs: number;
@@ -144,13 +168,13 @@ export interface PaceSyncRequest {
   ttlMs: number;
 }
 
-export interface PaceSyncReply {
+export interface PaceSyncReply extends PaceEpoch {
   now: number;
   /** Store clock ms until which the fleet paces (someone was throttled within quietMs). */
   activeUntil: number;
   hintUntil: number;
-  /** Sum of live contributions, requests per ms (0 when none). */
-  rate: number;
+  /** The fleet's learned rate without probes, requests per ms; 0: none yet. */
+  estimate: number;
 }
 
 export function isFleetStore(value: unknown): value is FleetStore {

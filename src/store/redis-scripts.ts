@@ -1,3 +1,5 @@
+import { FLEET_RESPACE_DRIFT } from './fleet-ledger.js';
+
 /**
  * The fleet's operations as Redis Lua scripts: each is one atomic step, timed by the
  * server's `TIME`, and a line-by-line copy of its twin in `fleet-ledger.ts` (a test runs
@@ -136,60 +138,101 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return { num(now), num(state), num(generation), num(openUntil), num(opensInRow), probeOwner, num(probeUntil) }
 `;
 
-/** Sums live contributions in KEYS[2] (owner → "rate:until"), refreshing ARGV owner's. */
+/**
+ * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
+ * owner's: returns the fleet's rate and its estimate (see `contribute` in fleet-ledger.ts).
+ */
 const CONTRIBUTE = `
-local function contribute(key, owner, rate, contributionMs, ttl)
+local function contribute(key, owner, rate, kind, contributionMs, ttl)
   if rate > 0 then
-    redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs))
+    redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs) .. ':' .. kind)
   end
   local all = redis.call('HGETALL', key)
-  local sum = 0
+  local shares, whole, probe = 0, 0, 0
   for i = 1, #all, 2 do
     local v = all[i + 1]
     local sep = string.find(v, ':', 1, true)
+    local sep2 = string.find(v, ':', sep + 1, true)
     local r = tonumber(string.sub(v, 1, sep - 1))
-    local untilMs = tonumber(string.sub(v, sep + 1))
+    local untilMs = tonumber(string.sub(v, sep + 1, (sep2 or 0) - 1))
+    local k = sep2 and tonumber(string.sub(v, sep2 + 1)) or 0
     if untilMs <= now then
       redis.call('HDEL', key, all[i])
+    elseif k == 0 then
+      shares = shares + r
+    elseif k == 1 then
+      whole = math.max(whole, r)
     else
-      sum = sum + r
+      probe = math.max(probe, r)
     end
   end
   if #all > 0 then redis.call('PEXPIRE', key, ttl) end
-  return sum
+  local estimate = math.max(shares, whole)
+  return math.max(estimate, probe), estimate
 end
 `;
 
-/** KEYS[1] pace hash (next, activeUntil, hintUntil), KEYS[2] contributions hash. */
-export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}
+/** Re-spaces the queue in hash `h` (see `respace` in fleet-ledger.ts); returns the epoch. */
+const RESPACE = `
+local function respace(key, rate, hintUntil)
+  local h = redis.call('HMGET', key, 'ticket', 'baseTicket', 'baseAt', 'gap')
+  local ticket = tonumber(h[1] or '1')
+  local baseTicket = tonumber(h[2] or '1')
+  local baseAt = tonumber(h[3] or '0')
+  local oldGap = tonumber(h[4] or '0')
+  local gap = 1 / rate
+  local first = baseTicket
+  if now >= baseAt then
+    if oldGap > 0 then first = first + math.floor((now - baseAt) / oldGap) + 1 else first = ticket end
+  end
+  if first > ticket then first = ticket end
+  local drift = oldGap / gap - 1
+  local steady = drift <= ${FLEET_RESPACE_DRIFT} and drift >= -${FLEET_RESPACE_DRIFT}
+  if first < ticket and steady and baseAt >= hintUntil then return ticket, baseTicket, baseAt, oldGap end
+  local lastDue = now - gap
+  if first > baseTicket then lastDue = baseAt + (first - 1 - baseTicket) * oldGap end
+  baseAt = math.max(now, hintUntil, lastDue + gap)
+  redis.call('HSET', key, 'baseTicket', first, 'baseAt', num(baseAt), 'gap', num(gap))
+  return ticket, first, baseAt, gap
+end
+`;
+
+/** KEYS[1] pace hash (ticket, epoch, activeUntil, hintUntil), KEYS[2] contributions hash. */
+export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
-local rate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5]))
+local rate, estimate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[6]), tonumber(ARGV[3]), tonumber(ARGV[5]))
 local minRate = tonumber(ARGV[4])
 if rate < minRate then rate = minRate end
-local h = redis.call('HMGET', KEYS[1], 'next', 'hintUntil')
-local nextSlot = tonumber(h[1] or '0')
-local hintUntil = tonumber(h[2] or '0')
-local ready = math.max(now, hintUntil)
-local slot = math.max(ready, nextSlot)
-redis.call('HSET', KEYS[1], 'next', num(slot + 1 / rate))
+local hintUntil = tonumber(redis.call('HGET', KEYS[1], 'hintUntil') or '0')
+local ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
+redis.call('HSET', KEYS[1], 'ticket', ticket + 1)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
-return { num(now), num(slot), num(rate) }
+return { num(now), num(ticket), num(baseTicket), num(baseAt), num(gap), num(estimate) }
 `;
 
 /** KEYS[1] pace hash, KEYS[2] contributions hash. */
-export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}
+export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
 local ttl = tonumber(ARGV[7])
-local rate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[3]), ttl)
+local rate, estimate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[8]), tonumber(ARGV[3]), ttl)
+local minRate = tonumber(ARGV[9])
+if rate < minRate then rate = minRate end
 local active = ARGV[4] == '1'
 local quietMs = tonumber(ARGV[5])
 local hintMs = tonumber(ARGV[6])
-local h = redis.call('HMGET', KEYS[1], 'activeUntil', 'hintUntil')
+local h = redis.call('HMGET', KEYS[1], 'activeUntil', 'hintUntil', 'ticket', 'baseTicket', 'baseAt', 'gap')
 local activeUntil = tonumber(h[1] or '0')
 local hintUntil = tonumber(h[2] or '0')
+local ticket = tonumber(h[3] or '1')
+local baseTicket = tonumber(h[4] or '1')
+local baseAt = tonumber(h[5] or '0')
+local gap = tonumber(h[6] or '0')
 if active and now + quietMs > activeUntil then activeUntil = now + quietMs end
 if hintMs > 0 and now + hintMs > hintUntil then hintUntil = now + hintMs end
 redis.call('HSET', KEYS[1], 'activeUntil', num(activeUntil), 'hintUntil', num(hintUntil))
+if ticket - 1 >= baseTicket and baseAt + (ticket - 1 - baseTicket) * gap > now then
+  ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
-return { num(now), num(activeUntil), num(hintUntil), num(rate) }
+return { num(now), num(activeUntil), num(hintUntil), num(baseTicket), num(baseAt), num(gap), num(estimate) }
 `;

@@ -2,18 +2,19 @@ import { createHash } from 'node:crypto';
 import { OptionsValidator } from '../options/validate.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import type {
-  BreakerRecord,
-  BreakerSyncRequest,
-  BudgetSyncReply,
-  BudgetSyncRequest,
-  FleetScope,
-  FleetStore,
-  PaceBookReply,
-  PaceBookRequest,
-  PaceSyncReply,
-  PaceSyncRequest,
-  StoreAvailability,
+import {
+  type BreakerRecord,
+  type BreakerSyncRequest,
+  type BudgetSyncReply,
+  type BudgetSyncRequest,
+  type FleetScope,
+  type FleetStore,
+  type PaceBookReply,
+  type PaceBookRequest,
+  type PaceSyncReply,
+  type PaceSyncRequest,
+  RATE_SHARE,
+  type StoreAvailability,
 } from './fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from './redis-client.js';
 import { BOOK_SLOT_SCRIPT, BREAKER_SCRIPT, BUDGET_SCRIPT, PACE_SYNC_SCRIPT } from './redis-scripts.js';
@@ -210,20 +211,45 @@ export class RedisStore implements FleetStore {
     const reply = await this.run(
       BOOK_SLOT,
       [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
-      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs)],
+      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs), r.kind ?? RATE_SHARE],
     );
     if (reply === undefined) return undefined;
-    return { now: reply[0], slot: reply[1], rate: reply[2] } as PaceBookReply;
+    return {
+      now: reply[0],
+      ticket: reply[1],
+      baseTicket: reply[2],
+      baseAt: reply[3],
+      gap: reply[4],
+      estimate: reply[5],
+    } as PaceBookReply;
   }
 
   async pace(scope: FleetScope, r: PaceSyncRequest): Promise<PaceSyncReply | undefined> {
     const reply = await this.run(
       PACE_SYNC,
       [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
-      [r.owner, r.rate, r.contributionMs, r.active ? '1' : '0', r.quietMs, r.hintMs, ttl(r.ttlMs)],
+      [
+        r.owner,
+        r.rate,
+        r.contributionMs,
+        r.active ? '1' : '0',
+        r.quietMs,
+        r.hintMs,
+        ttl(r.ttlMs),
+        r.kind ?? RATE_SHARE,
+        r.minRate,
+      ],
     );
     if (reply === undefined) return undefined;
-    return { now: reply[0], activeUntil: reply[1], hintUntil: reply[2], rate: reply[3] } as PaceSyncReply;
+    return {
+      now: reply[0],
+      activeUntil: reply[1],
+      hintUntil: reply[2],
+      baseTicket: reply[3],
+      baseAt: reply[4],
+      gap: reply[5],
+      estimate: reply[6],
+    } as PaceSyncReply;
   }
 
   /**

@@ -328,3 +328,43 @@ describe('Pacer: giving a slot back', () => {
     expect(slots(p, 200, 1)).toEqual([gone]);
   });
 });
+
+describe('Pacer in a fleet (rate kinds, adopting a rate found elsewhere)', () => {
+  /** A pacer searching after a burst of rejections at 10 ms. */
+  const searching = () => {
+    const pacer = new Pacer();
+    for (let i = 0; i < 20; i++) pacer.onResult(10, i < 5 ? 'ok' : 'rejected', undefined, 5);
+    return pacer;
+  };
+
+  it('says what its rate estimates: probing while it searches, a guess at the whole rate from a probe, its share once a cut measured it', () => {
+    const pacer = searching();
+    expect(pacer.rateKind(10)).toBe('probe');
+    // The first probe served ends the search: a guess at the callee's whole rate.
+    const probe = 10 + 1000 / (pacer.rate(10) as number);
+    pacer.onResult(probe + 5, 'ok', undefined, probe, true);
+    expect(pacer.searching).toBe(false);
+    expect(pacer.rateKind(probe + 5)).toBe('whole');
+    // Paced requests served, then one rejected: the cut measures what this pacer gets.
+    let t = probe + 10;
+    for (let i = 0; i < 10; i++, t += 10) pacer.onResult(t + 5, 'ok', undefined, t, true);
+    pacer.onResult(t + 5, 'rejected', undefined, t, true);
+    expect(pacer.cuts).toBe(1);
+    expect(pacer.rateKind(t + 5)).toBe('share');
+    expect(pacer.delivered(t + 5)).toBeGreaterThan(0);
+  });
+
+  it('adopts a rate only while searching: the search ends there, and start-up goes on from it', () => {
+    const pacer = searching();
+    expect(pacer.adopt(0, 20)).toBe(false);
+    expect(pacer.adopt(80, 20)).toBe(true);
+    expect(pacer.searching).toBe(false);
+    expect(pacer.rate(20)).toBeCloseTo(80, 9);
+    expect(pacer.rateKind(20)).toBe('whole');
+    // Cruising, a second adoption changes nothing.
+    expect(pacer.adopt(500, 21)).toBe(false);
+    expect(pacer.rate(21)).toBeCloseTo(80, 9);
+    // Healthy (never throttled): nothing to adopt.
+    expect(new Pacer().adopt(80, 0)).toBe(false);
+  });
+});

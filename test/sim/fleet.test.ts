@@ -55,17 +55,14 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
     const lower = herdLowerBound(herd);
     expect(one.gaveUp + local.gaveUp + shared.gaveUp).toBe(0);
     expect(shared.allSucceededMs).toBeLessThan(local.allSucceededMs);
-    // Measured: one process 197 / 1,034 ms, a pacer each 231 / 1,475 ms, shared 234 / 1,251 ms
-    // (lower bound 190 / 905 ms). Pinned so they cannot grow. The fleet falls short of one
-    // process — ≤ 1.1× the bound's requests and ≤ 1.2× its time are not met here: each process
-    // searches for the callee's rate on its own (about 16 more probes than one process in the
-    // first 100 ms), and the queue is spaced at the sum of the processes' own estimates, which
-    // overshoots while they start up. Sharing the search is the missing piece (docs/fleet.md).
-    // (Before start-up growth was limited to one step per 25 ms — which took real
-    // TokenBucket herds from 196–333 requests to 195–207 — the model's shared row was
-    // 220 / 974 ms; on real processes the shared row went from 219–270 requests to 186–214.)
-    expect(shared.totalRequests).toBeLessThanOrEqual(1.24 * lower.totalRequests);
-    expect(shared.allSucceededMs).toBeLessThanOrEqual(1.39 * lower.allSucceededMs);
+    // Measured: one process 197 / 1,034 ms, a pacer each 231 / 1,475 ms, shared 221 / 1,022 ms
+    // (lower bound 190 / 905 ms). Pinned so they cannot grow. Shared: ≤ 1.2× the bound's time
+    // is met; ≤ 1.1× its requests is not (1.16×): each process still measures its own share
+    // of the callee on a quarter of the answers. (Before the fleet's queue re-spaced its
+    // waiting tickets, processes adopted a found rate and guesses stopped adding up: 234 /
+    // 1,251 ms — a herd booked at the first guess was locked into it.)
+    expect(shared.totalRequests).toBeLessThanOrEqual(1.17 * lower.totalRequests);
+    expect(shared.allSucceededMs).toBeLessThanOrEqual(1.2 * lower.allSucceededMs);
   });
 
   it('shared pacing does not collapse when each process cuts on answers to slots booked before its cut (regression: fleet herd took 1.55 s)', () => {

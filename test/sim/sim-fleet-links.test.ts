@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LineWaiter, VirtualLine } from '../../src/orchestration/stage.js';
 import type { RetryClaim } from '../../src/orchestration/stages/budget-stage.js';
+import type { SharedTicket } from '../../src/orchestration/stages/pacing-stage.js';
 import { Pacer } from '../../src/policies/pacer.js';
 import { Simulation } from '../../src/sim/engine.js';
 import { SimFleetBudget } from '../../src/sim/sim-fleet-budget.js';
@@ -9,7 +10,12 @@ import { SimFleetPacing } from '../../src/sim/sim-fleet-pacing.js';
 /** Records how a wait in a line ended, and when. */
 function waiter(log: string[]): LineWaiter {
   return {
-    granted: (at, value) => log.push(`granted ${String(value)} @${at}`),
+    granted: (at, value) =>
+      log.push(
+        typeof value === 'object' && value !== null
+          ? `granted a ticket due in ${(value as SharedTicket).slotWait(at)} @${at}`
+          : `granted ${String(value)} @${at}`,
+      ),
     refused: (at) => log.push(`refused @${at}`),
   };
 }
@@ -40,7 +46,7 @@ describe('SimFleetPacing (FleetLink on virtual time)', () => {
     expect(log).toEqual([]); // never from inside join
     sim.run(12);
     // The slot was free at once (10): known at 12, so no wait is left.
-    expect(log).toEqual(['granted 0 @12']);
+    expect(log).toEqual(['granted a ticket due in 0 @12']);
     fleet.stop();
   });
 });

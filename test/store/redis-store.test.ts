@@ -10,7 +10,14 @@ import {
   syncBudget,
   syncPace,
 } from '../../src/store/fleet-ledger.js';
-import type { BreakerRecord, StoreAvailability } from '../../src/store/fleet-store.js';
+import {
+  type BreakerRecord,
+  RATE_PROBE,
+  RATE_SHARE,
+  RATE_WHOLE,
+  type RateKindCode,
+  type StoreAvailability,
+} from '../../src/store/fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from '../../src/store/redis-client.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { VirtualClock } from '../../src/time/virtual-clock.js';
@@ -36,6 +43,20 @@ const CLIENTS = [
     },
   },
 ];
+
+/** A contribution's kind from a uniform draw: share, whole or probe. */
+function rateKind(u: number): RateKindCode {
+  return u < 0.5 ? RATE_SHARE : u < 0.8 ? RATE_WHOLE : RATE_PROBE;
+}
+
+/** The Lua reply and its TypeScript twin hold the same fields, numbers equal to 6 decimals. */
+function expectSameNumbers(reply: object, mirror: object): void {
+  expect(Object.keys(reply).sort()).toEqual(Object.keys(mirror).sort());
+  for (const [key, value] of Object.entries(mirror)) {
+    expect(typeof value, key).toBe('number');
+    expect((reply as Record<string, number>)[key], key).toBeCloseTo(value as number, 6);
+  }
+}
 
 describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
   let server: RedisServer;
@@ -108,20 +129,21 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
         const request = {
           owner,
           rate: random.next() < 0.5 ? 0 : random.next() / 10,
+          kind: rateKind(random.next()),
           contributionMs: 20,
           minRate: 0.001,
           ttlMs: 60_000,
         };
         const reply = await store.bookSlot(scope, request);
         expect(reply).toBeDefined();
-        const mirror = bookSlot(pace, reply!.now, request);
-        expect(reply!.slot).toBeCloseTo(mirror.slot, 6);
-        expect(reply!.rate).toBeCloseTo(mirror.rate, 12);
+        expectSameNumbers(reply!, bookSlot(pace, reply!.now, request));
       } else {
         const request = {
           owner,
           rate: random.next() / 10,
+          kind: rateKind(random.next()),
           contributionMs: 20,
+          minRate: 0.001,
           active: random.next() < 0.5,
           quietMs: 30,
           hintMs: random.next() < 0.3 ? 15 : 0,
@@ -129,7 +151,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
         };
         const reply = await store.pace(scope, request);
         expect(reply).toBeDefined();
-        expect(reply).toEqual(syncPace(pace, reply!.now, request));
+        expectSameNumbers(reply!, syncPace(pace, reply!.now, request));
       }
     }
     expect(store.counters.failures).toBe(0);
@@ -168,6 +190,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
       owner: 'a',
       rate: 0.1,
       contributionMs: 2000,
+      minRate: 0.001,
       active: true,
       quietMs: 2000,
       hintMs: 0,

@@ -14,19 +14,30 @@ import {
 } from '../stage.js';
 
 /**
- * A shared queue around the pacer (a fleet store's): its slots are fixed once booked (a
- * booking may take a round trip, and cannot be taken back or moved).
+ * A ticket in a shared queue (a fleet's) whose slots move as the fleet learns: asked again
+ * whenever a wait ends, like a ticket held in the pacer.
+ */
+export interface SharedTicket {
+  /** ms to wait before asking again (a long wait is split: the slot may move earlier); 0: send now. */
+  holdFor(nowMs: number): number;
+  /** The wait until the slot as known now (not split), 0 when due: compared with the deadline. */
+  slotWait(nowMs: number): number;
+}
+
+/**
+ * A shared queue around the pacer (a fleet store's): a booking may take a round trip, and
+ * cannot be taken back.
  */
 export interface PaceBooker {
   /**
-   * A slot in the shared queue: ms to wait before sending, or a promise of it (a line on
-   * virtual time in the simulator, granted with it); `undefined`
+   * A slot in the shared queue: ms to wait before sending, or a promise of it or of a
+   * `SharedTicket` (a line on virtual time in the simulator, granted with it); `undefined`
    * (now or once answered) when no shared slot applies — the store is not in force, did not
    * answer, or the pacer is still searching (its probe slots move) — and the attempt holds a
    * ticket in the pacer itself. `due`: a ticket held in the pacer fell due (a searching
    * pacer's probe) — a shared slot for it applies whenever the shared queue is in force.
    */
-  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | undefined> | VirtualLine | undefined;
+  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | SharedTicket | undefined> | VirtualLine | undefined;
   /** Whether attempts are being held back now. */
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
@@ -55,6 +66,8 @@ export class PacingStage implements Stage {
   private readonly held = new WeakMap<StageCall, number>();
   /** Calls whose probe ticket fell due and that are booking a shared slot for it. */
   private readonly dueProbe = new WeakSet<StageCall>();
+  /** The shared ticket each waiting call holds. */
+  private readonly heldShared = new WeakMap<StageCall, SharedTicket>();
 
   constructor(
     readonly pacer: Pacer,
@@ -74,6 +87,8 @@ export class PacingStage implements Stage {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
     const held = this.held.get(call);
     if (held !== undefined) return this.holdAgain(call, nowMs, held);
+    const shared = this.heldShared.get(call);
+    if (shared !== undefined) return this.holdShared(call, nowMs, shared);
     const booked = this.booker?.reserve(nowMs);
     if (booked === undefined) return this.book(call, nowMs);
     if (typeof booked !== 'number') {
@@ -131,18 +146,44 @@ export class PacingStage implements Stage {
 
   /** The caller aborted while holding a ticket: its slot goes to the next booking. */
   leave(call: StageCall, nowMs: number): void {
+    this.heldShared.delete(call);
     const ticket = this.held.get(call);
     if (ticket === undefined) return;
     this.held.delete(call);
     this.pacer.release(ticket, nowMs);
   }
 
-  /** A shared booking answered: `value` is the wait, or `undefined` to book in the pacer. */
+  /**
+   * A shared booking answered: `value` is the wait, a `SharedTicket`, or `undefined` to book
+   * in the pacer.
+   */
   afterQueue(call: StageCall, nowMs: number, value: unknown): Admission {
     if (value === undefined) return this.dueProbe.delete(call) ? ADMIT : this.book(call, nowMs);
     this.dueProbe.delete(call);
     call.token = PACED;
-    return this.waitFor(call, nowMs, value as number);
+    if (typeof value === 'number') return this.waitFor(call, nowMs, value);
+    const ticket = value as SharedTicket;
+    this.options.onDelay?.(nowMs, ticket.slotWait(nowMs));
+    return this.holdShared(call, nowMs, ticket);
+  }
+
+  /** A shared ticket: WAIT until the next check, entering this stage again (its slot may move). */
+  private holdShared(call: StageCall, nowMs: number, ticket: SharedTicket): Admission {
+    call.token = PACED;
+    const more = ticket.holdFor(nowMs);
+    if (more <= 0) {
+      this.heldShared.delete(call);
+      return ADMIT;
+    }
+    const until = call.deadline - call.minAttemptTimeMs;
+    if (nowMs + ticket.slotWait(nowMs) > until) {
+      this.heldShared.delete(call);
+      return call.refuse('deadline', undefined, undefined);
+    }
+    this.heldShared.set(call, ticket);
+    call.waitMs = Math.min(more, until - nowMs);
+    call.waitAgain = true;
+    return WAIT;
   }
 
   /** A fixed wait for a slot in the shared queue (which cannot be given back). */

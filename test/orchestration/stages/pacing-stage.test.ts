@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIT, REFUSE, RESULT_FAILED, WAIT } from '../../../src/orchestration/stage.js';
-import { PacingStage } from '../../../src/orchestration/stages/pacing-stage.js';
+import { PacingStage, type SharedTicket } from '../../../src/orchestration/stages/pacing-stage.js';
 import { Pacer } from '../../../src/policies/pacer.js';
 import { stageCall } from './stage-call.js';
 
@@ -94,5 +94,36 @@ describe('PacingStage', () => {
     expect(inFleet.enterHedge(hedge, 10)).toBe(false);
     fleetThrottling = false;
     expect(inFleet.enterHedge(hedge, 10)).toBe(true);
+  });
+
+  it('a shared ticket (a fleet’s) is held and asked again at each check: a slot brought earlier is taken, one past the deadline refuses', () => {
+    // A fleet queue's slot for this call, as its process knows it: moved by a test.
+    let slotAt = 500;
+    const ticket: SharedTicket = {
+      slotWait: (now) => Math.max(0, slotAt - now),
+      holdFor: (now) => Math.min(Math.max(0, slotAt - now), 40),
+    };
+    const delays: number[] = [];
+    const stage = throttledStage({
+      onDelay: (_now, ms) => delays.push(ms),
+      booker: { reserve: () => Promise.resolve(ticket), throttling: () => true },
+    });
+    const call = stageCall({ attempt: 2 });
+    expect(stage.afterQueue(call, 20, ticket)).toBe(WAIT);
+    expect(delays).toEqual([480]);
+    expect(call.waitMs).toBe(40);
+    expect(call.waitAgain).toBe(true);
+    // The fleet learned a higher rate: the slot moved to 70; the next check takes it.
+    slotAt = 70;
+    expect(stage.enter(call, 60)).toBe(WAIT);
+    expect(call.waitMs).toBe(10);
+    expect(stage.enter(call, 70)).toBe(ADMIT);
+    // Moved past the caller's deadline: refused with reason deadline, not sent late.
+    const late = stageCall({ attempt: 2, deadline: 300 });
+    slotAt = 200;
+    expect(stage.afterQueue(late, 20, ticket)).toBe(WAIT);
+    slotAt = 400;
+    expect(stage.enter(late, 60)).toBe(REFUSE);
+    expect(late.refused?.reason).toBe('deadline');
   });
 });

@@ -1,0 +1,40 @@
+import type { Pacer } from '../policies/pacer.js';
+import { RATE_PROBE, RATE_SHARE, RATE_WHOLE, type RateKindCode } from './fleet-store.js';
+
+/** One process's word on the callee's rate, as the fleet's ledger combines it. */
+export interface PaceContribution {
+  /** Requests per ms (0: nothing to contribute: the pacer is not throttling). */
+  rate: number;
+  kind: RateKindCode;
+}
+
+const KIND_CODES = { share: RATE_SHARE, whole: RATE_WHOLE, probe: RATE_PROBE } as const;
+
+/**
+ * A measured share counts for at most this much more than what the process's paced requests
+ * delivered lately. A pacer cuts to the peak of its delivery rate, and with a quarter of the
+ * answers (four processes) that peak is a max over a few noisy samples: the fleet's sum of
+ * such peaks ran 1.3–2× over the callee's rate in the simulator (leaky bucket, 4 × 25 callers).
+ */
+const SHARE_GAIN = 1.1;
+
+/** What `pacer` contributes to its fleet's rate at `nowMs`. */
+export function paceContribution(pacer: Pacer, nowMs: number): PaceContribution {
+  if (!pacer.throttling(nowMs)) return { rate: 0, kind: RATE_SHARE };
+  const kind = KIND_CODES[pacer.rateKind(nowMs)];
+  let rate = pacer.rate(nowMs) ?? 0;
+  if (kind === RATE_SHARE) {
+    const delivered = pacer.delivered(nowMs);
+    if (delivered !== undefined && rate > SHARE_GAIN * delivered) rate = SHARE_GAIN * delivered;
+  }
+  return { rate: rate / 1000, kind };
+}
+
+/**
+ * The fleet already knows the callee's rate (`estimate`, requests per ms, from a store's
+ * reply): a pacer still searching adopts it instead of probing on its own. One process's
+ * search serves the fleet; the others' probes would each cost the callee a rejection or more.
+ */
+export function adoptFleetEstimate(pacer: Pacer, estimate: number, nowMs: number): void {
+  if (estimate > 0 && pacer.searching) pacer.adopt(estimate * 1000, nowMs);
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { bookSlot, emptyPace, slotOf, syncPace } from '../../src/store/fleet-ledger.js';
+import { RATE_PROBE, RATE_SHARE, RATE_WHOLE, type RateKindCode } from '../../src/store/fleet-store.js';
+import { FleetQueueView } from '../../src/store/fleet-ticket.js';
+
+const book = (owner: string, rate: number, kind: RateKindCode = RATE_SHARE) => ({
+  owner,
+  rate,
+  kind,
+  contributionMs: 1_000,
+  minRate: 0.001,
+  ttlMs: 60_000,
+});
+const sync = (owner: string, rate: number, kind: RateKindCode = RATE_SHARE, hintMs = 0) => ({
+  ...book(owner, rate, kind),
+  active: true,
+  quietMs: 1_000,
+  hintMs,
+});
+
+describe('the fleet pace ledger', () => {
+  it('sums measured shares, takes the largest guess at the whole rate, and never adopts a probing rate', () => {
+    const p = emptyPace();
+    expect(syncPace(p, 0, sync('a', 0.03, RATE_SHARE)).estimate).toBeCloseTo(0.03, 12);
+    expect(syncPace(p, 0, sync('b', 0.04, RATE_SHARE)).estimate).toBeCloseTo(0.07, 12);
+    // Two processes that each guessed the whole rate know one rate, not two.
+    expect(syncPace(p, 0, sync('c', 0.1, RATE_WHOLE)).estimate).toBeCloseTo(0.1, 12);
+    expect(syncPace(p, 0, sync('d', 0.08, RATE_WHOLE)).estimate).toBeCloseTo(0.1, 12);
+    // A search's probing rate spaces the queue but is no estimate to adopt.
+    const probing = bookSlot(p, 0, book('e', 0.5, RATE_PROBE));
+    expect(probing.estimate).toBeCloseTo(0.1, 12);
+    expect(probing.gap).toBeCloseTo(2, 9);
+    // Contributions lapse after contributionMs.
+    expect(syncPace(p, 2_000, sync('a', 0)).estimate).toBe(0);
+  });
+
+  it('re-spaces every waiting ticket when the fleet’s rate moves, keeping those already due', () => {
+    const p = emptyPace();
+    const tickets = Array.from({ length: 5 }, () => bookSlot(p, 0, book('a', 0.01)).ticket);
+    // Ticket 1 left at once (due: −∞ in the epoch that followed), the rest 100 ms apart.
+    expect(tickets.map((k) => slotOf(p, k))).toEqual([Number.NEGATIVE_INFINITY, 100, 200, 300, 400]);
+    // At 150 the fleet learns twice the rate: tickets 1 and 2 were due; 3 leaves one new gap
+    // after the last due slot (100 + 50), the rest 50 ms apart.
+    const reply = syncPace(p, 150, sync('a', 0.02));
+    expect(tickets.map((k) => slotOf(reply, k))).toEqual([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, 150, 200, 250]);
+    // Within the drift (10 %), nothing moves.
+    syncPace(p, 160, sync('a', 0.021));
+    expect(slotOf(p, tickets[4]!)).toBe(250);
+    // A cut moves them out just as well (ticket 3 left at 150).
+    syncPace(p, 160, sync('a', 0.01));
+    expect(tickets.slice(2).map((k) => slotOf(p, k))).toEqual([Number.NEGATIVE_INFINITY, 250, 350]);
+  });
+
+  it('a wait hint holds every waiting ticket, and an empty queue starts again from now', () => {
+    const p = emptyPace();
+    const first = bookSlot(p, 0, book('a', 0.01)).ticket;
+    const second = bookSlot(p, 0, book('a', 0.01)).ticket;
+    syncPace(p, 50, sync('a', 0.01, RATE_SHARE, 500));
+    expect(slotOf(p, first)).toBe(Number.NEGATIVE_INFINITY);
+    expect(slotOf(p, second)).toBe(550);
+    // Long after the queue drained (and the hint passed), the next ticket leaves at once.
+    const later = bookSlot(p, 5_000, book('a', 0.01));
+    expect(slotOf(later, later.ticket)).toBe(5_000);
+  });
+});
+
+describe('FleetQueueView (a process’s view of the fleet’s queue)', () => {
+  it('keeps the epoch of the reply the store answered last, and splits long waits so a moved slot is seen', () => {
+    const view = new FleetQueueView((storeMs) => storeMs - 1_000);
+    view.learn(2_000, { baseTicket: 10, baseAt: 2_000, gap: 100 });
+    const ticket = view.ticket(15);
+    expect(ticket.slotWait(1_000)).toBe(500);
+    expect(ticket.holdFor(1_000)).toBe(40);
+    // An older answer arriving late does not undo a newer one.
+    view.learn(2_100, { baseTicket: 12, baseAt: 2_100, gap: 50 });
+    view.learn(2_050, { baseTicket: 10, baseAt: 2_000, gap: 100 });
+    expect(ticket.slotWait(1_000)).toBe(250);
+    expect(ticket.slotWait(1_250)).toBe(0);
+    expect(ticket.holdFor(1_248)).toBe(2);
+  });
+});
