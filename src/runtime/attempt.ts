@@ -3,6 +3,7 @@ import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import type { Cancel, Clock, TimerHandle } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { SystemClock } from '../time/system-clock.js';
+import { WheelEntry } from '../time/timer-wheel.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -52,7 +53,7 @@ export interface AttemptTiming {
   readonly attemptTimeoutMs: number;
 }
 
-export class AttemptContext implements CallContext {
+export class AttemptContext extends WheelEntry implements CallContext {
   // Fields are declared, then all assigned in the constructor (no class-field initialisers):
   // this object is built once per attempt, on the hot path.
   declare private controller: AbortController | undefined;
@@ -81,13 +82,15 @@ export class AttemptContext implements CallContext {
   declare private resolvePromise: (value: unknown) => void;
   declare private rejectPromise: (error: unknown) => void;
   declare private settlement: AttemptSettlement<unknown, unknown> | undefined;
-  /** The attempt's timer (its timeout or the deadline), while armed. */
+  /** The attempt's timer (its timeout or the deadline) when it is not in the wheel itself. */
   declare timer: TimerHandle | undefined;
   declare unsubscribe: Unsubscribe | undefined;
   /** The driver's own record of the call this attempt belongs to (opaque here). */
   declare run: unknown;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
+    // The attempt is its own timer-wheel entry (see `armTimer`): no timer object per call.
+    super();
     this.controller = undefined;
     this.abortReason = undefined;
     this.aborted = false;
@@ -130,6 +133,8 @@ export class AttemptContext implements CallContext {
   private finish(): boolean {
     if (this.won) return false;
     this.won = true;
+    const wheel = this.wheel;
+    if (wheel !== undefined) wheel.cancel(this);
     const timer = this.timer;
     if (timer !== undefined) timer.cancel();
     const unsubscribe = this.unsubscribe;
@@ -305,7 +310,7 @@ export function runAttempt<T, R>(
   context.race(capturedResolve, capturedReject, settlement as AttemptSettlement<unknown, unknown> | undefined);
   const { callerSignal, timeoutMs, scope } = context;
   if (callerSignal !== undefined) listenForAbort(context, callerSignal);
-  if (timeoutMs !== Number.POSITIVE_INFINITY) context.timer = armTimer(context);
+  if (timeoutMs !== Number.POSITIVE_INFINITY) armTimer(context);
   let result: T | PromiseLike<T>;
   try {
     result = scope === undefined ? operation(context) : runInScope(operation, context, scope);
@@ -330,11 +335,14 @@ function listenForAbort(context: AttemptContext, callerSignal: AbortSignal): voi
   context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
 }
 
-/** The attempt's timer; on the system clock the context itself is what fires (no closure). */
-function armTimer(context: AttemptContext): TimerHandle {
+/**
+ * The attempt's timer. On the system clock the context itself is what fires, and a long
+ * timeout links the context itself into the wheel: no closure and no timer object.
+ */
+function armTimer(context: AttemptContext): void {
   const clock = context.owner.clock;
-  if (clock instanceof SystemClock) return clock.expireAfter(context.timeoutMs, context, context.attemptStart);
-  return new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
+  if (clock instanceof SystemClock) context.timer = clock.expireAfter(context.timeoutMs, context, context.attemptStart);
+  else context.timer = new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
 }
 
 /** A timer of any other clock (`Clock.schedule`), behind the same handle. */

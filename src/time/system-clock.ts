@@ -1,6 +1,6 @@
 import type { Cancel, Clock, Expiring, TimerHandle } from './clock.js';
 import { onAbort, type Unsubscribe } from './on-abort.js';
-import { MAX_NATIVE_DELAY_MS, TimerWheel } from './timer-wheel.js';
+import { MAX_NATIVE_DELAY_MS, TimerWheel, type WheelEntry } from './timer-wheel.js';
 
 /**
  * Timeouts at least this long go through the shared wheel; shorter ones get a native timer
@@ -69,12 +69,16 @@ export class SystemClock implements Clock {
   }
 
   /**
-   * As `schedule(ms, () => target.expire(), fromMs)`, with the handle itself as the cancel:
-   * no closure per timer (an attempt's timeout is armed on every call).
+   * As `schedule(ms, () => entry.expire(), fromMs)`, without a closure or a handle object: a
+   * long timeout links `entry` itself into the shared wheel (cancel it with `entry.wheel?.cancel(entry)`) and
+   * returns `undefined`; a short one gets a native timer and returns its handle.
    */
-  expireAfter(ms: number, target: Expiring, fromMs?: number): TimerHandle {
-    if (ms >= WHEEL_THRESHOLD_MS) return this.wheel.expireAfter(ms, target, fromMs);
-    return new NativeTimer(ms, target);
+  expireAfter(ms: number, entry: WheelEntry, fromMs?: number): TimerHandle | undefined {
+    if (ms >= WHEEL_THRESHOLD_MS) {
+      this.wheel.expireAfter(ms, entry, fromMs);
+      return undefined;
+    }
+    return new NativeTimer(ms, entry);
   }
 
   /** Live wheel entries; used by leak tests. */
