@@ -63,7 +63,6 @@ export class AttemptContext extends WheelEntry implements CallContext {
   declare expiredWith: unknown;
   declare readonly attempt: number;
   declare readonly retriesLeft: number;
-  declare readonly deadline: number | undefined;
   declare readonly attemptStart: number;
   declare readonly timeoutMs: number;
   declare readonly deadlineBound: boolean;
@@ -97,8 +96,6 @@ export class AttemptContext extends WheelEntry implements CallContext {
     this.expiredWith = undefined;
     this.attempt = timing.attempt;
     this.retriesLeft = timing.retriesLeft;
-    const deadline = timing.attemptStart + timing.timeoutMs;
-    this.deadline = deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
     this.attemptStart = timing.attemptStart;
     this.timeoutMs = timing.timeoutMs;
     this.deadlineBound = timing.deadlineBound;
@@ -234,8 +231,15 @@ export class AttemptContext extends WheelEntry implements CallContext {
     return this.controller.signal;
   }
 
+  /** Worked out when read, not stored: one number fewer to box per attempt. */
+  get deadline(): number | undefined {
+    const deadline = this.attemptStart + this.timeoutMs;
+    return deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
+  }
+
   timeLeft(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.owner.clock.monotonic();
+    const deadline = this.attemptStart + this.timeoutMs;
+    return deadline === Number.POSITIVE_INFINITY ? deadline : deadline - this.owner.clock.monotonic();
   }
 
   /** Aborts the attempt's signal (if anyone asked for it) with `reason`. */
