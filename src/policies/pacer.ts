@@ -435,10 +435,10 @@ export class Pacer {
 
   /**
    * A slot for this pacer's request was booked in another queue (a fleet's shared queue,
-   * `kindly-calls/redis`), which now ends at `nextMs`: this pacer's queue follows it, so
-   * answers to requests booked before a cut do not cut again (the gate is the end of the
-   * queue they were booked in), a fall-back to local pacing books after them, and throttling
-   * lasts while that queue does.
+   * `kindly-calls/redis`), which now ends at `nextMs`: this pacer's queue follows it — a
+   * fall-back to local pacing books after those requests, start-up counts them as waiting,
+   * and throttling lasts while that queue does. (Cuts are not gated by its end: that queue
+   * re-spaces its waiting tickets when the fleet's rate moves, as this one does.)
    */
   followQueue(nextMs: number): void {
     if (nextMs > this.followedUntil) this.followedUntil = nextMs;
@@ -678,9 +678,6 @@ export class Pacer {
     this.ceiling = Number.POSITIVE_INFINITY;
     this.cruiseAt = nowMs;
     this.grewAt = nowMs;
-    // Not gated by a followed queue's end: a rate adopted or guessed is cut by the first
-    // rejection of a request sent after it (a fleet booked far ahead at a guess would otherwise
-    // overshoot for that whole queue before anyone cut).
     this.cutGateAt = nowMs;
     this.pacedRate.reset();
     this.respace(nowMs, false, 1 / this.level);
@@ -758,7 +755,7 @@ export class Pacer {
     this.plateauAt = nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
-    this.cutGateAt = Math.max(nowMs + (this.okLatency ?? 0), this.followedUntil);
+    this.cutGateAt = nowMs + (this.okLatency ?? 0);
     this.lastCutAt = nowMs;
     this.servedSinceCut = false;
     this.cutCount++;

@@ -73,8 +73,9 @@ interface PaceLink {
  *   while it does not;
  * - **breaker**: a local trip is reported at once; every `FLEET_SYNC_MS` the shared record is
  *   read and the local breaker held open, given the probe lease, or released to match;
- * - **pacing**: while anyone in the fleet is throttled, each paced attempt books its slot
- *   in the fleet's queue (one script, one round trip, taken while the attempt waits anyway).
+ * - **pacing**: while anyone in the fleet is throttled, each paced attempt takes a ticket
+ *   in the fleet's queue (one script, one round trip, taken while the attempt waits anyway)
+ *   and waits for its slot under the latest epoch any reply brought (`FleetQueueView`).
  *
  * Store time is mapped onto the local monotonic clock with the offset measured on the
  * fastest recent round trip: `local = store − offset`, error ≤ half that round trip.
@@ -270,9 +271,9 @@ export class FleetLink {
    * (one round trip): resolves to a ticket whose slot moves with the fleet's queue (the
    * process learns where it stands from every reply). `undefined` (now, or when the store does
    * not answer): the attempt books in the local pacer and holds its ticket there — also while
-   * that pacer searches, since its probe slots move as it learns and a fleet slot cannot;
-   * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces the
-   * processes' probes at their summed probe rates.
+   * that pacer searches (its probes are its own: spaced by what it learns answer by answer);
+   * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces
+   * the processes' probes at the fastest probing rate.
    */
   reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<SharedTicket | undefined> | undefined {
     if (!this.sharing || (pacer.searching && !due)) return undefined;

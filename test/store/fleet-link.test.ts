@@ -209,29 +209,6 @@ const baseReport = {
   ttlMs: 70_000,
 };
 
-describe('a pacer following the fleet queue', () => {
-  it('does not cut again on answers to requests booked in the fleet queue before its cut (regression: the shared rate collapsed)', () => {
-    const run = (follow: boolean) => {
-      const pacer = new Pacer();
-      // Throttled, then a probe served: the pacer cruises at a learned rate.
-      pacer.onResult(0, 'rejected', undefined, 0);
-      pacer.onResult(20, 'ok', undefined, 10, true);
-      expect(pacer.searching).toBe(false);
-      // Slots booked in the fleet's queue up to 500 ms (this pacer booked none itself).
-      if (follow) pacer.followQueue(500);
-      pacer.onResult(30, 'rejected', undefined, 25);
-      // A request sent after that cut is served (the callee serves again), then more of the
-      // requests booked before the cut are rejected.
-      pacer.onResult(50, 'ok', undefined, 45);
-      pacer.onResult(60, 'rejected', undefined, 55);
-      pacer.onResult(70, 'rejected', undefined, 65);
-      return pacer.cuts;
-    };
-    expect(run(true)).toBe(1);
-    expect(run(false)).toBeGreaterThan(1);
-  });
-});
-
 describe('FleetLink when the store loses its state', () => {
   it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {
     const { clock, store, members } = fleet(2, breakerOnly);

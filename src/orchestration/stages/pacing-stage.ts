@@ -115,6 +115,20 @@ export class PacingStage implements Stage {
   private holdAgain(call: StageCall, nowMs: number, ticket: number): Admission {
     const pacer = this.pacer;
     call.token = PACED;
+    // Held while the pacer searched, and the search is over: when a shared queue is in force
+    // the ticket moves there now (the local queue would hold it to this process's own share).
+    if (this.booker !== undefined && !pacer.searching && pacer.slotWait(ticket, nowMs) > 0) {
+      const shared = this.booker.reserve(nowMs);
+      if (shared !== undefined) {
+        this.held.delete(call);
+        pacer.release(ticket, nowMs);
+        if (typeof shared === 'number') return this.waitFor(call, nowMs, shared);
+        // (Not a due probe: should the store not answer, the call books in the pacer again.)
+        call.queue = shared;
+        call.queueWaitMs = call.deadline - nowMs;
+        return QUEUE;
+      }
+    }
     const more = pacer.holdFor(ticket, nowMs);
     if (more <= 0) {
       this.held.delete(call);

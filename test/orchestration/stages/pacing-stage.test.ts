@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIT, REFUSE, RESULT_FAILED, WAIT } from '../../../src/orchestration/stage.js';
+import { ADMIT, QUEUE, REFUSE, RESULT_FAILED, WAIT } from '../../../src/orchestration/stage.js';
 import { PacingStage, type SharedTicket } from '../../../src/orchestration/stages/pacing-stage.js';
 import { Pacer } from '../../../src/policies/pacer.js';
 import { stageCall } from './stage-call.js';
@@ -126,4 +126,28 @@ describe('PacingStage', () => {
     expect(stage.enter(late, 60)).toBe(REFUSE);
     expect(late.refused?.reason).toBe('deadline');
   });
+
+  it('a ticket held while the pacer searched moves to the shared queue once the search ends (regression: a fleet process drained it at its own share)', () => {
+    const ticket: SharedTicket = { slotWait: () => 0, holdFor: () => 0 };
+    let booked = 0;
+    const stage = throttledStage({
+      booker: {
+        // While the pacer searches, its probes are held here; afterwards the shared queue applies.
+        reserve: (_now, due) => (stage.pacer.searching && !due ? undefined : (booked++, Promise.resolve(ticket))),
+        throttling: () => true,
+      },
+    });
+    const calls = Array.from({ length: 5 }, () => stageCall({ attempt: 2 }));
+    for (const call of calls) expect(stage.enter(call, 10)).toBe(WAIT);
+    expect(booked).toBe(0);
+    // Another process found the callee's rate: the search ends here too.
+    expect(stage.pacer.adopt(20, 11)).toBe(true);
+    const last = calls.at(-1)!;
+    expect(stage.pacer.slotWait(stage.pacer.lastTicket, 11)).toBeGreaterThan(0);
+    expect(stage.enter(last, 11)).toBe(QUEUE);
+    expect(booked).toBe(1);
+    // Its local slot was handed back, and the shared ticket is held as any other.
+    expect(stage.afterQueue(last, 12, ticket)).toBe(ADMIT);
+  });
 });
+
