@@ -199,12 +199,19 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
 }
 
 /**
- * Refreshes `owner`'s contribution (when it has one) and combines the live ones:
+ * Refreshes `owner`'s contribution (when it has one) and combines the live ones, with S the
+ * sum of the s measured shares, G the largest of the g guesses at the whole rate:
  *
- *     estimate = max(Σ shares, max wholes)      rate = max(estimate, max probes)
+ *     estimate = S                                    (no guess)
+ *              = G                                    (no share yet)
+ *              = max(S, min(G, S × (s + g) / s))      (both)
+ *     rate     = max(estimate, fastest probing rate)
  *
  * Shares add up (each process measures the part of the callee it gets); guesses at the whole
- * rate do not (four processes that each probed the callee alone know one rate, not four).
+ * rate do not (four processes that each probed the callee alone know one rate, not four), and
+ * a guess counts only up to what the measured shares imply for the whole fleet — a process
+ * whose own requests have not yet tested its guess would otherwise hold the fleet above the
+ * callee's rate.
  */
 function contribute(
   p: PaceLedger,
@@ -216,15 +223,30 @@ function contribute(
 ): { rate: number; estimate: number } {
   if (rate > 0) p.contributions.set(owner, [rate, nowMs + contributionMs, kind]);
   let shares = 0;
+  let sharing = 0;
   let whole = 0;
+  let guessing = 0;
   let probe = 0;
   for (const [id, [r, until, k]] of p.contributions) {
     if (until <= nowMs) p.contributions.delete(id);
-    else if (k === RATE_SHARE) shares += r;
-    else if (k === RATE_WHOLE) whole = Math.max(whole, r);
-    else probe = Math.max(probe, r);
+    else if (k === RATE_SHARE) {
+      shares += r;
+      sharing++;
+    } else if (k === RATE_WHOLE) {
+      if (r > whole) whole = r;
+      guessing++;
+    } else if (r > probe) probe = r;
   }
-  const estimate = Math.max(shares, whole);
+  let estimate = shares;
+  if (guessing > 0) {
+    estimate = whole;
+    if (sharing > 0) {
+      // A guess counts up to what the measured shares imply for the whole fleet.
+      const implied = (shares * (sharing + guessing)) / sharing;
+      if (implied < estimate) estimate = implied;
+      if (shares > estimate) estimate = shares;
+    }
+  }
   return { rate: Math.max(estimate, probe), estimate };
 }
 
@@ -234,7 +256,7 @@ function contribute(
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
-  respace(p, nowMs, fleet.rate < r.minRate ? r.minRate : fleet.rate);
+  respace(p, nowMs, Math.max(fleet.rate, r.minRate));
   const ticket = p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
 }
@@ -244,7 +266,7 @@ export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): Pace
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
-  if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, fleet.rate < r.minRate ? r.minRate : fleet.rate);
+  if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, Math.max(fleet.rate, r.minRate));
   return {
     now: nowMs,
     activeUntil: p.activeUntil,

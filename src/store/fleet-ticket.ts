@@ -47,8 +47,7 @@ class FleetTicket implements SharedTicket {
   ) {}
 
   slotWait(nowMs: number): number {
-    const wait = this.queue.slot(this.ticket) - nowMs;
-    return wait > 0 ? wait : 0;
+    return Math.max(this.queue.slot(this.ticket) - nowMs, 0);
   }
 
   holdFor(nowMs: number): number {

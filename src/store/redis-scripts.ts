@@ -148,7 +148,7 @@ local function contribute(key, owner, rate, kind, contributionMs, ttl)
     redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs) .. ':' .. kind)
   end
   local all = redis.call('HGETALL', key)
-  local shares, whole, probe = 0, 0, 0
+  local shares, sharing, whole, guessing, probe = 0, 0, 0, 0, 0
   for i = 1, #all, 2 do
     local v = all[i + 1]
     local sep = string.find(v, ':', 1, true)
@@ -160,14 +160,24 @@ local function contribute(key, owner, rate, kind, contributionMs, ttl)
       redis.call('HDEL', key, all[i])
     elseif k == 0 then
       shares = shares + r
+      sharing = sharing + 1
     elseif k == 1 then
-      whole = math.max(whole, r)
-    else
-      probe = math.max(probe, r)
+      if r > whole then whole = r end
+      guessing = guessing + 1
+    elseif r > probe then
+      probe = r
     end
   end
   if #all > 0 then redis.call('PEXPIRE', key, ttl) end
-  local estimate = math.max(shares, whole)
+  local estimate = shares
+  if guessing > 0 then
+    estimate = whole
+    if sharing > 0 then
+      local implied = (shares * (sharing + guessing)) / sharing
+      if implied < estimate then estimate = implied end
+      if shares > estimate then estimate = shares end
+    end
+  end
   return math.max(estimate, probe), estimate
 end
 `;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
-import { Pacer } from '../../src/policies/pacer.js';
 import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { MemoryFleetStore } from '../support/memory-fleet-store.js';

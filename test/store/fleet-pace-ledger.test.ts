@@ -19,13 +19,17 @@ const sync = (owner: string, rate: number, kind: RateKindCode = RATE_SHARE, hint
 });
 
 describe('the fleet pace ledger', () => {
-  it('sums measured shares, takes the largest guess at the whole rate, and never adopts a probing rate', () => {
+  it('sums measured shares, takes the largest guess at the whole rate up to what the shares imply, and never adopts a probing rate', () => {
     const p = emptyPace();
     expect(syncPace(p, 0, sync('a', 0.03, RATE_SHARE)).estimate).toBeCloseTo(0.03, 12);
     expect(syncPace(p, 0, sync('b', 0.04, RATE_SHARE)).estimate).toBeCloseTo(0.07, 12);
     // Two processes that each guessed the whole rate know one rate, not two.
     expect(syncPace(p, 0, sync('c', 0.1, RATE_WHOLE)).estimate).toBeCloseTo(0.1, 12);
     expect(syncPace(p, 0, sync('d', 0.08, RATE_WHOLE)).estimate).toBeCloseTo(0.1, 12);
+    // A guess counts only up to what the measured shares imply for the fleet: 0.07 from two
+    // of four processes → 0.14.
+    expect(syncPace(p, 0, sync('c', 0.3, RATE_WHOLE)).estimate).toBeCloseTo(0.14, 12);
+    syncPace(p, 0, sync('c', 0.1, RATE_WHOLE));
     // A search's probing rate spaces the queue but is no estimate to adopt.
     const probing = bookSlot(p, 0, book('e', 0.5, RATE_PROBE));
     expect(probing.estimate).toBeCloseTo(0.1, 12);

@@ -133,7 +133,11 @@ describe('PacingStage', () => {
     const stage = throttledStage({
       booker: {
         // While the pacer searches, its probes are held here; afterwards the shared queue applies.
-        reserve: (_now, due) => (stage.pacer.searching && !due ? undefined : (booked++, Promise.resolve(ticket))),
+        reserve: (_now, due) => {
+          if (stage.pacer.searching && !due) return undefined;
+          booked++;
+          return Promise.resolve(ticket);
+        },
         throttling: () => true,
       },
     });
@@ -150,4 +154,3 @@ describe('PacingStage', () => {
     expect(stage.afterQueue(last, 12, ticket)).toBe(ADMIT);
   });
 });
-
