@@ -111,6 +111,39 @@ export interface CallChoices {
   readonly verify?: unknown;
 }
 
+/**
+ * What a call needs only when something other than a first-time success happens — a wait, a
+ * line, a failure, a retry, a give-up, a hedge's win, a verify hook. Kept apart from
+ * `CallMachine` and made on first use: the common call (admitted at once, succeeds) never
+ * builds it, so the machine it does build is half the size (it is made once per call).
+ */
+class CallExtras {
+  previousDelay: number | undefined = undefined;
+  needsVerify = false;
+  cutByOwnDeadline = false;
+  answerUnused = false;
+  waitMs = 0;
+  waitAgain = false;
+  queue: Queue | undefined = undefined;
+  queueWaitMs = 0;
+  retryAfterMs: number | undefined = undefined;
+  retryPaced = false;
+  yieldBeforeRetry = false;
+  classification: Classification | undefined = undefined;
+  decision: RetryDecision | undefined = undefined;
+  lastError: unknown = undefined;
+  lastOutcome: 'failed' | 'unknown' = 'failed';
+  reason: GiveUpReason = 'max-attempts';
+  outcome: 'failed' | 'unknown' = 'failed';
+  cause: unknown = undefined;
+  giveUpRetryAfterMs: number | undefined = undefined;
+  refusal: { reason: GiveUpReason; cause: (() => unknown) | undefined; retryAfterMs: number | undefined } | undefined = undefined;
+  operationSettles: ((release: () => void) => void) | undefined = undefined;
+}
+
+/** What a call that has not needed its `CallExtras` reads: their starting values. */
+const NO_EXTRAS: Readonly<CallExtras> = Object.freeze(new CallExtras());
+
 export class CallMachine implements StageCall {
   declare readonly startedAt: number;
   declare readonly deadline: number;
@@ -118,21 +151,14 @@ export class CallMachine implements StageCall {
   declare readonly partition: string | undefined;
   /** `STEP_ATTEMPT`: the attempt timeout in force before clamping to the deadline (for the error message). */
   declare attemptTimeoutMs: number;
-  declare cutByOwnDeadline: boolean;
-  /** Set by the driver before `succeeded` when another attempt's answer (a hedge) won. */
-  declare answerUnused: boolean;
   declare private readonly plan: CallPlan;
   declare private readonly pipeline: Pipeline;
-  /** The pipeline's gates (stages around each attempt). */
-  declare private readonly gates: readonly Stage[];
   declare readonly idempotent: boolean;
   declare private readonly verifiable: boolean;
   /** Per stage, its token for the attempt being admitted or run (created on the first token). */
   declare private tokens: unknown[] | undefined;
   /** Stages that admitted the current attempt (they are exited, innermost first). */
   declare private entered: number;
-  declare private needsVerify: boolean;
-  declare private previousDelay: number | undefined;
 
   declare attempt: number;
   declare attemptsMade: number;
@@ -145,30 +171,8 @@ export class CallMachine implements StageCall {
   declare inAttempt: boolean;
 
   declare token: unknown;
-  declare waitMs: number;
-  declare waitAgain: boolean;
-  declare queue: Queue | undefined;
-  declare queueWaitMs: number;
-  declare retryAfterMs: number | undefined;
-  declare retryPaced: boolean;
-  /** `STEP_SLEEP` at 0 ms must still yield (the pacer took over the retry's timing). */
-  declare yieldBeforeRetry: boolean;
-
-  declare classification: Classification | undefined;
-  /** The last retry decision (`failed`), for events. */
-  declare decision: RetryDecision | undefined;
-  declare lastError: unknown;
-  declare lastOutcome: 'failed' | 'unknown';
-
-  /** `STEP_GIVE_UP`: why, with what, and when to come back. */
-  declare reason: GiveUpReason;
-  declare outcome: 'failed' | 'unknown';
-  declare cause: unknown;
-  declare giveUpRetryAfterMs: number | undefined;
-
-  declare private refusal:
-    | { reason: GiveUpReason; cause: (() => unknown) | undefined; retryAfterMs: number | undefined }
-    | undefined;
+  /** The rarely needed state, once something needed it (see `CallExtras`). */
+  declare private extras: CallExtras | undefined;
 
   /**
    * @param startedAt when the call started (monotonic ms)
@@ -182,17 +186,12 @@ export class CallMachine implements StageCall {
     this.budgetKey = choices?.budgetKey ?? plan.name;
     this.partition = choices?.partition;
     this.attemptTimeoutMs = plan.attemptTimeoutMs;
-    this.cutByOwnDeadline = false;
-    this.answerUnused = false;
     this.plan = plan;
     this.pipeline = pipeline ?? Pipeline.EMPTY;
-    this.gates = this.pipeline.gates;
     this.idempotent = choices?.idempotent ?? plan.idempotent;
     this.verifiable = choices?.verify !== undefined;
     this.tokens = undefined;
     this.entered = 0;
-    this.needsVerify = false;
-    this.previousDelay = undefined;
     this.attempt = 0;
     this.attemptsMade = 0;
     this.attemptStart = 0;
@@ -201,23 +200,118 @@ export class CallMachine implements StageCall {
     this.deadlineBound = false;
     this.inAttempt = false;
     this.token = undefined;
-    this.waitMs = 0;
-    this.waitAgain = false;
-    this.queue = undefined;
-    this.queueWaitMs = 0;
-    this.retryAfterMs = undefined;
-    this.retryPaced = false;
-    this.yieldBeforeRetry = false;
-    this.classification = undefined;
-    this.decision = undefined;
-    this.lastError = undefined;
-    this.lastOutcome = 'failed';
-    this.reason = 'max-attempts';
-    this.outcome = 'failed';
-    this.cause = undefined;
-    this.giveUpRetryAfterMs = undefined;
-    this.refusal = undefined;
-    this.operationSettles = undefined;
+    this.extras = undefined;
+  }
+
+  /** The rarely needed state, made on first write. */
+  private more(): CallExtras {
+    let extras = this.extras;
+    if (extras === undefined) {
+      extras = new CallExtras();
+      this.extras = extras;
+    }
+    return extras;
+  }
+
+  /** The rarely needed state for reading (its starting values until something wrote it). */
+  private get seen(): Readonly<CallExtras> {
+    return this.extras ?? NO_EXTRAS;
+  }
+
+  // The rarely needed state, read and written as if it were the machine's own fields (stages
+  // and drivers see no difference).
+
+  /** In `exit` with `RESULT_NEUTRAL`: our own deadline cut the attempt. */
+  get cutByOwnDeadline(): boolean {
+    return this.seen.cutByOwnDeadline;
+  }
+  /** Set by the driver before `succeeded` when another attempt's answer (a hedge) won. */
+  get answerUnused(): boolean {
+    return this.seen.answerUnused;
+  }
+  set answerUnused(value: boolean) {
+    if (value || this.extras !== undefined) this.more().answerUnused = value;
+  }
+  get waitMs(): number {
+    return this.seen.waitMs;
+  }
+  set waitMs(value: number) {
+    this.more().waitMs = value;
+  }
+  get waitAgain(): boolean {
+    return this.seen.waitAgain;
+  }
+  set waitAgain(value: boolean) {
+    if (value || this.extras !== undefined) this.more().waitAgain = value;
+  }
+  get queue(): Queue | undefined {
+    return this.seen.queue;
+  }
+  set queue(value: Queue | undefined) {
+    this.more().queue = value;
+  }
+  get queueWaitMs(): number {
+    return this.seen.queueWaitMs;
+  }
+  set queueWaitMs(value: number) {
+    this.more().queueWaitMs = value;
+  }
+  get retryAfterMs(): number | undefined {
+    return this.seen.retryAfterMs;
+  }
+  set retryAfterMs(value: number | undefined) {
+    if (value !== undefined || this.extras !== undefined) this.more().retryAfterMs = value;
+  }
+  get retryPaced(): boolean {
+    return this.seen.retryPaced;
+  }
+  set retryPaced(value: boolean) {
+    if (value || this.extras !== undefined) this.more().retryPaced = value;
+  }
+  /** `STEP_SLEEP` at 0 ms must still yield (the pacer took over the retry's timing). */
+  get yieldBeforeRetry(): boolean {
+    return this.seen.yieldBeforeRetry;
+  }
+  get classification(): Classification | undefined {
+    return this.seen.classification;
+  }
+  /** The last retry decision (`failed`), for events. */
+  get decision(): RetryDecision | undefined {
+    return this.seen.decision;
+  }
+  get lastError(): unknown {
+    return this.seen.lastError;
+  }
+  get lastOutcome(): 'failed' | 'unknown' {
+    return this.seen.lastOutcome;
+  }
+  /** `STEP_GIVE_UP`: why, with what, and when to come back. */
+  get reason(): GiveUpReason {
+    return this.seen.reason;
+  }
+  get outcome(): 'failed' | 'unknown' {
+    return this.seen.outcome;
+  }
+  get cause(): unknown {
+    return this.seen.cause;
+  }
+  get giveUpRetryAfterMs(): number | undefined {
+    return this.seen.giveUpRetryAfterMs;
+  }
+  /**
+   * Set by the driver before it reports an attempt whose operation is still running (it
+   * timed out or was abandoned): how to run something once the operation settles.
+   */
+  get operationSettles(): ((release: () => void) => void) | undefined {
+    return this.seen.operationSettles;
+  }
+  set operationSettles(value: ((release: () => void) => void) | undefined) {
+    if (value !== undefined || this.extras !== undefined) this.more().operationSettles = value;
+  }
+
+  /** The pipeline's gates (stages around each attempt). */
+  private get gates(): readonly Stage[] {
+    return this.pipeline.gates;
   }
 
   get name(): string {
@@ -237,8 +331,9 @@ export class CallMachine implements StageCall {
   /** The next attempt begins (after the driver's `beforeAttempt` hook, if any). */
   begin(nowMs: number): Step {
     this.attempt++;
-    if (this.needsVerify) {
-      this.needsVerify = false;
+    const extras = this.extras;
+    if (extras?.needsVerify) {
+      extras.needsVerify = false;
       return STEP_VERIFY;
     }
     return this.admit(nowMs);
@@ -299,11 +394,12 @@ export class CallMachine implements StageCall {
   /** The attempt failed as `classification`: retry (`STEP_SLEEP`) or give up. */
   failed(nowMs: number, error: unknown, classification: Classification): Step {
     this.inAttempt = false;
-    this.classification = classification;
+    const x = this.more();
+    x.classification = classification;
     this.exitAll(nowMs, RESULT_FAILED);
-    this.lastError = error;
-    this.lastOutcome = classification.outcome;
-    this.retryAfterMs = undefined;
+    x.lastError = error;
+    x.lastOutcome = classification.outcome;
+    x.retryAfterMs = undefined;
     const input: RetryInput = {
       attempt: this.attempt,
       classification,
@@ -311,20 +407,20 @@ export class CallMachine implements StageCall {
       verifiable: this.verifiable,
       elapsedMs: nowMs - this.startedAt,
       deadlineRemainingMs: this.deadline - nowMs,
-      previousDelayMs: this.previousDelay,
+      previousDelayMs: x.previousDelay,
       admit: this.pipeline.retryAdmitters.length === 0 ? undefined : () => this.admitRetry(nowMs),
     };
     const decision = this.plan.retry.decide(input, this.plan.random);
-    this.decision = decision;
+    x.decision = decision;
     if (!decision.retry) {
-      this.reason = decision.reason;
-      this.outcome = this.lastOutcome;
-      this.cause = error;
-      this.giveUpRetryAfterMs = decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? this.retryAfterMs : undefined);
+      x.reason = decision.reason;
+      x.outcome = x.lastOutcome;
+      x.cause = error;
+      x.giveUpRetryAfterMs = decision.retryAfterMs ?? (decision.reason === 'circuit-open' ? x.retryAfterMs : undefined);
       return STEP_GIVE_UP;
     }
-    this.previousDelay = decision.delayMs;
-    this.needsVerify = decision.verify;
+    x.previousDelay = decision.delayMs;
+    x.needsVerify = decision.verify;
     let waitMs = decision.delayMs;
     let paced = false;
     const timers = this.pipeline.retryTimers;
@@ -336,21 +432,22 @@ export class CallMachine implements StageCall {
         break;
       }
     }
-    this.waitMs = waitMs;
-    this.yieldBeforeRetry = paced;
+    x.waitMs = waitMs;
+    x.yieldBeforeRetry = paced;
     return STEP_SLEEP;
   }
 
   /** Our own deadline cut the attempt short: neutral for the stages, reason `deadline`. */
   cutByDeadline(nowMs: number, error: unknown): Step {
     this.inAttempt = false;
-    this.cutByOwnDeadline = true;
+    const x = this.more();
+    x.cutByOwnDeadline = true;
     this.exitAll(nowMs, RESULT_NEUTRAL);
-    this.cutByOwnDeadline = false;
-    this.reason = 'deadline';
-    this.outcome = 'unknown';
-    this.cause = error;
-    this.giveUpRetryAfterMs = undefined;
+    x.cutByOwnDeadline = false;
+    x.reason = 'deadline';
+    x.outcome = 'unknown';
+    x.cause = error;
+    x.giveUpRetryAfterMs = undefined;
     return STEP_GIVE_UP;
   }
 
@@ -364,12 +461,6 @@ export class CallMachine implements StageCall {
     const stages = this.gates;
     for (let i = 0; i < stages.length; i++) stages[i]!.leave?.(this, nowMs);
   }
-
-  /**
-   * Set by the driver before it reports an attempt whose operation is still running (it
-   * timed out or was abandoned): how to run something once the operation settles.
-   */
-  declare operationSettles: ((release: () => void) => void) | undefined;
 
   whenSettled(release: () => void): void {
     const later = this.operationSettles;
@@ -435,7 +526,7 @@ export class CallMachine implements StageCall {
   }
 
   refuse(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Admission {
-    this.refusal = { reason, cause, retryAfterMs };
+    this.more().refusal = { reason, cause, retryAfterMs };
     return REFUSE;
   }
 
@@ -478,8 +569,9 @@ export class CallMachine implements StageCall {
   /** A stage refused the attempt: the stages before it give back what they took. */
   private refused(nowMs: number): Step {
     this.unwind(nowMs);
-    const r = this.refusal as NonNullable<CallMachine['refusal']>;
-    this.refusal = undefined;
+    const x = this.more();
+    const r = x.refusal as NonNullable<CallExtras['refusal']>;
+    x.refusal = undefined;
     return this.giveUp(r.reason, r.cause, r.retryAfterMs);
   }
 
@@ -545,15 +637,16 @@ export class CallMachine implements StageCall {
    * last real attempt said.
    */
   private giveUp(reason: GiveUpReason, cause: (() => unknown) | undefined, retryAfterMs: number | undefined): Step {
-    this.reason = reason;
+    const x = this.more();
+    x.reason = reason;
     if (this.attemptsMade > 0) {
-      this.outcome = this.lastOutcome;
-      this.cause = this.lastError;
+      x.outcome = x.lastOutcome;
+      x.cause = x.lastError;
     } else {
-      this.outcome = 'failed';
-      this.cause = cause?.();
+      x.outcome = 'failed';
+      x.cause = cause?.();
     }
-    this.giveUpRetryAfterMs = retryAfterMs;
+    x.giveUpRetryAfterMs = retryAfterMs;
     return STEP_GIVE_UP;
   }
 }

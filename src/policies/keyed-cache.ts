@@ -17,8 +17,10 @@ export class KeyedCache<V> {
   private readonly create: (key: string) => V;
   private readonly keep: ((value: V) => boolean) | undefined;
   // The last key used is the most recent already; skipping its refresh keeps the common case
-  // (one hot key) free of Map deletes and inserts.
+  // (one hot key) free of Map deletes and inserts — and, with its value kept beside it, free
+  // of the Map lookup too (every call draws on its budget through here).
   private lastKey: string | undefined;
+  private lastValue: V | undefined;
   private evictedCount = 0;
 
   constructor(options: { maxKeys: number; create: (key: string) => V; keep?: (value: V) => boolean }) {
@@ -29,6 +31,7 @@ export class KeyedCache<V> {
 
   /** The value of `key`, created if needed; marks it most recently used. */
   get(key: string): V {
+    if (key === this.lastKey) return this.lastValue as V;
     const map = this.map;
     let value = map.get(key);
     if (value === undefined) {
@@ -39,11 +42,12 @@ export class KeyedCache<V> {
       }
       value = this.create(key);
       map.set(key, value);
-    } else if (key !== this.lastKey) {
+    } else {
       map.delete(key);
       map.set(key, value);
     }
     this.lastKey = key;
+    this.lastValue = value;
     return value;
   }
 
@@ -57,7 +61,7 @@ export class KeyedCache<V> {
   }
 
   delete(key: string): boolean {
-    if (key === this.lastKey) this.lastKey = undefined;
+    if (key === this.lastKey) this.forgetLast();
     return this.map.delete(key);
   }
 
@@ -89,11 +93,16 @@ export class KeyedCache<V> {
       const value = map.get(key) as V;
       map.delete(key);
       if (this.keep === undefined || !this.keep(value)) {
-        if (key === this.lastKey) this.lastKey = undefined;
+        if (key === this.lastKey) this.forgetLast();
         this.evictedCount++;
         return;
       }
       map.set(key, value);
     }
+  }
+
+  private forgetLast(): void {
+    this.lastKey = undefined;
+    this.lastValue = undefined;
   }
 }

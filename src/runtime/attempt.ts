@@ -1,7 +1,9 @@
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors/errors.js';
 import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
-import type { Cancel, Clock } from '../time/clock.js';
+import type { Cancel, Clock, TimerHandle } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
+import { SystemClock } from '../time/system-clock.js';
+import { WheelEntry } from '../time/timer-wheel.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -51,7 +53,7 @@ export interface AttemptTiming {
   readonly attemptTimeoutMs: number;
 }
 
-export class AttemptContext implements CallContext {
+export class AttemptContext extends WheelEntry implements CallContext {
   // Fields are declared, then all assigned in the constructor (no class-field initialisers):
   // this object is built once per attempt, on the hot path.
   declare private controller: AbortController | undefined;
@@ -61,7 +63,6 @@ export class AttemptContext implements CallContext {
   declare expiredWith: unknown;
   declare readonly attempt: number;
   declare readonly retriesLeft: number;
-  declare readonly deadline: number | undefined;
   declare readonly attemptStart: number;
   declare readonly timeoutMs: number;
   declare readonly deadlineBound: boolean;
@@ -80,20 +81,21 @@ export class AttemptContext implements CallContext {
   declare private resolvePromise: (value: unknown) => void;
   declare private rejectPromise: (error: unknown) => void;
   declare private settlement: AttemptSettlement<unknown, unknown> | undefined;
-  declare cancelTimer: Cancel | undefined;
+  /** The attempt's timer (its timeout or the deadline) when it is not in the wheel itself. */
+  declare timer: TimerHandle | undefined;
   declare unsubscribe: Unsubscribe | undefined;
   /** The driver's own record of the call this attempt belongs to (opaque here). */
   declare run: unknown;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
+    // The attempt is its own timer-wheel entry (see `armTimer`): no timer object per call.
+    super();
     this.controller = undefined;
     this.abortReason = undefined;
     this.aborted = false;
     this.expiredWith = undefined;
     this.attempt = timing.attempt;
     this.retriesLeft = timing.retriesLeft;
-    const deadline = timing.attemptStart + timing.timeoutMs;
-    this.deadline = deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
     this.attemptStart = timing.attemptStart;
     this.timeoutMs = timing.timeoutMs;
     this.deadlineBound = timing.deadlineBound;
@@ -108,7 +110,7 @@ export class AttemptContext implements CallContext {
     this.resolvePromise = noop;
     this.rejectPromise = noop;
     this.settlement = undefined;
-    this.cancelTimer = undefined;
+    this.timer = undefined;
     this.unsubscribe = undefined;
     this.run = undefined;
   }
@@ -128,8 +130,10 @@ export class AttemptContext implements CallContext {
   private finish(): boolean {
     if (this.won) return false;
     this.won = true;
-    const cancel = this.cancelTimer;
-    if (cancel !== undefined) cancel();
+    const wheel = this.wheel;
+    if (wheel !== undefined) wheel.cancel(this);
+    const timer = this.timer;
+    if (timer !== undefined) timer.cancel();
     const unsubscribe = this.unsubscribe;
     if (unsubscribe !== undefined) unsubscribe();
     return true;
@@ -227,8 +231,15 @@ export class AttemptContext implements CallContext {
     return this.controller.signal;
   }
 
+  /** Worked out when read, not stored: one number fewer to box per attempt. */
+  get deadline(): number | undefined {
+    const deadline = this.attemptStart + this.timeoutMs;
+    return deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
+  }
+
   timeLeft(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.owner.clock.monotonic();
+    const deadline = this.attemptStart + this.timeoutMs;
+    return deadline === Number.POSITIVE_INFINITY ? deadline : deadline - this.owner.clock.monotonic();
   }
 
   /** Aborts the attempt's signal (if anyone asked for it) with `reason`. */
@@ -301,35 +312,66 @@ export function runAttempt<T, R>(
 ): Promise<T | R> {
   const promise = new Promise<T | R>(capture as (resolve: (value: T | R) => void, reject: (error: unknown) => void) => void);
   context.race(capturedResolve, capturedReject, settlement as AttemptSettlement<unknown, unknown> | undefined);
-  const { callerSignal, timeoutMs, scope, owner } = context;
-  if (callerSignal !== undefined) {
-    // One listener on a signal shared by many calls, whatever their number (see onAbort).
-    context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
-  }
-  if (timeoutMs !== Number.POSITIVE_INFINITY) {
-    context.cancelTimer = owner.clock.schedule(timeoutMs, () => context.expire(), context.attemptStart);
-  }
+  const { callerSignal, timeoutMs, scope } = context;
+  if (callerSignal !== undefined) listenForAbort(context, callerSignal);
+  if (timeoutMs !== Number.POSITIVE_INFINITY) armTimer(context);
   let result: T | PromiseLike<T>;
   try {
-    result = scope === undefined ? operation(context) : runWithDeadline(scope, () => operation(context));
+    result = scope === undefined ? operation(context) : runInScope(operation, context, scope);
   } catch (error) {
     context.fail(error, true);
     return promise;
   }
   if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
-    context.running = true;
-    (result as PromiseLike<T>).then(
-      (value) => {
-        context.settled();
-        context.fulfil(value, false);
-      },
-      (error: unknown) => {
-        context.settled();
-        context.fail(error, false);
-      },
-    );
+    follow(result as PromiseLike<T>, context);
   } else {
     context.fulfil(result as T, true);
   }
   return promise;
+}
+
+// The closures an attempt may need are made in helpers of their own, so that `runAttempt`
+// itself captures nothing: V8 allocates a function's closure context whenever any of its
+// closures could be created, even on a path that creates none.
+
+/** One listener on a signal shared by many calls, whatever their number (see onAbort). */
+function listenForAbort(context: AttemptContext, callerSignal: AbortSignal): void {
+  context.unsubscribe = onAbort(callerSignal, () => context.lose(callerSignal.reason, false));
+}
+
+/**
+ * The attempt's timer. On the system clock the context itself is what fires, and a long
+ * timeout links the context itself into the wheel: no closure and no timer object.
+ */
+function armTimer(context: AttemptContext): void {
+  const clock = context.owner.clock;
+  if (clock instanceof SystemClock) context.timer = clock.expireAfter(context.timeoutMs, context, context.attemptStart);
+  else context.timer = new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
+}
+
+/** A timer of any other clock (`Clock.schedule`), behind the same handle. */
+class ScheduledTimer implements TimerHandle {
+  constructor(private readonly cancelIt: Cancel) {}
+  cancel(): void {
+    this.cancelIt();
+  }
+}
+
+function runInScope<T>(operation: Operation<T>, context: AttemptContext, scope: DeadlineScope): T | PromiseLike<T> {
+  return runWithDeadline(scope, () => operation(context));
+}
+
+/** The operation returned a promise: the attempt settles when it does (unless it lost its race first). */
+function follow<T>(result: PromiseLike<T>, context: AttemptContext): void {
+  context.running = true;
+  result.then(
+    (value) => {
+      context.settled();
+      context.fulfil(value, false);
+    },
+    (error: unknown) => {
+      context.settled();
+      context.fail(error, false);
+    },
+  );
 }

@@ -262,11 +262,11 @@ export class Downstream implements CallPlan {
   private readonly settlement: AttemptSettlement<unknown, unknown> = {
     onValue: (value, context) => {
       const run = context.run as CallRun<unknown>;
-      return this.afterSuccess(run.call, run.lane, value);
+      return this.afterSuccess(run, run.lane, value);
     },
     onError: (error, context) => {
       const run = context.run as CallRun<unknown>;
-      const next = this.afterFailure(run.call, context, error, run.signal, run.options);
+      const next = this.afterFailure(run, context, error, run.signal, run.options);
       return next === STEP_SLEEP ? this.drive(run, STEP_SLEEP) : next;
     },
   };
@@ -525,17 +525,17 @@ export class Downstream implements CallPlan {
       const fleet = this.fleet;
       if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
       const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
-      const call = new CallMachine(this, pipeline, startedAt, deadline, options);
+      const call = new CallRun(this, pipeline, startedAt, deadline, operation, options, signal, inherited, lane);
       call.start(startedAt);
       if (options !== undefined && (options.beforeAttempt !== undefined || options.verify !== undefined)) {
-        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), STEP_BEGIN);
+        return this.drive(call, STEP_BEGIN);
       }
       const step = call.begin(startedAt);
       if (step !== STEP_ATTEMPT || (call.idempotent && lane?.latency?.hedging !== undefined)) {
-        return this.drive(new CallRun(call, operation, options, signal, inherited, lane), step);
+        return this.drive(call, step);
       }
       const context = this.attemptContext(call, signal, inherited);
-      context.run = new CallRun(call, operation, options, signal, inherited, lane);
+      context.run = call;
       return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
     } catch (error) {
       return Promise.reject(error);
@@ -548,7 +548,7 @@ export class Downstream implements CallPlan {
    * admission returned. Each turn: sleep, begin, admit, attempt — until a value or the end.
    */
   private async drive<T>(run: CallRun<T>, entry: Step | typeof STEP_BEGIN): Promise<T> {
-    const call = run.call;
+    const call = run;
     let step: Step | typeof STEP_BEGIN = entry;
     for (;;) {
       // Each wait is awaited only when there is one: a retry without a delay, hook or line goes
@@ -583,16 +583,17 @@ export class Downstream implements CallPlan {
   /** `STEP_SLEEP`: the wait before a retry (a yield at 0 ms when the pacer asks); an abort ends the call. */
   private async sleepBeforeRetry<T>(run: CallRun<T>): Promise<void> {
     try {
-      await this.clock.sleep(run.call.waitMs, run.signal);
+      await this.clock.sleep(run.waitMs, run.signal);
     } catch {
       // Only an abort interrupts a sleep.
-      this.aborted(run.signal as AbortSignal, run.call, run.call.startedAt);
+      this.aborted(run.signal as AbortSignal, run, run.startedAt);
     }
   }
 
   /** The call's `beforeAttempt` hook, awaited before the next attempt is counted or admitted. */
   private async beforeAttempt<T>(run: CallRun<T>): Promise<void> {
-    const { call, signal } = run;
+    const call = run;
+    const signal = run.signal;
     const deadline = call.deadline === Number.POSITIVE_INFINITY ? undefined : call.deadline;
     try {
       await run.options?.beforeAttempt?.({ attempt: call.attempt + 1, signal, deadline });
@@ -605,7 +606,8 @@ export class Downstream implements CallPlan {
 
   /** The next attempt begins (the machine's `begin`): the call's first at its start, unless a hook ran. */
   private begin<T>(run: CallRun<T>): Step {
-    const { call, options } = run;
+    const call = run;
+    const options = run.options;
     const unhooked = options?.beforeAttempt === undefined && options?.verify === undefined;
     return call.begin(call.attempt === 0 && unhooked ? call.startedAt : this.clock.monotonic());
   }
@@ -615,7 +617,8 @@ export class Downstream implements CallPlan {
    * the verify hook, the stages' waits (pacing) and lines (bulkhead, adaptive limit, a fleet's booking).
    */
   private async admit<T>(run: CallRun<T>, first: Step): Promise<Step> {
-    const { call, signal } = run;
+    const call = run;
+    const signal = run.signal;
     let step = first;
     while (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) {
       if (step === STEP_VERIFY) {
@@ -859,17 +862,17 @@ export class Downstream implements CallPlan {
   /** Hedge `n` of the running attempt, if the stages admit it now: started, with its end reported. */
   private startHedge<T>(run: CallRun<T>, n: number, delayMs: number): HedgeMember<T> | undefined {
     if (run.signal?.aborted) return undefined;
-    const hedge = run.call.startHedge(this.clock.monotonic(), n);
+    const hedge = run.startHedge(this.clock.monotonic(), n);
     if (hedge === undefined) return undefined;
     const context = this.hedgeContext(run, hedge, delayMs);
     const promise = runAttempt(run.operation, context).then(
       (value) => {
-        this.hedgeEnded(run.call, hedge, context, RESULT_OK, undefined);
+        this.hedgeEnded(run, hedge, context, RESULT_OK, undefined);
         return value;
       },
       (error: unknown) => {
         const lost = run.signal?.aborted === true || error instanceof HedgeLostError;
-        this.hedgeEnded(run.call, hedge, context, lost ? RESULT_NEUTRAL : RESULT_FAILED, error);
+        this.hedgeEnded(run, hedge, context, lost ? RESULT_NEUTRAL : RESULT_FAILED, error);
         throw error;
       },
     );
@@ -1077,16 +1080,35 @@ function describeCause(classification: Classification, error: unknown): string {
   return 'error';
 }
 
-/** One call as its driver sees it: what `drive` and the attempt's settlement read. */
-class CallRun<T> {
+/**
+ * One call as its driver sees it: the call's state machine, plus what `drive` and the
+ * attempt's settlement read (one object per call, not two).
+ */
+class CallRun<T> extends CallMachine {
+  declare readonly operation: Operation<T>;
+  declare readonly options: CallOptions<T> | undefined;
+  declare readonly signal: AbortSignal | undefined;
+  declare readonly inherited: DeadlineScope | undefined;
+  declare readonly lane: Lane | undefined;
+
   constructor(
-    readonly call: CallMachine,
-    readonly operation: Operation<T>,
-    readonly options: CallOptions<T> | undefined,
-    readonly signal: AbortSignal | undefined,
-    readonly inherited: DeadlineScope | undefined,
-    readonly lane: Lane | undefined,
-  ) {}
+    plan: CallPlan,
+    pipeline: Pipeline,
+    startedAt: number,
+    deadline: number,
+    operation: Operation<T>,
+    options: CallOptions<T> | undefined,
+    signal: AbortSignal | undefined,
+    inherited: DeadlineScope | undefined,
+    lane: Lane | undefined,
+  ) {
+    super(plan, pipeline, startedAt, deadline, options);
+    this.operation = operation;
+    this.options = options;
+    this.signal = signal;
+    this.inherited = inherited;
+    this.lane = lane;
+  }
 }
 
 function wrapAll<T>(

@@ -28,3 +28,13 @@ export interface Clock {
 
 /** Cancels a scheduled callback. Calling it after the callback ran, or twice, is harmless. */
 export type Cancel = () => void;
+
+/** What a timer can run without a closure of its own (`SystemClock.expireAfter`). */
+export interface Expiring {
+  expire(): void;
+}
+
+/** A timer armed by `SystemClock.expireAfter`. Cancelling it after it fired, or twice, is harmless. */
+export interface TimerHandle {
+  cancel(): void;
+}

@@ -1,6 +1,6 @@
-import type { Cancel, Clock } from './clock.js';
+import type { Cancel, Clock, Expiring, TimerHandle } from './clock.js';
 import { onAbort, type Unsubscribe } from './on-abort.js';
-import { MAX_NATIVE_DELAY_MS, TimerWheel } from './timer-wheel.js';
+import { MAX_NATIVE_DELAY_MS, TimerWheel, type WheelEntry } from './timer-wheel.js';
 
 /**
  * Timeouts at least this long go through the shared wheel; shorter ones get a native timer
@@ -68,10 +68,40 @@ export class SystemClock implements Clock {
     return () => clearTimeout(handle);
   }
 
+  /**
+   * As `schedule(ms, () => entry.expire(), fromMs)`, without a closure or a handle object: a
+   * long timeout links `entry` itself into the shared wheel (cancel it with `entry.wheel?.cancel(entry)`) and
+   * returns `undefined`; a short one gets a native timer and returns its handle.
+   */
+  expireAfter(ms: number, entry: WheelEntry, fromMs?: number): TimerHandle | undefined {
+    if (ms >= WHEEL_THRESHOLD_MS) {
+      this.wheel.expireAfter(ms, entry, fromMs);
+      return undefined;
+    }
+    return new NativeTimer(ms, entry);
+  }
+
   /** Live wheel entries; used by leak tests. */
   get pendingWheelTimers(): number {
     return this.wheel.size;
   }
+}
+
+/** A short timeout on a native timer of its own. */
+class NativeTimer implements TimerHandle {
+  private readonly handle: ReturnType<typeof setTimeout>;
+  constructor(ms: number, target: Expiring) {
+    this.handle = setTimeout(expireTarget, ms, target);
+    this.handle.unref?.();
+  }
+
+  cancel(): void {
+    clearTimeout(this.handle);
+  }
+}
+
+function expireTarget(target: Expiring): void {
+  target.expire();
 }
 
 /** The process-wide real clock, the default for every downstream. */

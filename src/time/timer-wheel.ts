@@ -1,4 +1,4 @@
-import type { Cancel } from './clock.js';
+import type { Cancel, Expiring } from './clock.js';
 
 /** The longest delay a native timer accepts (2^31 − 1 ms). */
 export const MAX_NATIVE_DELAY_MS = 2_147_483_647;
@@ -39,6 +39,21 @@ export class TimerWheel {
    * second read of the clock on the hot path; default: now), at the end of that bucket.
    */
   add(ms: number, callback: () => void, fromMs?: number): Cancel {
+    const entry = new CallbackEntry(callback);
+    this.link(entry, ms, fromMs);
+    return () => this.cancel(entry);
+  }
+
+  /**
+   * As `add`, for an entry that carries its own links and knows what to do when its time comes
+   * (`entry.expire()`): an armed timeout then costs no object at all (one per call on the hot
+   * path: the attempt is its own entry). Cancel it with `cancel(entry)`.
+   */
+  expireAfter(ms: number, entry: WheelEntry, fromMs?: number): void {
+    this.link(entry, ms, fromMs);
+  }
+
+  private link(entry: WheelEntry, ms: number, fromMs: number | undefined): void {
     const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
     let bucket = this.last;
     if (bucket === undefined || bucket.at !== at) {
@@ -50,24 +65,25 @@ export class TimerWheel {
       }
       this.last = bucket;
     }
-    const entry = new WheelEntry(callback, bucket);
+    entry.wheel = this;
+    entry.bucket = bucket;
     // Entries form a doubly linked list per bucket: cancelling unlinks one in O(1) and leaves
     // nothing behind, with no array to grow, compact or reallocate per call.
     const head = bucket.head;
-    if (head !== undefined) {
-      entry.next = head;
-      head.prev = entry;
-    }
+    entry.prev = undefined;
+    entry.next = head;
+    if (head !== undefined) head.prev = entry;
     bucket.head = entry;
     this.live++;
-    return () => this.cancel(entry);
   }
 
-  private cancel(entry: WheelEntry): void {
-    if (!entry.live) return;
-    entry.live = false;
+  /** Cancels `entry` (harmless once it fired or was cancelled). */
+  cancel(entry: WheelEntry): void {
+    if (entry.wheel !== this) return;
+    entry.wheel = undefined;
     this.live--;
-    const { prev, next, bucket } = entry;
+    const { prev, next } = entry;
+    const bucket = entry.bucket as Bucket;
     if (prev === undefined) bucket.head = next;
     else prev.next = next;
     if (next !== undefined) next.prev = prev;
@@ -102,10 +118,10 @@ export class TimerWheel {
       while (entry !== undefined) {
         const next = entry.next;
         entry.prev = entry.next = undefined;
-        if (entry.live) {
-          entry.live = false;
+        if (entry.wheel === this) {
+          entry.wheel = undefined;
           this.live--;
-          entry.callback();
+          entry.expire();
         }
         entry = next;
       }
@@ -117,17 +133,41 @@ export class TimerWheel {
   }
 }
 
-class Bucket {
+/** The entries due at the end of one `resolutionMs` slot. */
+export class Bucket {
   head: WheelEntry | undefined = undefined;
   constructor(readonly at: number) {}
 }
 
-class WheelEntry {
-  live = true;
-  prev: WheelEntry | undefined = undefined;
-  next: WheelEntry | undefined = undefined;
-  constructor(
-    readonly callback: () => void,
-    readonly bucket: Bucket,
-  ) {}
+/**
+ * What a wheel holds: an object carrying its own links, so that arming it allocates nothing.
+ * A subclass assigns nothing of these itself (the constructor here sets them first, for one
+ * hidden class) and says in `expire` what happens when its time comes.
+ */
+export abstract class WheelEntry implements Expiring {
+  /** The wheel the entry is armed in; `undefined` when not armed (never, fired or cancelled). */
+  declare wheel: TimerWheel | undefined;
+  declare bucket: Bucket | undefined;
+  declare prev: WheelEntry | undefined;
+  declare next: WheelEntry | undefined;
+
+  constructor() {
+    this.wheel = undefined;
+    this.bucket = undefined;
+    this.prev = undefined;
+    this.next = undefined;
+  }
+
+  abstract expire(): void;
+}
+
+/** An entry for `add`: runs its callback. */
+class CallbackEntry extends WheelEntry {
+  constructor(private readonly callback: () => void) {
+    super();
+  }
+
+  expire(): void {
+    this.callback();
+  }
 }

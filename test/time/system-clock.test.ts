@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/time/system-clock.js';
+import { WheelEntry } from '../../src/time/timer-wheel.js';
 
 describe('SystemClock beyond the native timer limit', () => {
   it('a timeout or sleep longer than 2^31 − 1 ms does not fire at once (and warns about nothing)', async () => {
@@ -27,4 +28,41 @@ describe('SystemClock beyond the native timer limit', () => {
     process.off('warning', onWarning);
     expect(warnings).not.toContain('TimeoutOverflowWarning');
   });
+
+  it('expireAfter: a short timeout on a native timer fires its entry unless cancelled; a long one waits in the wheel', async () => {
+    const fired: string[] = [];
+    let resolve: () => void = () => undefined;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const cancelled = systemClock.expireAfter(1, new Entry(() => fired.push('cancelled')));
+    systemClock.expireAfter(
+      5,
+      new Entry(() => {
+        fired.push('kept');
+        resolve();
+      }),
+    );
+    expect(cancelled).toBeDefined();
+    cancelled?.cancel();
+    await done;
+    expect(fired).toEqual(['kept']);
+    const before = systemClock.pendingWheelTimers;
+    const long = new Entry(() => fired.push('long'));
+    expect(systemClock.expireAfter(60_000, long)).toBeUndefined();
+    expect(systemClock.pendingWheelTimers).toBe(before + 1);
+    long.wheel?.cancel(long);
+    expect(systemClock.pendingWheelTimers).toBe(before);
+    expect(fired).toEqual(['kept']);
+  });
 });
+
+class Entry extends WheelEntry {
+  constructor(private readonly onExpire: () => void) {
+    super();
+  }
+
+  expire(): void {
+    this.onExpire();
+  }
+}

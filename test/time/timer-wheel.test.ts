@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TimerWheel } from '../../src/time/timer-wheel.js';
+import { TimerWheel, WheelEntry } from '../../src/time/timer-wheel.js';
 
 /**
  * The wheel reads time through the function it is given; here a variable the test moves.
@@ -106,4 +106,38 @@ describe('TimerWheel (linked entries per bucket)', () => {
     await done;
     expect(seen.map((s) => s.id).sort()).toEqual(['from-hint', 'from-now']);
   });
+
+  it('expireAfter: an entry carrying its own links; a cancelled one never expires, a live one expires once', async () => {
+    const { time, wheel } = wheelAt();
+    const { fired, done, mark } = firedTimes(2);
+    const kept = new Target('kept', mark);
+    const cancelled = new Target('cancelled', mark);
+    wheel.expireAfter(10, kept);
+    wheel.expireAfter(10, cancelled);
+    wheel.add(10, () => mark('callback'));
+    wheel.cancel(cancelled);
+    wheel.cancel(cancelled); // twice is harmless
+    expect(cancelled.wheel).toBeUndefined();
+    expect(kept.wheel).toBe(wheel);
+    expect(wheel.size).toBe(2);
+    time.now = 100;
+    await done;
+    expect(fired.sort()).toEqual(['callback', 'kept']);
+    expect(kept.wheel).toBeUndefined(); // fired: no longer armed
+    wheel.cancel(kept); // after it fired: harmless
+    expect(wheel.size).toBe(0);
+  });
 });
+
+class Target extends WheelEntry {
+  constructor(
+    readonly id: string,
+    private readonly mark: (id: string) => void,
+  ) {
+    super();
+  }
+
+  expire(): void {
+    this.mark(this.id);
+  }
+}

@@ -1,0 +1,35 @@
+// Before/after of one core case in alternating fresh processes (no JIT state shared between the
+// two builds, unlike bench/ab.ts): each pair runs `bench/call-loop.mjs` on the before build, then
+// on the after build; prints both medians and the median of the per-pair ratios.
+//
+//   node bench/ab-process.mjs --before=.tmp/base/dist --after=dist --case=full --pairs=12
+//
+// On this shared machine the same build against itself moves ±3 %: read smaller ratios as noise.
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+
+const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const before = arg('before');
+if (before === undefined) throw new Error('usage: bench/ab-process.mjs --before=DIR [--after=DIR] [--case=full] [--pairs=12]');
+const after = arg('after', 'dist');
+const which = arg('case', 'full');
+const pairs = Number(arg('pairs', '12'));
+const loop = new URL('./call-loop.mjs', import.meta.url).pathname;
+const run = (dir) => Number(execFileSync(process.execPath, [loop, dir, which, '--batches=500'], { encoding: 'utf8' }).trim());
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const b = [];
+const a = [];
+for (let i = 0; i < pairs; i++) {
+  b.push(run(before));
+  a.push(run(after));
+}
+const ratios = a.map((x, i) => x / b[i]);
+console.log(
+  `node ${process.version} ${which}: before ${median(b).toFixed(1)} ns, after ${median(a).toFixed(1)} ns CPU per call; ` +
+    `after/before ${median(ratios).toFixed(3)} (pairs ${ratios.map((r) => r.toFixed(2)).join(' ')}); load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+);
