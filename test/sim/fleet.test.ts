@@ -55,7 +55,7 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
     const lower = herdLowerBound(herd);
     expect(one.gaveUp + local.gaveUp + shared.gaveUp).toBe(0);
     expect(shared.allSucceededMs).toBeLessThan(local.allSucceededMs);
-    // Measured: one process 197 / 1,034 ms, a pacer each 231 / 1,475 ms, shared 211 / 968 ms
+    // Measured: one process 198 / 944 ms, a pacer each 234 / 1,098 ms, shared 211 / 968 ms
     // (lower bound 190 / 905 ms). Pinned so they cannot grow. Shared: ≤ 1.2× the bound's time
     // is met; ≤ 1.1× its requests just not (1.11×): each process's guess at the callee's
     // rate is tested only by its own requests, a quarter of them. (Before the fleet's queue
