@@ -44,6 +44,9 @@ export interface PaceBooker {
   hint?(nowMs: number, hintMs: number): void;
 }
 
+/** What a `PaceBooker` booked (when a shared slot applies). */
+type SharedBooking = Exclude<ReturnType<PaceBooker['reserve']>, undefined>;
+
 /** The stage's token for an attempt that waited for a slot: its answer is a probe's. */
 const PACED = 'paced';
 
@@ -91,12 +94,15 @@ export class PacingStage implements Stage {
     if (shared !== undefined) return this.holdShared(call, nowMs, shared);
     const booked = this.booker?.reserve(nowMs);
     if (booked === undefined) return this.book(call, nowMs);
-    if (typeof booked !== 'number') {
-      call.queue = booked;
-      call.queueWaitMs = call.deadline - nowMs;
-      return QUEUE;
-    }
-    return this.waitFor(call, nowMs, booked);
+    return this.takeShared(call, nowMs, booked);
+  }
+
+  /** A booking in the shared queue: a fixed wait, or a line whose answer `afterQueue` reads. */
+  private takeShared(call: StageCall, nowMs: number, booked: SharedBooking): Admission {
+    if (typeof booked === 'number') return this.waitFor(call, nowMs, booked);
+    call.queue = booked;
+    call.queueWaitMs = call.deadline - nowMs;
+    return QUEUE;
   }
 
   /** A slot in the pacer's own queue: a ticket held until due (0: send now). */
@@ -122,11 +128,8 @@ export class PacingStage implements Stage {
       if (shared !== undefined) {
         this.held.delete(call);
         pacer.release(ticket, nowMs);
-        if (typeof shared === 'number') return this.waitFor(call, nowMs, shared);
         // (Not a due probe: should the store not answer, the call books in the pacer again.)
-        call.queue = shared;
-        call.queueWaitMs = call.deadline - nowMs;
-        return QUEUE;
+        return this.takeShared(call, nowMs, shared);
       }
     }
     const more = pacer.holdFor(ticket, nowMs);
@@ -136,11 +139,8 @@ export class PacingStage implements Stage {
       // now, which spaces the fleet's probes; `undefined` (now or once answered): send.
       const shared = this.booker?.reserve(nowMs, true);
       if (shared === undefined) return ADMIT;
-      if (typeof shared === 'number') return this.waitFor(call, nowMs, shared);
-      this.dueProbe.add(call);
-      call.queue = shared;
-      call.queueWaitMs = call.deadline - nowMs;
-      return QUEUE;
+      if (typeof shared !== 'number') this.dueProbe.add(call);
+      return this.takeShared(call, nowMs, shared);
     }
     const until = call.deadline - call.minAttemptTimeMs;
     if (nowMs >= until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
