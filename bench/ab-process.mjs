@@ -3,6 +3,10 @@
 // on the after build; prints both medians and the median of the per-pair ratios.
 //
 //   node bench/ab-process.mjs --before=.tmp/base/dist --after=dist --case=full --pairs=12
+//   node bench/ab-process.mjs --before=.tmp/base/dist --case=fetch-full --batches=60 --pairs=8
+//
+// Any case of bench/call-loop.mjs: core (`full`, `plain`, `signal`), the HTTP layer with an
+// instant fetch (`fetch`, `fetch-full`) or on loopback (`http`, `http-full`).
 //
 // On this shared machine the same build against itself moves ±3 %: read smaller ratios as noise.
 import { execFileSync } from 'node:child_process';
@@ -14,8 +18,10 @@ if (before === undefined) throw new Error('usage: bench/ab-process.mjs --before=
 const after = arg('after', 'dist');
 const which = arg('case', 'full');
 const pairs = Number(arg('pairs', '12'));
+// Batches per run: 2,000 calls each (200 on loopback); fewer for the HTTP cases, which cost µs.
+const batches = arg('batches', '500');
 const loop = new URL('./call-loop.mjs', import.meta.url).pathname;
-const run = (dir) => Number(execFileSync(process.execPath, [loop, dir, which, '--batches=500'], { encoding: 'utf8' }).trim());
+const run = (dir) => Number(execFileSync(process.execPath, [loop, dir, which, `--batches=${batches}`], { encoding: 'utf8' }).trim());
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

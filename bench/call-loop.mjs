@@ -1,44 +1,111 @@
-// One core case of a built package in a plain loop, for a profiler or an A/B (no tsx, no other
-// case in the process):
+// One case of a built package in a plain loop, for a profiler or an A/B (no tsx, no other case
+// in the process):
 //
 //   node --cpu-prof --cpu-prof-dir=.tmp/prof bench/call-loop.mjs dist full 4000000
 //   node bench/call-loop.mjs DIR CASE --batches=500
 //
-// CASE: `full` (budget + breaker + bulkhead, as `kindly:full`), `plain` (retry + timeout) or
-// `signal` (the operation reads `context.signal`). With `--batches=N` it warms up, then times N
-// batches of 2,000 calls and prints the lower quartile of their CPU ns per call (the batches a
-// burst of outside load hit are the slow ones).
+// CASE:
+// - core: `full` (budget + breaker + bulkhead, as `kindly:full`), `plain` (retry + timeout) or
+//   `signal` (the operation reads `context.signal`);
+// - HTTP layer without the network: `fetch` (`fetchThrough` with retry + attempt timeout) and
+//   `fetch-full` (the HTTP bench's full pipeline: budget, breaker, bulkhead, pacing, total
+//   timeout). The global `fetch` is replaced, before the package loads, by one that builds the
+//   platform's `Request` from the URL and init (as the real fetch reads it) and answers at once;
+//   `floor-fetch` calls it as the HTTP bench's floor does (its own AbortController);
+// - on loopback (a keep-alive node:http server in a child process, body read to the end):
+//   `http`, `http-full`, `http-floor`, `http-call` — the HTTP bench's `kindly`, `kindly-full`,
+//   `floor` and `call`.
+// With `--batches=N` it warms up, then times N batches (2,000 calls; 200 for loopback) and
+// prints the lower quartile of their CPU ns per call (the batches a burst of outside load hit
+// are the slow ones).
+import { spawn } from 'node:child_process';
+import { once as onceEvent } from 'node:events';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 
 const [dir = 'dist', which = 'full', countArg = '3000000'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const batchesArg = process.argv.find((a) => a.startsWith('--batches='));
+const loopback = which.startsWith('http');
+const instant = which.endsWith('fetch') || which === 'fetch-full';
+
+let server;
+let url = 'http://127.0.0.1:9/item';
+if (loopback) {
+  server = spawn(process.execPath, [new URL('./loopback-server.mjs', import.meta.url).pathname], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: server.stdout });
+  const [port] = await onceEvent(lines, 'line');
+  lines.close();
+  url = `http://127.0.0.1:${Number(port)}/item`;
+} else if (instant) {
+  globalThis.fetch = async (input, init) => {
+    new Request(input, init);
+    return new Response(null, { status: 200 });
+  };
+}
+
 const { downstream } = await import(pathToFileURL(resolve(dir, 'index.js')).href);
+const { fetchThrough } = await import(pathToFileURL(resolve(dir, 'http.js')).href);
+const plainApi = () => downstream('loop', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
+const fullHttpApi = () =>
+  downstream('loop-http-full', {
+    retry: { maxAttempts: 3 },
+    attemptTimeoutMs: 10_000,
+    totalTimeoutMs: 30_000,
+    budget: {},
+    breaker: {},
+    bulkhead: { maxConcurrent: 1_000 },
+    pacing: {},
+  });
 const operation = async () => 42;
-const api =
-  which === 'full'
-    ? downstream('loop-full', {
-        retry: { maxAttempts: 3 },
-        attemptTimeoutMs: 10_000,
-        budget: {},
-        breaker: {},
-        bulkhead: { maxConcurrent: 1_000 },
-      })
-    : downstream('loop', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
-const once = which === 'signal' ? () => api.call((c) => (c.signal.aborted ? 0 : operation())) : () => api.call(operation);
+const answered = (response) => (response.status === 200 ? 42 : 0);
+const readBody = async (response) => ((await response.text()) === 'ok' && response.status === 200 ? 42 : 0);
+const answer = loopback ? readBody : answered;
+
+let once;
+if (which === 'full' || which === 'plain' || which === 'signal') {
+  const api =
+    which === 'full'
+      ? downstream('loop-full', {
+          retry: { maxAttempts: 3 },
+          attemptTimeoutMs: 10_000,
+          budget: {},
+          breaker: {},
+          bulkhead: { maxConcurrent: 1_000 },
+        })
+      : plainApi();
+  once = which === 'signal' ? () => api.call((c) => (c.signal.aborted ? 0 : operation())) : () => api.call(operation);
+} else if (which === 'fetch' || which === 'http') {
+  const api = plainApi();
+  once = async () => answer(await fetchThrough(api, url));
+} else if (which === 'http-call') {
+  const api = plainApi();
+  once = async () => answer(await api.call((c) => fetch(url, { signal: c.signal, headers: {} })));
+} else if (which === 'fetch-full' || which === 'http-full') {
+  const api = fullHttpApi();
+  once = async () => answer(await fetchThrough(api, url));
+} else if (which === 'floor-fetch' || which === 'http-floor') {
+  once = async () => answer(await fetch(url, { signal: new AbortController().signal, headers: {} }));
+} else {
+  throw new Error(`unknown case ${which}`);
+}
 if ((await once()) !== 42) throw new Error(`case ${which} did not return the operation's value`);
 
+const perBatch = loopback ? 200 : 2_000;
 if (batchesArg === undefined) {
   for (let i = 0; i < Number(countArg); i++) await once();
 } else {
-  for (let i = 0; i < 100_000; i++) await once();
+  for (let i = 0; i < (loopback ? 2_000 : 100_000); i++) await once();
   const perCall = [];
   for (let b = 0; b < Number(batchesArg.slice('--batches='.length)); b++) {
     const start = process.cpuUsage();
-    for (let i = 0; i < 2_000; i++) await once();
+    for (let i = 0; i < perBatch; i++) await once();
     const used = process.cpuUsage(start);
-    perCall.push(((used.user + used.system) * 1_000) / 2_000);
+    perCall.push(((used.user + used.system) * 1_000) / perBatch);
   }
   perCall.sort((a, b) => a - b);
   console.log(perCall[perCall.length >> 2].toFixed(1));
 }
+server?.stdin.end();

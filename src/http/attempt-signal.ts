@@ -11,12 +11,29 @@ export interface BodyDeadline {
 }
 
 /**
+ * An attempt whose AbortController kindly owns (the runtime's `AttemptContext`): its signal
+ * can be handed to `fetch` as is, and aborted after the attempt by the HTTP layer.
+ */
+export interface OwnedAttempt {
+  readonly signal: AbortSignal;
+  /** Aborts `signal` (once; later calls do nothing). */
+  abort(reason: unknown): void;
+}
+
+/**
  * The signal one attempt's `fetch` runs under when the call has a caller's signal (its own or
  * an inbound request's), or a limit on reading the body (the call's deadline, `bodyTimeoutMs`).
  * `fetch` keeps following its signal after the headers arrive: an abort then errors the body
  * being read. During the attempt `ctx.signal` already follows the caller; after the attempt
- * only the caller's signal and the body's deadline matter. So the attempt gets its own
- * AbortController, linked by hand to both, and aborted at the body's deadline.
+ * only the caller's signal and the body's deadline matter.
+ *
+ * When the attempt is the runtime's own (an {@link OwnedAttempt}: every attempt `Downstream`
+ * runs), `fetch` gets the attempt's signal itself, and the body's deadline and the caller's
+ * abort after the attempt abort that same controller: no second AbortController (~2.4 µs on
+ * Node 20) and no listener on the attempt's signal per request. The runtime never aborts an
+ * attempt's signal after its operation has answered, except a hedge that lost the race, whose
+ * response nobody reads. Given a bare attempt signal instead, the link makes an AbortController
+ * of its own, follows that signal until the response is handed over, then only the caller.
  *
  * Linked by hand, not with `AbortSignal.any`: on Node 20 that costs ~20 µs per call and keeps
  * a reference per call on a long-lived caller signal (the heap grows ~5 MB per 100,000 calls).
@@ -29,27 +46,46 @@ export interface BodyDeadline {
  * than `AbortSignal.any`. The listener goes when no attempt follows the signal any more.
  */
 export class AttemptSignal {
-  private readonly controller = new AbortController();
+  /** What aborts `signal`: the attempt itself, or (given a bare signal) a controller of the link's own. */
+  private target: OwnedAttempt | AbortController | undefined;
+  private readonly own: AbortSignal;
+  private readonly caller: AbortSignal | undefined;
   private stopFollowing: Unsubscribe | undefined;
-  /** The attempt's own signal, followed until the attempt hands its response over. */
+  /** A bare attempt signal, followed until the attempt hands its response over. */
   private attempt: AbortSignal | undefined;
-  private readonly onAttemptAbort = (): void => this.abort(this.attempt?.reason);
+  private onAttemptAbort: (() => void) | undefined;
   /** The body deadline's timer (unref'd: the socket being read keeps the process alive). */
   private cancelBodyTimer: Cancel | undefined;
 
-  constructor(attempt: AbortSignal, caller: AbortSignal | undefined) {
-    if (attempt.aborted) this.controller.abort(attempt.reason);
-    else if (caller?.aborted) this.controller.abort(caller.reason);
+  constructor(attempt: AbortSignal | OwnedAttempt, caller: AbortSignal | undefined) {
+    this.caller = caller;
+    this.stopFollowing = undefined;
+    this.attempt = undefined;
+    this.onAttemptAbort = undefined;
+    this.cancelBodyTimer = undefined;
+    if (isOwned(attempt)) {
+      // The attempt follows the caller itself until it answers (see `handOver`).
+      this.target = attempt;
+      this.own = attempt.signal;
+      return;
+    }
+    const controller = new AbortController();
+    this.target = controller;
+    this.own = controller.signal;
+    if (attempt.aborted) controller.abort(attempt.reason);
+    else if (caller?.aborted) controller.abort(caller.reason);
     else {
       this.attempt = attempt;
-      attempt.addEventListener('abort', this.onAttemptAbort);
+      const onAttemptAbort = (): void => this.abort(attempt.reason);
+      this.onAttemptAbort = onAttemptAbort;
+      attempt.addEventListener('abort', onAttemptAbort);
       if (caller !== undefined) this.stopFollowing = onAbort(caller, () => this.abort(caller.reason));
     }
   }
 
   /** For `fetch`'s init. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.own;
   }
 
   /** Stops following both signals, and the body's deadline. Idempotent. */
@@ -57,6 +93,8 @@ export class AttemptSignal {
     this.leaveAttempt();
     this.stopBodyTimer();
     this.stopFollowingCaller();
+    // An attempt's context is no longer held once nothing can abort its signal.
+    if (!(this.target instanceof AbortController)) this.target = undefined;
   }
 
   private stopBodyTimer(): void {
@@ -83,11 +121,20 @@ export class AttemptSignal {
     // The attempt's signal never aborts once its operation has returned.
     this.leaveAttempt();
     const body = response.body;
-    if (body === null) {
+    if (body === null || this.own.aborted) {
       this.release();
       return;
     }
-    if (bodyDeadline !== undefined && bodyDeadline.at !== Number.POSITIVE_INFINITY && !this.controller.signal.aborted) {
+    const caller = this.caller;
+    if (this.target !== undefined && !(this.target instanceof AbortController) && caller !== undefined) {
+      // An owned attempt followed the caller itself until now; the body follows it from here.
+      if (caller.aborted) {
+        this.abort(caller.reason);
+        return;
+      }
+      this.stopFollowing = onAbort(caller, () => this.abort(caller.reason));
+    }
+    if (bodyDeadline !== undefined && bodyDeadline.at !== Number.POSITIVE_INFINITY) {
       const { clock, reason } = bodyDeadline;
       // Aborting a fetch whose body was read already is harmless: nothing is left to stop.
       this.cancelBodyTimer = clock.schedule(Math.max(0, bodyDeadline.at - clock.monotonic()), () => {
@@ -95,7 +142,10 @@ export class AttemptSignal {
         this.abort(reason());
       });
     }
-    if (this.stopFollowing === undefined && this.cancelBodyTimer === undefined) return;
+    if (this.stopFollowing === undefined && this.cancelBodyTimer === undefined) {
+      this.release();
+      return;
+    }
     if (unread === undefined) this.stopFollowingCaller();
     // The stream, not the response: a stand-in's body keeps reading the original stream.
     else unread.register(body, this);
@@ -103,16 +153,23 @@ export class AttemptSignal {
 
   /** The caller aborted or the attempt ended early. */
   abort(reason: unknown): void {
+    const target = this.target;
     this.release();
-    this.controller.abort(reason);
+    target?.abort(reason);
   }
 
   private leaveAttempt(): void {
     const attempt = this.attempt;
     if (attempt === undefined) return;
     this.attempt = undefined;
-    attempt.removeEventListener('abort', this.onAttemptAbort);
+    attempt.removeEventListener('abort', this.onAttemptAbort as () => void);
+    this.onAttemptAbort = undefined;
   }
+}
+
+/** An AbortSignal has no `abort` of its own (a signal from another realm included). */
+function isOwned(attempt: AbortSignal | OwnedAttempt): attempt is OwnedAttempt {
+  return typeof (attempt as Partial<OwnedAttempt>).abort === 'function';
 }
 
 const unread: FinalizationRegistry<AttemptSignal> | undefined =

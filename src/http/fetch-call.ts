@@ -4,7 +4,7 @@ import type { Classification } from '../classify/outcome.js';
 import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
 import { type BodyHintExtractor, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
 import { readWaitHint } from '../hints/wait-hint.js';
-import type { CallContext } from '../runtime/attempt.js';
+import { AttemptContext, type CallContext, type InternalCallOptions, RUNS_NO_USER_CODE } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
 import { describeHttpAttempt } from '../telemetry/http-attempt.js';
 import type { Clock } from '../time/clock.js';
@@ -53,7 +53,15 @@ export interface FetchPlan {
   retryableStatuses: readonly number[] | undefined;
   extractors: readonly BodyHintExtractor[];
   secretParams: readonly string[];
-  oneShot: OneShotRequest;
+  /** Only for a body that cannot be sent again (the description is built only then). */
+  oneShot: OneShotRequest | undefined;
+  /**
+   * The attempt calls no code of the user's (the platform's `fetch`, as it was when kindly
+   * loaded, or the connect-timeout fetch): it needs no deadline scope of its own.
+   */
+  runsNoUserCode: boolean;
+  /** `init` has no key of its own: each attempt's init is a fixed-shape literal, not a spread. */
+  bareInit: boolean;
   /** What `Downstream.call` receives; the hooks are added by `FetchCall`. */
   callOptions: CallOptions<Response>;
   /** In a page: wait while offline (`online`) or hidden (`visible`) before each attempt. */
@@ -130,12 +138,13 @@ export class FetchCall {
     return value;
   }
 
-  private callOptions(): CallOptions<Response> {
+  private callOptions(): CallOptions<Response> & InternalCallOptions {
     // Field by field, not spread: a spread copy is a slow (dictionary) object here, and the
     // downstream reads every field of it per call.
     const p = this.plan.callOptions;
     const waitFor = this.plan.waitFor;
     return {
+      [RUNS_NO_USER_CODE]: this.plan.runsNoUserCode,
       idempotent: p.idempotent,
       key: p.key,
       signal: p.signal,
@@ -204,10 +213,12 @@ export class FetchCall {
     const { plan } = this;
     // Never reached through the one-shot guard; in case a classifier upstream of it changes its mind.
     if (!plan.body.replayable && ctx.attempt > 1) {
-      return Promise.reject(notReplayable(plan.oneShot, ctx.attempt, 'failed', undefined));
+      return Promise.reject(notReplayable(plan.oneShot as OneShotRequest, ctx.attempt, 'failed', undefined));
     }
     const link =
-      plan.callerSignal === undefined && !this.bodyLimited ? undefined : new AttemptSignal(ctx.signal, plan.callerSignal);
+      plan.callerSignal === undefined && !this.bodyLimited
+        ? undefined
+        : new AttemptSignal(ctx instanceof AttemptContext ? ctx : ctx.signal, plan.callerSignal);
     let sent: Promise<Response>;
     try {
       // The same promise when `fetch` returns a native one; a user's fetch may return any thenable.
@@ -286,14 +297,14 @@ export class FetchCall {
         plan.propagateTrace ? set : undefined,
       );
     }
-    const init: RequestInit & { duplex?: 'half' } = {
-      ...plan.init,
-      headers,
-      signal: link === undefined ? ctx.signal : link.signal,
-    };
+    const signal = link === undefined ? ctx.signal : link.signal;
     const body = plan.body;
-    if (body.body === undefined || body.body === null) delete init.body;
-    else init.body = body.body as BodyInit;
+    const sent = body.body === undefined || body.body === null ? undefined : (body.body as BodyInit);
+    // The common request (nothing in the init but what kindly sets) gets the floor's own shape,
+    // `{ headers, signal }`: no spread copy per attempt.
+    if (plan.bareInit && sent === undefined && body.replayable) return { headers, signal };
+    const init: RequestInit & { duplex?: 'half' } = plan.bareInit ? { headers, signal } : { ...plan.init, headers, signal };
+    if (sent !== undefined) init.body = sent;
     if (!body.replayable) init.duplex = 'half';
     return init;
   }
@@ -375,7 +386,7 @@ export class FetchCall {
   private oneShot(error: unknown, attempt: number): unknown {
     if (this.plan.body.replayable) return error;
     const c = this.classify(error, this.clock.now()) ?? this.plan.downstream.classify(error);
-    return stopRetryOfOneShot(this.plan.oneShot, error, attempt, c);
+    return stopRetryOfOneShot(this.plan.oneShot as OneShotRequest, error, attempt, c);
   }
 
   /** The fetch implementation's error, as errors and events may carry it. */

@@ -205,7 +205,7 @@ function planCall(
   // One Headers per call when the request has headers (or gets a key). Without any, each
   // attempt sends a plain record, which fetch reads once instead of copying a Headers of ours
   // (measured: docs/benchmarks.md).
-  let headers = request.init.headers === undefined ? undefined : requestHeaders(request.init.headers);
+  let headers = request.headers === undefined ? undefined : requestHeaders(request.headers);
   const { key, idempotent } = requestIdempotency(
     method,
     headers?.get(IDEMPOTENCY_KEY_HEADER),
@@ -216,7 +216,7 @@ function planCall(
 
   const scope = currentDeadlineScope();
   const deadline = fetchDeadline(downstream, init, scope);
-  const asIs = preparedAsIs(request.init.body);
+  const asIs = preparedAsIs(request.body);
   const page = pageEnvironment().window !== undefined;
   const connectTimeout = init?.connectTimeoutMs ?? defaults?.connectTimeoutMs;
   const chosen = init?.fetch ?? defaults?.fetch ?? (connectTimeout !== undefined && !page ? undefined : platformFetch);
@@ -265,15 +265,7 @@ async function completePlan(
   connectTimeout: number | undefined,
 ): Promise<FetchPlan> {
   if (d.body === undefined) {
-    d.body = await buffer(
-      request.init.body,
-      d.limit,
-      request.signal,
-      d.scope?.signal,
-      d.deadline,
-      downstream.clock,
-      downstream.name,
-    );
+    d.body = await buffer(request.body, d.limit, request.signal, d.scope?.signal, d.deadline, downstream.clock, downstream.name);
   }
   if (d.fetch === undefined) d.fetch = await connectTimeoutFetch(connectTimeout as number);
   return finishPlan(downstream, request, init, defaults, d);
@@ -293,14 +285,12 @@ function finishPlan(
   const name = downstream.name;
   const waitOnline = init?.waitForOnline ?? defaults?.waitForOnline ?? FETCH_DEFAULTS.waitForOnline;
   const waitVisible = init?.pauseWhileHidden ?? defaults?.pauseWhileHidden ?? FETCH_DEFAULTS.pauseWhileHidden;
-  const requestInit: RequestInit = { ...request.init };
-  delete requestInit.headers;
-  delete requestInit.body;
   return {
     downstream,
     url: request.url,
     method,
-    init: requestInit,
+    init: request.init,
+    bareInit: request.bare,
     headers,
     body,
     fetch,
@@ -319,7 +309,13 @@ function finishPlan(
     retryableStatuses: init?.retryableStatuses ?? defaults?.retryableStatuses,
     extractors: init?.bodyHintExtractors ?? defaults?.bodyHintExtractors ?? DEFAULT_BODY_HINT_EXTRACTORS,
     secretParams,
-    oneShot: { request: `${method} ${redactUrl(request.url, secretParams)}`, maxBufferedBody: limit, downstream: name },
+    oneShot: body.replayable
+      ? undefined
+      : { request: `${method} ${redactUrl(request.url, secretParams)}`, maxBufferedBody: limit, downstream: name },
+    runsNoUserCode:
+      init?.fetch === undefined &&
+      defaults?.fetch === undefined &&
+      (fetch !== platformFetch || globalThis.fetch === FETCH_AT_LOAD),
     callOptions: callOptionsOf(request, init, idempotent, deadline),
     waitFor: (waitOnline || waitVisible) && page ? { online: waitOnline, visible: waitVisible } : undefined,
   };
@@ -396,30 +392,42 @@ function validate(options: FetchThroughInit, subject: string, onlyOptions: boole
 
 interface NormalizedRequest {
   url: string;
-  /** `fetch`'s init, without kindly's keys, headers not yet copied. */
+  /** `fetch`'s init without kindly's keys, the headers, the body and the signal (a fresh object). */
   init: RequestInit;
+  /** The request's headers as given (copied later, once). */
+  headers: HeadersInit | undefined;
+  body: BodyInit | null | undefined;
   /** The caller's signal (init's, else the Request's). */
   signal: AbortSignal | undefined;
   method: string;
+  /** `init` has no key at all. */
+  bare: boolean;
 }
 
 /**
  * Turns `(input, init)` into a URL and one init, the way `fetch` combines them: a `Request`'s
  * fields are the defaults, the init's fields override them. Working from URL + init (never
  * re-sending a `Request` object) keeps one code path for every attempt and for every fetch
- * implementation.
+ * implementation. Headers, body and signal are kept apart from the rest of the init (each
+ * attempt sets its own), so nothing is deleted from it later: a deleted key would turn the
+ * object into a slow dictionary one.
  */
 function normalize(input: RequestInfo | URL, options: FetchThroughInit | undefined): NormalizedRequest {
   const init: RequestInit = {};
   let url: string;
+  let headers: HeadersInit | undefined;
+  let body: BodyInit | null | undefined;
+  let signal: AbortSignal | null | undefined;
+  let bare = true;
   if (typeof input === 'string') url = input;
   else if (input instanceof URL) url = input.href;
   else {
     const r = input as Request;
     url = r.url;
+    bare = false;
     init.method = r.method;
-    init.headers = r.headers;
-    if (r.body !== null) init.body = r.body;
+    headers = r.headers;
+    if (r.body !== null) body = r.body;
     init.redirect = r.redirect;
     init.credentials = r.credentials;
     init.cache = r.cache;
@@ -428,20 +436,33 @@ function normalize(input: RequestInfo | URL, options: FetchThroughInit | undefin
     init.integrity = r.integrity;
     init.keepalive = r.keepalive;
     if (r.mode !== 'navigate') init.mode = r.mode;
-    init.signal = r.signal;
+    signal = r.signal;
   }
   if (options !== undefined) {
     for (const name of Object.keys(options)) {
-      if (!KINDLY_KEYS.has(name)) (init as Record<string, unknown>)[name] = (options as Record<string, unknown>)[name];
+      if (KINDLY_KEYS.has(name)) continue;
+      const value = (options as Record<string, unknown>)[name];
+      if (name === 'headers') headers = value as HeadersInit | undefined;
+      else if (name === 'body') body = value as BodyInit | null | undefined;
+      else if (name === 'signal') signal = value as AbortSignal | null | undefined;
+      else {
+        (init as Record<string, unknown>)[name] = value;
+        bare = false;
+      }
     }
   }
-  const signal = init.signal ?? undefined;
-  delete init.signal;
-  return { url, init, signal, method: init.method ?? 'GET' };
+  return { url, init, headers, body, signal: signal ?? undefined, method: init.method ?? 'GET', bare };
 }
 
 /** Looked up at call time, so a fetch installed later (polyfill, test double) is used. */
 const platformFetch: FetchFunction = (input, init) => globalThis.fetch(input, init);
+
+/**
+ * The platform's `fetch` as it was when kindly loaded. Another one installed since (a test
+ * double, a wrapper) may be user code making nested kindly calls: its attempts keep their
+ * deadline scope (see `runsNoUserCode` in FetchPlan).
+ */
+const FETCH_AT_LOAD: unknown = (globalThis as { fetch?: unknown }).fetch;
 
 /**
  * The request's headers, copied once. A header the platform refuses (a control character in

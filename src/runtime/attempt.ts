@@ -270,6 +270,19 @@ export class AttemptScope implements DeadlineScope {
 export type Operation<T> = (context: CallContext) => T | PromiseLike<T>;
 
 /**
+ * Set (to `true`) on a call's options by kindly's own layers whose operation runs no user
+ * code — the HTTP attempt through the platform's `fetch` — so no nested kindly call can look
+ * for the attempt's deadline scope, and none is entered (see `needsScope` in downstream.ts).
+ * A symbol: the options' checks (`for…in`) never see it, and users cannot set it by mistake.
+ */
+export const RUNS_NO_USER_CODE: unique symbol = Symbol('kindly-calls.runs-no-user-code');
+
+/** Call options as kindly's own layers may build them. */
+export interface InternalCallOptions {
+  [RUNS_NO_USER_CODE]?: boolean;
+}
+
+/**
  * What happens when an attempt settles, before its promise does: the driver's bookkeeping,
  * folded into the attempt's own promise so that a call costs one promise rather than two.
  */

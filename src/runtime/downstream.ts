@@ -39,7 +39,15 @@ import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyE
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
-import { AttemptContext, AttemptScope, type AttemptSettlement, type Operation, runAttempt } from './attempt.js';
+import {
+  AttemptContext,
+  AttemptScope,
+  type AttemptSettlement,
+  type InternalCallOptions,
+  type Operation,
+  RUNS_NO_USER_CODE,
+  runAttempt,
+} from './attempt.js';
 import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
@@ -534,7 +542,7 @@ export class Downstream implements CallPlan {
       if (step !== STEP_ATTEMPT || (call.idempotent && lane?.latency?.hedging !== undefined)) {
         return this.drive(call, step);
       }
-      const context = this.attemptContext(call, signal, inherited);
+      const context = this.attemptContext(call, signal, inherited, options);
       context.run = call;
       return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
     } catch (error) {
@@ -564,7 +572,7 @@ export class Downstream implements CallPlan {
       if (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) step = await this.admit(run, step);
       if (step === STEP_GIVE_UP) return this.giveUp(call, call.startedAt, run.options);
       // The attempt (with its hedges when the call is hedged), awaited here: one async frame.
-      const context = this.attemptContext(call, run.signal, run.inherited);
+      const context = this.attemptContext(call, run.signal, run.inherited, run.options);
       let value: T;
       try {
         const first = runAttempt(run.operation, context);
@@ -645,19 +653,16 @@ export class Downstream implements CallPlan {
    * The attempt the machine just admitted (`STEP_ATTEMPT`), about to run: its context, its
    * deadline scope, and the counts and event of its start.
    */
-  private attemptContext(
+  private attemptContext<T>(
     call: CallMachine,
     signal: AbortSignal | undefined,
     inherited: DeadlineScope | undefined,
+    options: CallOptions<T> | undefined,
   ): AttemptContext {
     // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
     // what the operation, nested kindly calls and outbound deadline headers see.
     const context = new AttemptContext(this, call, signal);
-    // Entering an AsyncLocalStorage scope switches on Node 20's promise hooks for the whole
-    // process, so it is done only where deadlines are in play: the call has one, or runs
-    // inside another scope (an inbound request, an outer call). Elsewhere nested calls see
-    // no attempt deadline; pass `context.signal` to them explicitly.
-    if (call.deadline !== Number.POSITIVE_INFINITY || inherited !== undefined) {
+    if (needsScope(call.deadline, inherited, options)) {
       context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
     }
     const stats = this.stats_;
@@ -882,7 +887,7 @@ export class Downstream implements CallPlan {
   /** A hedge's context (its deadline scope like an attempt's), and the counts and event of its start. */
   private hedgeContext<T>(run: CallRun<T>, hedge: HedgeAttempt, delayMs: number): AttemptContext {
     const context = new AttemptContext(this, hedge, run.signal);
-    if (hedge.deadline !== Number.POSITIVE_INFINITY || run.inherited !== undefined) {
+    if (needsScope(hedge.deadline, run.inherited, run.options)) {
       context.scope = new AttemptScope(hedge.attemptDeadline, context, run.inherited?.onGiveUp);
     }
     this.stats_.attempts++;
@@ -1066,6 +1071,20 @@ function plainlyValid(o: CallOptions<unknown>): boolean {
     isFunctionOrAbsent(o.classify) &&
     isFunctionOrAbsent(o.beforeAttempt)
   );
+}
+
+/**
+ * Whether an attempt runs inside a deadline scope of its own. Entering an AsyncLocalStorage
+ * scope switches on Node 20's promise hooks for the whole process (every promise anywhere
+ * then pays a hook, ~10–20 µs per loopback request: docs/benchmarks.md), so it is done only
+ * where deadlines are in play — the call has one, or runs inside another scope (an inbound
+ * request, an outer call) — and the operation may make nested kindly calls: not kindly's own
+ * HTTP attempt sending through the platform's `fetch` (`RUNS_NO_USER_CODE`). Elsewhere nested
+ * calls see no attempt deadline; pass `context.signal` to them explicitly.
+ */
+function needsScope(deadline: number, inherited: DeadlineScope | undefined, options: object | undefined): boolean {
+  if (deadline === Number.POSITIVE_INFINITY && inherited === undefined) return false;
+  return options === undefined || (options as InternalCallOptions)[RUNS_NO_USER_CODE] !== true;
 }
 
 function isFunctionOrAbsent(value: unknown): boolean {
