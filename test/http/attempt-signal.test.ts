@@ -101,4 +101,71 @@ describe('AttemptSignal (regression: no AbortSignal.any, nothing accumulates on 
       }),
     );
   });
+
+  describe('given the attempt itself (the runtime’s own attempts: no second AbortController)', () => {
+    /** An attempt as the runtime's AttemptContext is: its signal, and `abort` (once). */
+    const owned = () => {
+      const controller = new AbortController();
+      return { attempt: { signal: controller.signal, abort: (reason: unknown) => controller.abort(reason) }, controller };
+    };
+
+    it('hands fetch the attempt’s own signal, and follows the caller only after the attempt answered', () => {
+      const caller = new AbortController();
+      const { attempt } = owned();
+      const link = new AttemptSignal(attempt, caller.signal);
+      expect(link.signal).toBe(attempt.signal);
+      // During the attempt the attempt follows the caller itself: the link adds nothing.
+      expect(listeners(caller.signal)).toBe(0);
+      link.handOver(new Response('body'));
+      expect(listeners(caller.signal)).toBe(1);
+      const reason = new Error('caller left');
+      caller.abort(reason);
+      expect(attempt.signal.reason).toBe(reason);
+      expect(listeners(caller.signal)).toBe(0);
+    });
+
+    it('the body’s deadline aborts the attempt’s signal after the attempt answered', () => {
+      let fire: (() => void) | undefined;
+      const clock = {
+        monotonic: () => 0,
+        schedule: (_ms: number, callback: () => void) => {
+          fire = callback;
+          return () => {
+            fire = undefined;
+          };
+        },
+      } as unknown as import('../../src/time/clock.js').Clock;
+      const { attempt } = owned();
+      const link = new AttemptSignal(attempt, undefined);
+      const late = new Error('body deadline');
+      link.handOver(new Response('body'), { at: 100, clock, reason: () => late });
+      expect(attempt.signal.aborted).toBe(false);
+      fire?.();
+      expect(attempt.signal.reason).toBe(late);
+    });
+
+    it('a caller that aborted before the hand-over aborts at once; release and an empty body leave nothing behind', () => {
+      const caller = new AbortController();
+      const first = owned();
+      const gone = new Error('gone');
+      const early = new AttemptSignal(first.attempt, caller.signal);
+      caller.abort(gone);
+      early.handOver(new Response('body'));
+      expect(first.attempt.signal.reason).toBe(gone);
+
+      const other = new AbortController();
+      const second = owned();
+      const empty = new AttemptSignal(second.attempt, other.signal);
+      empty.handOver(new Response(null, { status: 204 }));
+      expect(listeners(other.signal)).toBe(0);
+      const third = owned();
+      const released = new AttemptSignal(third.attempt, other.signal);
+      released.handOver(new Response('body'));
+      expect(listeners(other.signal)).toBe(1);
+      released.release();
+      expect(listeners(other.signal)).toBe(0);
+      other.abort(new Error('after release'));
+      expect(third.attempt.signal.aborted).toBe(false);
+    });
+  });
 });

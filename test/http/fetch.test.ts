@@ -10,6 +10,7 @@ import {
   isRequestBodyNotReplayableError,
 } from '../../src/http/index.js';
 import { HttpStatusError, isDeadlineExceededError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
+import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type DownstreamOptions, downstream } from '../../src/runtime/downstream.js';
 import { type Loopback, listen, readBody, refusedPort, until } from './support/loopback.js';
 
@@ -167,6 +168,25 @@ describe('fetchThrough — statuses', () => {
 });
 
 describe('fetchThrough — deadlines and cancellation', () => {
+  it('a fetch of the user’s (the `fetch` option, or a global fetch replaced after kindly loaded) runs inside the attempt’s deadline scope', async () => {
+    const server = await serve((_req, res) => res.writeHead(200).end('ok'));
+    const platform = globalThis.fetch;
+    const seen: Array<number | undefined> = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push(currentDeadlineScope()?.deadline);
+      return platform(input, init);
+    };
+    await (await fetchThrough(api(), server.url, { timeoutMs: 5_000, fetch: recording })).text();
+    globalThis.fetch = recording;
+    try {
+      await (await fetchThrough(api(), server.url, { timeoutMs: 5_000 })).text();
+    } finally {
+      globalThis.fetch = platform;
+    }
+    expect(seen).toHaveLength(2);
+    for (const deadline of seen) expect(deadline).toEqual(expect.any(Number));
+  });
+
   it("sends x-request-timeout-ms with the attempt's time left (call deadline or attempt timeout), and none without either", async () => {
     const budgets: Array<string | undefined> = [];
     const server = await serve((req, res) => {

@@ -9,6 +9,9 @@ import {
   isGiveUpError,
   type KindlyEvent,
 } from '../../src/index.js';
+import { type InternalCallOptions, RUNS_NO_USER_CODE } from '../../src/runtime/attempt.js';
+import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
+import type { CallOptions } from '../../src/runtime/downstream.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 const status = (code: number, extra: object = {}) => Object.assign(new Error(`HTTP ${code}`), { status: code, ...extra });
@@ -256,6 +259,22 @@ describe('downstream().call — retry loop', () => {
       api.call(() => inner.call((ctx) => (innerDeadline = ctx.deadline)), { timeoutMs: 300 }),
     );
     expect(innerDeadline).toBe(300);
+  });
+
+  it('regression: an operation of kindly’s own that runs no user code gets no deadline scope (Node 20 promise hooks)', async () => {
+    const { clock, api } = setup();
+    const seen: Array<number | undefined> = [];
+    const own: CallOptions<number> & InternalCallOptions = { timeoutMs: 300, [RUNS_NO_USER_CODE]: true };
+    await drive(
+      clock,
+      api.call(() => seen.push(currentDeadlineScope()?.deadline), own),
+    );
+    // The same call from user code: nested calls inherit the deadline.
+    await drive(
+      clock,
+      api.call(() => seen.push(currentDeadlineScope()?.deadline), { timeoutMs: 300 }),
+    );
+    expect(seen).toEqual([undefined, 300 + clock.monotonic()]);
   });
 
   it('an expired deadline fails at once with outcome failed and no attempt', async () => {
