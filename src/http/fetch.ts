@@ -179,12 +179,68 @@ function send(
   defaults: CreateFetchOptions | undefined,
 ): Promise<Response> {
   try {
+    if (init === undefined && typeof input === 'string') {
+      const again = lastPlain?.reusableFor(downstream, input, defaults);
+      if (again !== undefined) return new FetchCall(again).run();
+    }
     if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
     const plan = planCall(downstream, normalize(input, init), init, defaults);
-    return plan instanceof Promise ? plan.then((p) => new FetchCall(p).run()) : new FetchCall(plan).run();
+    if (plan instanceof Promise) return plan.then((p) => new FetchCall(p).run());
+    if (init === undefined && typeof input === 'string' && PlainPlan.fits(plan)) lastPlain = new PlainPlan(plan, defaults);
+    return new FetchCall(plan).run();
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * The plan of the last plain request — a URL string and no init, no deadline, outside any
+ * deadline scope, not in a page — kept for the next request to the same URL through the same
+ * downstream and options. Such a plan depends on nothing else, and nothing changes it once
+ * made (a `FetchCall` only reads its plan), so requests in a row share it instead of each
+ * running the planning's thirty-odd small functions and a dozen objects again. In a loop
+ * that planning costs ~1 µs; between real requests, which push kindly's code and data out
+ * of the CPU's caches, several times that (docs/benchmarks.md).
+ */
+class PlainPlan {
+  /** The platform's `fetch` when the plan was made: whether the attempt runs user code depends on it. */
+  private readonly globalFetch: unknown;
+
+  constructor(
+    private readonly plan: FetchPlan,
+    private readonly defaults: CreateFetchOptions | undefined,
+  ) {
+    this.globalFetch = (globalThis as { fetch?: unknown }).fetch;
+  }
+
+  /** Whether a plan just made for a plain request may serve the next ones. */
+  static fits(plan: FetchPlan): boolean {
+    return (
+      plan.deadline === Number.POSITIVE_INFINITY &&
+      plan.callerSignal === undefined &&
+      plan.body.replayable &&
+      plan.body.body === undefined &&
+      !plan.hasIdempotencyKey &&
+      currentDeadlineScope() === undefined &&
+      !maybePage()
+    );
+  }
+
+  /** The plan, when a plain request to `url` would get the same one now. */
+  reusableFor(downstream: Downstream, url: string, defaults: CreateFetchOptions | undefined): FetchPlan | undefined {
+    const plan = this.plan;
+    if (plan.url !== url || plan.downstream !== downstream || this.defaults !== defaults) return undefined;
+    if (downstream.totalTimeoutMs !== undefined || currentDeadlineScope() !== undefined || maybePage()) return undefined;
+    if ((globalThis as { fetch?: unknown }).fetch !== this.globalFetch) return undefined;
+    return plan;
+  }
+}
+
+let lastPlain: PlainPlan | undefined;
+
+/** Cheaper than `pageEnvironment()` and never wrong the other way: a global `addEventListener` may be a page. */
+function maybePage(): boolean {
+  return typeof (globalThis as { addEventListener?: unknown }).addEventListener === 'function';
 }
 
 /**

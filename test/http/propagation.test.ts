@@ -56,6 +56,20 @@ describe('internal headers reach only services that take part', () => {
     expect(seen[0]!['x-retry-attempt']).toBe('0');
   });
 
+  it('regression: plain requests in a row share one plan, but not into or out of a deadline scope, nor across downstreams', async () => {
+    const { server, seen } = await recorder();
+    const api = downstream('in-a-row');
+    const other = downstream('other');
+    await fetchThrough(api, server.url);
+    await fetchThrough(api, server.url);
+    await runWithDeadline({ deadline: Number.POSITIVE_INFINITY }, () => fetchThrough(api, server.url));
+    await fetchThrough(api, server.url);
+    await fetchThrough(other, server.url);
+    expect(seen.map((h) => h['x-retry-attempt'])).toEqual([undefined, undefined, '0', undefined, undefined]);
+    expect(api.stats().requests).toBe(4);
+    expect(other.stats().requests).toBe(1);
+  });
+
   it('{ hosts } sends them to the named hosts only, in or out of a scope', async () => {
     const { server, seen } = await recorder();
     const port = new URL(server.url).port;
