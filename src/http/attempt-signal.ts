@@ -15,9 +15,8 @@ export interface BodyDeadline {
  * can be handed to `fetch` as is, and aborted after the attempt by the HTTP layer.
  */
 export interface OwnedAttempt {
-  readonly signal: AbortSignal;
-  /** Aborts `signal` (once; later calls do nothing). */
-  abort(reason: unknown): void;
+  /** The attempt's own controller, whose signal is the attempt's signal. */
+  ownController(): AbortController;
 }
 
 /**
@@ -46,10 +45,11 @@ export interface OwnedAttempt {
  * than `AbortSignal.any`. The listener goes when no attempt follows the signal any more.
  */
 export class AttemptSignal {
-  /** What aborts `signal`: the attempt itself, or (given a bare signal) a controller of the link's own. */
-  private target: OwnedAttempt | AbortController | undefined;
-  private readonly own: AbortSignal;
+  /** What aborts `signal`: the attempt's own controller, or (given a bare signal) one of the link's own. */
+  private readonly controller: AbortController;
   private readonly caller: AbortSignal | undefined;
+  /** The attempt follows the caller itself until it answers: the link follows it from `handOver` on. */
+  private readonly owned: boolean;
   private stopFollowing: Unsubscribe | undefined;
   /** A bare attempt signal, followed until the attempt hands its response over. */
   private attempt: AbortSignal | undefined;
@@ -63,15 +63,13 @@ export class AttemptSignal {
     this.attempt = undefined;
     this.onAttemptAbort = undefined;
     this.cancelBodyTimer = undefined;
+    this.owned = isOwned(attempt);
     if (isOwned(attempt)) {
-      // The attempt follows the caller itself until it answers (see `handOver`).
-      this.target = attempt;
-      this.own = attempt.signal;
+      this.controller = attempt.ownController();
       return;
     }
     const controller = new AbortController();
-    this.target = controller;
-    this.own = controller.signal;
+    this.controller = controller;
     if (attempt.aborted) controller.abort(attempt.reason);
     else if (caller?.aborted) controller.abort(caller.reason);
     else {
@@ -85,7 +83,7 @@ export class AttemptSignal {
 
   /** For `fetch`'s init. */
   get signal(): AbortSignal {
-    return this.own;
+    return this.controller.signal;
   }
 
   /** Stops following both signals, and the body's deadline. Idempotent. */
@@ -93,8 +91,6 @@ export class AttemptSignal {
     this.leaveAttempt();
     this.stopBodyTimer();
     this.stopFollowingCaller();
-    // An attempt's context is no longer held once nothing can abort its signal.
-    if (!(this.target instanceof AbortController)) this.target = undefined;
   }
 
   private stopBodyTimer(): void {
@@ -121,12 +117,12 @@ export class AttemptSignal {
     // The attempt's signal never aborts once its operation has returned.
     this.leaveAttempt();
     const body = response.body;
-    if (body === null || this.own.aborted) {
+    if (body === null || this.controller.signal.aborted) {
       this.release();
       return;
     }
     const caller = this.caller;
-    if (this.target !== undefined && !(this.target instanceof AbortController) && caller !== undefined) {
+    if (this.owned && caller !== undefined) {
       // An owned attempt followed the caller itself until now; the body follows it from here.
       if (caller.aborted) {
         this.abort(caller.reason);
@@ -153,9 +149,8 @@ export class AttemptSignal {
 
   /** The caller aborted or the attempt ended early. */
   abort(reason: unknown): void {
-    const target = this.target;
     this.release();
-    target?.abort(reason);
+    this.controller.abort(reason);
   }
 
   private leaveAttempt(): void {
@@ -167,9 +162,9 @@ export class AttemptSignal {
   }
 }
 
-/** An AbortSignal has no `abort` of its own (a signal from another realm included). */
+/** A bare AbortSignal (from any realm) has no `ownController`. */
 function isOwned(attempt: AbortSignal | OwnedAttempt): attempt is OwnedAttempt {
-  return typeof (attempt as Partial<OwnedAttempt>).abort === 'function';
+  return typeof (attempt as Partial<OwnedAttempt>).ownController === 'function';
 }
 
 const unread: FinalizationRegistry<AttemptSignal> | undefined =

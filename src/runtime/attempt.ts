@@ -231,6 +231,17 @@ export class AttemptContext extends WheelEntry implements CallContext {
     return this.controller.signal;
   }
 
+  /**
+   * The attempt's AbortController itself (made now if nobody read `signal` yet): the HTTP
+   * layer aborts it when a response's body outlives the attempt (its deadline, the caller's
+   * abort), instead of making a second controller per request. Holding the controller, not
+   * this context, keeps the call's objects collectable while the body is read.
+   */
+  ownController(): AbortController {
+    void this.signal;
+    return this.controller as AbortController;
+  }
+
   /** Worked out when read, not stored: one number fewer to box per attempt. */
   get deadline(): number | undefined {
     const deadline = this.attemptStart + this.timeoutMs;

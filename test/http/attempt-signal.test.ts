@@ -4,6 +4,8 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AttemptSignal } from '../../src/http/attempt-signal.js';
+import { AttemptContext } from '../../src/runtime/attempt.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { until } from './support/loopback.js';
 
 const listeners = (signal: AbortSignal) => getEventListeners(signal, 'abort').length;
@@ -103,10 +105,10 @@ describe('AttemptSignal (regression: no AbortSignal.any, nothing accumulates on 
   });
 
   describe('given the attempt itself (the runtime’s own attempts: no second AbortController)', () => {
-    /** An attempt as the runtime's AttemptContext is: its signal, and `abort` (once). */
+    /** An attempt as the runtime's AttemptContext is: its signal, and its own controller. */
     const owned = () => {
       const controller = new AbortController();
-      return { attempt: { signal: controller.signal, abort: (reason: unknown) => controller.abort(reason) }, controller };
+      return { attempt: { signal: controller.signal, ownController: () => controller }, controller };
     };
 
     it('hands fetch the attempt’s own signal, and follows the caller only after the attempt answered', () => {
@@ -122,6 +124,25 @@ describe('AttemptSignal (regression: no AbortSignal.any, nothing accumulates on 
       caller.abort(reason);
       expect(attempt.signal.reason).toBe(reason);
       expect(listeners(caller.signal)).toBe(0);
+    });
+
+    it('with the runtime’s AttemptContext: fetch gets the attempt’s own signal, and the caller aborts it after the hand-over', () => {
+      const caller = new AbortController();
+      const timing = {
+        attempt: 1,
+        retriesLeft: 0,
+        attemptStart: 0,
+        timeoutMs: Number.POSITIVE_INFINITY,
+        deadlineBound: false,
+        attemptTimeoutMs: Number.POSITIVE_INFINITY,
+      };
+      const context = new AttemptContext({ clock: new VirtualClock(), name: 'api' }, timing, caller.signal);
+      const link = new AttemptSignal(context, caller.signal);
+      expect(link.signal).toBe(context.signal);
+      link.handOver(new Response('body'));
+      const reason = new Error('caller left');
+      caller.abort(reason);
+      expect(context.signal.reason).toBe(reason);
     });
 
     it('the body’s deadline aborts the attempt’s signal after the attempt answered', () => {
