@@ -62,8 +62,10 @@ export interface FetchPlan {
   runsNoUserCode: boolean;
   /** `init` has no key of its own: each attempt's init is a fixed-shape literal, not a spread. */
   bareInit: boolean;
-  /** What `Downstream.call` receives; the hooks are added by `FetchCall`. */
+  /** What `Downstream.call` receives, without the hooks. */
   callOptions: CallOptions<Response>;
+  /** The same with `FetchCall`'s hooks: made by the first request of the plan, then shared (`undefined` until then). */
+  hooked: (CallOptions<Response> & InternalCallOptions) | undefined;
   /** In a page: wait while offline (`online`) or hidden (`visible`) before each attempt. */
   waitFor: { online: boolean; visible: boolean } | undefined;
 }
@@ -138,13 +140,21 @@ export class FetchCall {
     return value;
   }
 
+  /**
+   * The call's options, hooks included: built once per plan (`FetchPlan.hooked`), not per
+   * request. The hooks are functions of the module that find the call an error belongs to
+   * (`owners`), so they close over nothing of one request; a plan shared by requests in a row
+   * shares its options too. Field by field, not spread: a spread copy is a slow (dictionary)
+   * object here, and the downstream reads every field of it per call.
+   */
   private callOptions(): CallOptions<Response> & InternalCallOptions {
-    // Field by field, not spread: a spread copy is a slow (dictionary) object here, and the
-    // downstream reads every field of it per call.
-    const p = this.plan.callOptions;
-    const waitFor = this.plan.waitFor;
-    return {
-      [RUNS_NO_USER_CODE]: this.plan.runsNoUserCode,
+    const plan = this.plan;
+    if (plan.hooked !== undefined) return plan.hooked;
+    const p = plan.callOptions;
+    const waitFor = plan.waitFor;
+    const clock = this.clock;
+    plan.hooked = {
+      [RUNS_NO_USER_CODE]: plan.runsNoUserCode,
       idempotent: p.idempotent,
       key: p.key,
       signal: p.signal,
@@ -156,30 +166,30 @@ export class FetchCall {
       beforeAttempt:
         waitFor === undefined
           ? undefined
-          : ({ signal, deadline }) => waitUntilReady(waitFor.online, waitFor.visible, signal, deadline, this.clock),
-      classify: (error, nowMs) => this.classify(error, nowMs),
-      onAttemptError: (error, { willRetry }) => {
-        if (!willRetry) return;
-        const failure = this.failures?.get(error as object);
-        if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
-      },
-      // Hedging: an answer that lost the race is never read; let its connection go.
-      onDiscard: (answer) => {
-        if ('value' in answer) {
-          answer.value.body?.cancel().catch(() => undefined);
-          return;
-        }
-        const failure = this.failures?.get(answer.error as object);
-        if (failure !== undefined) {
-          if (this.lastFailure === failure) this.lastFailure = undefined;
-          discard(failure);
-        }
-      },
+          : ({ signal, deadline }) => waitUntilReady(waitFor.online, waitFor.visible, signal, deadline, clock),
+      classify: classifyOwned,
+      onAttemptError: drainOwned,
+      onDiscard: discardOwned,
     };
+    return plan.hooked;
+  }
+
+  /** `onAttemptError` for an error of this call's: a failed response that will be retried is drained. */
+  drainBeforeRetry(error: object): void {
+    const failure = this.failures?.get(error);
+    if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+  }
+
+  /** `onDiscard` for an error of this call's (hedging: it lost the race): let its connection go. */
+  discardFailed(error: object): void {
+    const failure = this.failures?.get(error);
+    if (failure === undefined) return;
+    if (this.lastFailure === failure) this.lastFailure = undefined;
+    discard(failure);
   }
 
   /** This call's reading of what only it knows; `undefined`: the downstream's. */
-  private classify(error: unknown, nowMs: number): Classification | undefined {
+  classify(error: unknown, nowMs: number): Classification | undefined {
     if (typeof error !== 'object' || error === null) return undefined;
     const copy = this.copied?.get(error);
     if (copy !== undefined) return copy;
@@ -341,6 +351,7 @@ export class FetchCall {
     });
     const failure: FailedResponse = { response, copy, status, bodyHintMs, drained: undefined, link };
     (this.failures ??= new WeakMap()).set(error, failure);
+    owners.set(error, this);
     this.lastFailure = failure;
     return this.oneShot(error, ctx.attempt);
   }
@@ -404,6 +415,7 @@ export class FetchCall {
       downstream: plan.downstream.name,
     });
     (this.copied ??= new WeakMap()).set(copy, classification);
+    owners.set(copy, this);
     return copy;
   }
 
@@ -423,6 +435,33 @@ export class FetchCall {
     }
     return { at: deadline, clock, reason: () => new DeadlineExceededError({ outcome: 'unknown', downstream: downstream.name }) };
   }
+}
+
+/**
+ * The call each error a `FetchCall` made belongs to (the `HttpStatusError` standing for a
+ * failed response, the copy of a fetch error without its secrets): the call options' hooks
+ * are shared by every request of a plan and find their call here. Only failures are entered.
+ */
+const owners = new WeakMap<object, FetchCall>();
+
+function classifyOwned(error: unknown, nowMs: number): Classification | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  return owners.get(error)?.classify(error, nowMs);
+}
+
+function drainOwned(error: unknown, info: { willRetry: boolean }): void {
+  if (!info.willRetry || typeof error !== 'object' || error === null) return;
+  owners.get(error)?.drainBeforeRetry(error);
+}
+
+/** Hedging: an answer that lost the race is never read; let its connection go. */
+function discardOwned(answer: { value: Response } | { error: unknown }): void {
+  if ('value' in answer) {
+    answer.value.body?.cancel().catch(() => undefined);
+    return;
+  }
+  const error = answer.error;
+  if (typeof error === 'object' && error !== null) owners.get(error)?.discardFailed(error);
 }
 
 /**

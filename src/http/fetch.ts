@@ -373,6 +373,7 @@ function finishPlan(
       defaults?.fetch === undefined &&
       (fetch !== platformFetch || globalThis.fetch === FETCH_AT_LOAD),
     callOptions: callOptionsOf(request, init, idempotent, deadline),
+    hooked: undefined,
     waitFor: (waitOnline || waitVisible) && page ? { online: waitOnline, visible: waitVisible } : undefined,
   };
 }
