@@ -662,7 +662,7 @@ export class Downstream implements CallPlan {
     // The attempt's own deadline (call deadline or attempt timeout, whichever comes first) is
     // what the operation, nested kindly calls and outbound deadline headers see.
     const context = new AttemptContext(this, call, signal);
-    if (needsScope(call.deadline, inherited, options)) {
+    if ((call.deadline !== Number.POSITIVE_INFINITY || inherited !== undefined) && mayCallKindly(options)) {
       context.scope = new AttemptScope(call.attemptDeadline, context, inherited?.onGiveUp);
     }
     const stats = this.stats_;
@@ -887,7 +887,7 @@ export class Downstream implements CallPlan {
   /** A hedge's context (its deadline scope like an attempt's), and the counts and event of its start. */
   private hedgeContext<T>(run: CallRun<T>, hedge: HedgeAttempt, delayMs: number): AttemptContext {
     const context = new AttemptContext(this, hedge, run.signal);
-    if (needsScope(hedge.deadline, run.inherited, run.options)) {
+    if ((hedge.deadline !== Number.POSITIVE_INFINITY || run.inherited !== undefined) && mayCallKindly(run.options)) {
       context.scope = new AttemptScope(hedge.attemptDeadline, context, run.inherited?.onGiveUp);
     }
     this.stats_.attempts++;
@@ -1074,16 +1074,16 @@ function plainlyValid(o: CallOptions<unknown>): boolean {
 }
 
 /**
- * Whether an attempt runs inside a deadline scope of its own. Entering an AsyncLocalStorage
- * scope switches on Node 20's promise hooks for the whole process (every promise anywhere
- * then pays a hook, ~10–20 µs per loopback request: docs/benchmarks.md), so it is done only
- * where deadlines are in play — the call has one, or runs inside another scope (an inbound
- * request, an outer call) — and the operation may make nested kindly calls: not kindly's own
- * HTTP attempt sending through the platform's `fetch` (`RUNS_NO_USER_CODE`). Elsewhere nested
- * calls see no attempt deadline; pass `context.signal` to them explicitly.
+ * Whether a call's operation may make nested kindly calls, which would look for the attempt's
+ * deadline scope. An attempt enters one only where deadlines are in play — the call has one,
+ * or runs inside another scope (an inbound request, an outer call) — and the operation may
+ * use it: not kindly's own HTTP attempt sending through the platform's `fetch`
+ * (`RUNS_NO_USER_CODE`). Entering an AsyncLocalStorage scope switches on Node 20's promise
+ * hooks for the whole process (every promise anywhere then pays a hook, ~10–20 µs per loopback
+ * request: docs/benchmarks.md). Elsewhere nested calls see no attempt deadline; pass
+ * `context.signal` to them explicitly.
  */
-function needsScope(deadline: number, inherited: DeadlineScope | undefined, options: object | undefined): boolean {
-  if (deadline === Number.POSITIVE_INFINITY && inherited === undefined) return false;
+function mayCallKindly(options: object | undefined): boolean {
   return options === undefined || (options as InternalCallOptions)[RUNS_NO_USER_CODE] !== true;
 }
 
