@@ -101,9 +101,16 @@ export class FetchCall {
   private readonly clock: Clock;
   private readonly bodyLimited: boolean;
 
-  constructor(private readonly plan: FetchPlan) {
+  /**
+   * `deadline`: the call's, in monotonic ms (`Infinity`: none); a plan shared by requests in a
+   * row has none of its own, each request brings it.
+   */
+  constructor(
+    private readonly plan: FetchPlan,
+    private readonly deadline: number = plan.deadline,
+  ) {
     this.clock = plan.downstream.clock;
-    this.bodyLimited = plan.deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeoutMs !== undefined;
+    this.bodyLimited = deadline !== Number.POSITIVE_INFINITY || plan.bodyTimeoutMs !== undefined;
   }
 
   /**
@@ -423,7 +430,8 @@ export class FetchCall {
   private bodyDeadline(): BodyDeadline | undefined {
     if (!this.bodyLimited) return undefined;
     const { clock } = this;
-    const { bodyTimeoutMs, deadline, downstream } = this.plan;
+    const { deadline } = this;
+    const { bodyTimeoutMs, downstream } = this.plan;
     const byTimeout = bodyTimeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.monotonic() + bodyTimeoutMs;
     if (byTimeout < deadline) {
       const ms = bodyTimeoutMs as number;

@@ -181,7 +181,7 @@ function send(
   try {
     if (init === undefined && typeof input === 'string') {
       const again = lastPlain?.reusableFor(downstream, input, defaults);
-      if (again !== undefined) return new FetchCall(again).run();
+      if (again !== undefined) return new FetchCall(again, plainDeadline(downstream)).run();
     }
     if (init !== undefined && needsValidation(init)) validate(init, 'fetch', false);
     const plan = planCall(downstream, normalize(input, init), init, defaults);
@@ -194,29 +194,44 @@ function send(
 }
 
 /**
- * The plan of the last plain request — a URL string and no init, no deadline, outside any
- * deadline scope, not in a page — kept for the next request to the same URL through the same
- * downstream and options. Such a plan depends on nothing else, and nothing changes it once
- * made (a `FetchCall` only reads its plan), so requests in a row share it instead of each
- * running the planning's thirty-odd small functions and a dozen objects again. In a loop
- * that planning costs ~1 µs; between real requests, which push kindly's code and data out
- * of the CPU's caches, several times that (docs/benchmarks.md).
+ * The plan of the last plain request — a URL string and no init, outside any deadline scope,
+ * not in a page — kept for the next request to the same URL through the same downstream and
+ * options. Such a plan depends on nothing else but the time (its only deadline is the
+ * downstream's `totalTimeoutMs`, counted by each request: `plainDeadline`), and nothing
+ * changes it once made (a `FetchCall` only reads its plan), so requests in a row share it
+ * instead of each running the planning's thirty-odd small functions and a dozen objects
+ * again. In a loop that planning costs ~1 µs; between real requests, which push kindly's code
+ * and data out of the CPU's caches, several times that (docs/benchmarks.md).
  */
 class PlainPlan {
   /** The platform's `fetch` when the plan was made: whether the attempt runs user code depends on it. */
   private readonly globalFetch: unknown;
+  /** The plan as shared: no deadline of its own, so the downstream counts the call's from its start. */
+  private readonly plan: FetchPlan;
 
   constructor(
-    private readonly plan: FetchPlan,
+    made: FetchPlan,
     private readonly defaults: CreateFetchOptions | undefined,
   ) {
     this.globalFetch = (globalThis as { fetch?: unknown }).fetch;
+    const o = made.callOptions;
+    // Field by field, in `callOptionsOf`'s order: the same shape as every other call's options.
+    const callOptions: CallOptions<Response> = {
+      idempotent: o.idempotent,
+      key: o.key,
+      signal: o.signal,
+      deadline: undefined,
+      timeoutMs: o.timeoutMs,
+      verify: o.verify,
+      fallback: o.fallback,
+      budgetKey: o.budgetKey,
+    };
+    this.plan = { ...made, deadline: Number.POSITIVE_INFINITY, callOptions, hooked: undefined };
   }
 
   /** Whether a plan just made for a plain request may serve the next ones. */
   static fits(plan: FetchPlan): boolean {
     return (
-      plan.deadline === Number.POSITIVE_INFINITY &&
       plan.callerSignal === undefined &&
       plan.body.replayable &&
       plan.body.body === undefined &&
@@ -230,13 +245,21 @@ class PlainPlan {
   reusableFor(downstream: Downstream, url: string, defaults: CreateFetchOptions | undefined): FetchPlan | undefined {
     const plan = this.plan;
     if (plan.url !== url || plan.downstream !== downstream || this.defaults !== defaults) return undefined;
-    if (downstream.totalTimeoutMs !== undefined || currentDeadlineScope() !== undefined || maybePage()) return undefined;
+    if (currentDeadlineScope() !== undefined || maybePage()) return undefined;
     if ((globalThis as { fetch?: unknown }).fetch !== this.globalFetch) return undefined;
     return plan;
   }
 }
 
 let lastPlain: PlainPlan | undefined;
+
+/** A plain request's deadline, as `fetchDeadline` works it out without an init or a scope. */
+function plainDeadline(downstream: Downstream): number {
+  const timeoutMs = downstream.totalTimeoutMs;
+  return timeoutMs === undefined
+    ? Number.POSITIVE_INFINITY
+    : callDeadline(downstream.clock.monotonic(), undefined, undefined, timeoutMs);
+}
 
 /** Cheaper than `pageEnvironment()` and never wrong the other way: a global `addEventListener` may be a page. */
 function maybePage(): boolean {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createFetch, fetchThrough, nodeHttpHandler, propagatesTo } from '../../src/http/index.js';
 import { InvalidOptionsError, runWithDeadline } from '../../src/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
+import { VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from './support/loopback.js';
 
 /**
@@ -68,6 +69,19 @@ describe('internal headers reach only services that take part', () => {
     expect(seen.map((h) => h['x-retry-attempt'])).toEqual([undefined, undefined, '0', undefined, undefined]);
     expect(api.stats().requests).toBe(4);
     expect(other.stats().requests).toBe(1);
+  });
+
+  it('regression: requests in a row sharing a plan each count the downstream’s totalTimeoutMs from their own start', async () => {
+    const { server } = await recorder();
+    const clock = new VirtualClock();
+    const api = downstream('timed', { clock, totalTimeoutMs: 1_000, attemptTimeoutMs: false });
+    expect((await fetchThrough(api, server.url)).status).toBe(200);
+    await clock.advance(5_000);
+    // A deadline left over from the first request would have passed 4 s ago.
+    const second = await fetchThrough(api, server.url);
+    expect(second.status).toBe(200);
+    expect(await second.text()).toBe('');
+    expect(api.stats().requests).toBe(2);
   });
 
   it('{ hosts } sends them to the named hosts only, in or out of a scope', async () => {
