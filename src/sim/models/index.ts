@@ -115,7 +115,7 @@ export function buildServer(spec: ServerSpec, sim: Simulation, respond: ServerRe
       return new ConcurrencyServer(
         sim,
         random,
-        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: serviceOf(spec), rejectLatency: l },
+        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: serviceOf(spec), rejectLatency: l, latency: l },
         respond,
       );
   }
@@ -144,6 +144,7 @@ export function serverLowerBound(spec: ServerSpec, clients: number): LowerBound 
         concurrency: spec.capacity,
         queue: spec.queue ?? 0,
         service: serviceOf(spec),
+        latency: l,
       });
   }
 }

@@ -38,6 +38,17 @@ describe('ConcurrencyServer', () => {
     expect(build([5, -1, Number.NaN])).toThrow(/every `service\.samples` entry.*-1/);
   });
 
+  it('a served answer takes `latency` back to its caller after the service ends', () => {
+    const opts = { concurrency: 1, queue: 1, service: { ms: 100 }, rejectLatency: { ms: 1 }, latency: { ms: 1 } };
+    const answers = drive((sim, r, respond) => new ConcurrencyServer(sim, r, opts, respond), [0, 0, 0]);
+    expect(answers.map((a) => [a.client, a.ok, a.at])).toEqual([
+      [2, false, 1],
+      [0, true, 101],
+      [1, true, 201],
+    ]);
+    expect(concurrencyBound(3, opts).allSucceededMs).toBe(301);
+  });
+
   it('lower bound', () => {
     expect(concurrencyBound(100, { concurrency: 10, service: { ms: 100 } })).toEqual({
       totalRequests: 190,
