@@ -1,3 +1,4 @@
+import { PACER_DEFAULTS } from '../policies/pacer.js';
 import {
   BREAKER_CLOSED,
   BREAKER_HALF_OPEN,
@@ -162,13 +163,35 @@ export interface PaceLedger {
   gap: number;
   activeUntil: number;
   hintUntil: number;
+  /**
+   * Guesses at the whole rate count for at most this much (requests per ms) until
+   * `guessCapUntil` — set when a process following the queue measured a cut (see `contribute`).
+   */
+  guessCap: number;
+  guessCapUntil: number;
   /** owner → [rate per ms, store ms until which it counts, kind (`RATE_SHARE`…)]. */
   contributions: Map<string, [number, number, RateKindCode]>;
 }
 
 export function emptyPace(): PaceLedger {
-  return { ticket: 1, baseTicket: 1, baseAt: 0, gap: 0, activeUntil: 0, hintUntil: 0, contributions: new Map() };
+  return {
+    ticket: 1,
+    baseTicket: 1,
+    baseAt: 0,
+    gap: 0,
+    activeUntil: 0,
+    hintUntil: 0,
+    guessCap: 0,
+    guessCapUntil: 0,
+    contributions: new Map(),
+  };
 }
+
+/**
+ * A guess refuted by a cut counts for this much of the fleet's rate the cut was measured at:
+ * the pacer's default multiplicative decrease (`PACER_DEFAULTS.decrease`).
+ */
+export const REFUTED_GUESS = PACER_DEFAULTS.decrease;
 
 /** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
 export const FLEET_RESPACE_DRIFT = 0.1;
@@ -212,6 +235,13 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
  * a guess counts only up to what the measured shares imply for the whole fleet — a process
  * whose own requests have not yet tested its guess would otherwise hold the fleet above the
  * callee's rate.
+ *
+ * A cut anywhere tests every guess. When a process's contribution turns from a guess (or a
+ * probe) into a measured share, its requests — spaced in the fleet's queue — were rejected at
+ * the fleet's current rate R: every guess then counts for at most β × R (`REFUTED_GUESS`),
+ * for as long as measured shares keep coming in. Without it, the start-up guesses of the
+ * processes not yet rejected held the whole fleet at twice the callee's rate after the first
+ * process had cut (simulated herd, 4 × 25 callers: 211 → 207 requests).
  */
 function contribute(
   p: PaceLedger,
@@ -221,7 +251,19 @@ function contribute(
   kind: RateKindCode,
   contributionMs: number,
 ): { rate: number; estimate: number } {
-  if (rate > 0) p.contributions.set(owner, [rate, nowMs + contributionMs, kind]);
+  if (rate > 0) {
+    if (kind === RATE_SHARE) {
+      const before = p.contributions.get(owner);
+      // This process's first measured cut: its requests, spaced in the fleet's queue, were
+      // rejected at the fleet's rate — a refutation of every guess at or above it.
+      if (before !== undefined && before[2] !== RATE_SHARE && before[1] > nowMs && p.gap > 0) {
+        p.guessCap = REFUTED_GUESS / p.gap;
+        p.guessCapUntil = nowMs + contributionMs;
+      } else if (p.guessCapUntil > nowMs) p.guessCapUntil = nowMs + contributionMs;
+    }
+    p.contributions.set(owner, [rate, nowMs + contributionMs, kind]);
+  }
+  const cap = p.guessCapUntil > nowMs ? p.guessCap : Number.POSITIVE_INFINITY;
   let shares = 0;
   let sharing = 0;
   let whole = 0;
@@ -233,7 +275,8 @@ function contribute(
       shares += r;
       sharing++;
     } else if (k === RATE_WHOLE) {
-      if (r > whole) whole = r;
+      const guess = Math.min(r, cap);
+      if (guess > whole) whole = guess;
       guessing++;
     } else if (r > probe) probe = r;
   }

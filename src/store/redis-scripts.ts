@@ -1,4 +1,4 @@
-import { FLEET_RESPACE_DRIFT } from './fleet-ledger.js';
+import { FLEET_RESPACE_DRIFT, REFUTED_GUESS } from './fleet-ledger.js';
 
 /**
  * The fleet's operations as Redis Lua scripts: each is one atomic step, timed by the
@@ -140,29 +140,57 @@ return { num(now), num(state), num(generation), num(openUntil), num(opensInRow),
 
 /**
  * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
- * owner's: returns the fleet's rate and its estimate (see `contribute` in fleet-ledger.ts).
+ * owner's, with the cap on guesses kept in the pace hash KEYS[1]: returns the fleet's rate
+ * and its estimate (see `contribute` in fleet-ledger.ts).
  */
 const CONTRIBUTE = `
-local function contribute(key, owner, rate, kind, contributionMs, ttl)
+local function parseContribution(v)
+  local sep = string.find(v, ':', 1, true)
+  local sep2 = string.find(v, ':', sep + 1, true)
+  local r = tonumber(string.sub(v, 1, sep - 1))
+  local untilMs = tonumber(string.sub(v, sep + 1, (sep2 or 0) - 1))
+  local k = sep2 and tonumber(string.sub(v, sep2 + 1)) or 0
+  return r, untilMs, k
+end
+local function contribute(paceKey, key, owner, rate, kind, contributionMs, ttl)
+  local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap')
+  local guessCap = tonumber(c[1] or '0')
+  local guessCapUntil = tonumber(c[2] or '0')
+  local gap = tonumber(c[3] or '0')
   if rate > 0 then
+    if kind == 0 then
+      local before = redis.call('HGET', key, owner)
+      local beforeKind, beforeUntil = 0, 0
+      if before then
+        local _
+        _, beforeUntil, beforeKind = parseContribution(before)
+      end
+      if before and beforeKind ~= 0 and beforeUntil > now and gap > 0 then
+        guessCap = ${REFUTED_GUESS} / gap
+        guessCapUntil = now + contributionMs
+        redis.call('HSET', paceKey, 'guessCap', num(guessCap), 'guessCapUntil', num(guessCapUntil))
+      elseif guessCapUntil > now then
+        guessCapUntil = now + contributionMs
+        redis.call('HSET', paceKey, 'guessCapUntil', num(guessCapUntil))
+      end
+    end
     redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs) .. ':' .. kind)
   end
+  local cap = math.huge
+  if guessCapUntil > now then cap = guessCap end
   local all = redis.call('HGETALL', key)
   local shares, sharing, whole, guessing, probe = 0, 0, 0, 0, 0
   for i = 1, #all, 2 do
-    local v = all[i + 1]
-    local sep = string.find(v, ':', 1, true)
-    local sep2 = string.find(v, ':', sep + 1, true)
-    local r = tonumber(string.sub(v, 1, sep - 1))
-    local untilMs = tonumber(string.sub(v, sep + 1, (sep2 or 0) - 1))
-    local k = sep2 and tonumber(string.sub(v, sep2 + 1)) or 0
+    local r, untilMs, k = parseContribution(all[i + 1])
     if untilMs <= now then
       redis.call('HDEL', key, all[i])
     elseif k == 0 then
       shares = shares + r
       sharing = sharing + 1
     elseif k == 1 then
-      if r > whole then whole = r end
+      local guess = r
+      if cap < guess then guess = cap end
+      if guess > whole then whole = guess end
       guessing = guessing + 1
     elseif r > probe then
       probe = r
@@ -210,7 +238,7 @@ end
 /** KEYS[1] pace hash (ticket, epoch, activeUntil, hintUntil), KEYS[2] contributions hash. */
 export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
-local rate, estimate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[6]), tonumber(ARGV[3]), tonumber(ARGV[5]))
+local rate, estimate = contribute(KEYS[1], KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[6]), tonumber(ARGV[3]), tonumber(ARGV[5]))
 local minRate = tonumber(ARGV[4])
 if rate < minRate then rate = minRate end
 local hintUntil = tonumber(redis.call('HGET', KEYS[1], 'hintUntil') or '0')
@@ -224,7 +252,7 @@ return { num(now), num(ticket), num(baseTicket), num(baseAt), num(gap), num(esti
 export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
 local ttl = tonumber(ARGV[7])
-local rate, estimate = contribute(KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[8]), tonumber(ARGV[3]), ttl)
+local rate, estimate = contribute(KEYS[1], KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[8]), tonumber(ARGV[3]), ttl)
 local minRate = tonumber(ARGV[9])
 if rate < minRate then rate = minRate end
 local active = ARGV[4] == '1'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bookSlot, emptyPace, slotOf, syncPace } from '../../src/store/fleet-ledger.js';
+import { bookSlot, emptyPace, REFUTED_GUESS, slotOf, syncPace } from '../../src/store/fleet-ledger.js';
 import { RATE_PROBE, RATE_SHARE, RATE_WHOLE, type RateKindCode } from '../../src/store/fleet-store.js';
 import { FleetQueueView } from '../../src/store/fleet-ticket.js';
 
@@ -36,6 +36,27 @@ describe('the fleet pace ledger', () => {
     expect(probing.gap).toBeCloseTo(2, 9);
     // Contributions lapse after contributionMs.
     expect(syncPace(p, 2_000, sync('a', 0)).estimate).toBe(0);
+  });
+
+  it('a process’s first measured cut caps every guess at β below the rate the fleet ran at, while shares are measured', () => {
+    const p = emptyPace();
+    // Two processes start up at a guess: the queue is spaced at 0.2 per ms.
+    syncPace(p, 0, sync('a', 0.2, RATE_WHOLE));
+    expect(bookSlot(p, 0, book('b', 0.2, RATE_WHOLE)).gap).toBeCloseTo(5, 9);
+    // 'a' was rejected following that queue and measured its share: the fleet ran too fast,
+    // so 'b''s guess counts for β × 0.2 = 0.17 (two processes' worth of 'a''s share, 0.2,
+    // would have let it stand).
+    const cut = syncPace(p, 50, sync('a', 0.1, RATE_SHARE));
+    expect(cut.estimate).toBeCloseTo(REFUTED_GUESS * 0.2, 12);
+    // A guess that grows after the cut is capped just the same while 'a' keeps measuring …
+    expect(syncPace(p, 900, sync('b', 0.8, RATE_WHOLE)).estimate).toBeCloseTo(REFUTED_GUESS * 0.2, 12);
+    expect(syncPace(p, 1_000, sync('a', 0.1, RATE_SHARE)).estimate).toBeCloseTo(REFUTED_GUESS * 0.2, 12);
+    // … and stands again once no share has been heard of for contributionMs.
+    expect(syncPace(p, 2_100, sync('b', 0.8, RATE_WHOLE)).estimate).toBeCloseTo(0.8, 12);
+    // A share that was a share before is no new refutation: the cap does not come back
+    // ('c''s 0.04 implies 0.08 for two processes; 'b''s guess counts up to that).
+    syncPace(p, 3_000, sync('c', 0.05, RATE_SHARE));
+    expect(syncPace(p, 3_000, sync('c', 0.04, RATE_SHARE)).estimate).toBeCloseTo(0.08, 12);
   });
 
   it('re-spaces every waiting ticket when the fleet’s rate moves, keeping those already due', () => {
