@@ -611,6 +611,15 @@ export class Pacer {
       const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
+    if (this.fromFlight) {
+      // The search ended on the first answer of a slow flight, whose later answers raise the
+      // level as they arrive — by 10× within one service time's spread (simulated: 10.9/s at
+      // the first of ten answers spread over 17 ms by ±5 % service times, 92/s at the last):
+      // a caller far back that slept half its wait computed at the first answer slept for
+      // seconds (the herd took 4.2 s instead of 1.1 s). Until a paced request is answered,
+      // parked callers check again every quarter of a service time.
+      return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.gap, (this.okLatency ?? this.gap) / 4)));
+    }
     if (this.startup && this.alone) {
       // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
       // caller that slept longer would send late, and the send rate would lag the allowed one
