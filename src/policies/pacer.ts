@@ -143,7 +143,10 @@ const CRUISE = 2;
  * — the callee restored capacity between l and h, so x₁ errs high by at most 2×, which the
  * first cut corrects with a measurement. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
- * slot) ends it too, at x₁ = D₀ measured then.
+ * slot) ends it too, at x₁ = the flight's successes over the callee's share of their time —
+ * from the first send to the last answer, less the fastest rejection's round trip (the way
+ * there and back, not serving) — raised as the rest of that flight is answered (parked
+ * callers check again every quarter of a service time meanwhile).
  *
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
