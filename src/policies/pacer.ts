@@ -246,6 +246,8 @@ export class Pacer {
   private rejectedProbeAt = Number.NEGATIVE_INFINITY;
   /** Latency of the slowest rejection in this search (+∞: none yet). */
   private rejectLatency = Number.POSITIVE_INFINITY;
+  /** Latency of the fastest rejection in this search: a round trip with no serving in it. */
+  private pathLatency = Number.POSITIVE_INFINITY;
   private cruiseAt = 0;
   /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
   private grewAt = 0;
@@ -356,7 +358,7 @@ export class Pacer {
     this.lastRejectAt = nowMs;
     if (this.mode === 0) {
       this.enter(nowMs);
-      if (latency >= 0) this.rejectLatency = latency;
+      if (latency >= 0) this.rejectLatency = this.pathLatency = latency;
       return;
     }
     if (this.mode === SEARCH) {
@@ -366,6 +368,7 @@ export class Pacer {
       // (simulated token bucket, 100 callers: 224–253 requests over six seeds → 194–197).
       if (latency >= 0 && (latency > this.rejectLatency || this.rejectLatency === Number.POSITIVE_INFINITY))
         this.rejectLatency = latency;
+      if (latency >= 0 && latency < this.pathLatency) this.pathLatency = latency;
       if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
       return;
     }
@@ -706,6 +709,7 @@ export class Pacer {
     this.startup = false;
     this.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.rejectLatency = Number.POSITIVE_INFINITY;
+    this.pathLatency = Number.POSITIVE_INFINITY;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.baseTicket = this.nextTicket;
@@ -756,7 +760,7 @@ export class Pacer {
    */
   private flightLevel(nowMs: number): number | undefined {
     const raw = this.estimator.peak(nowMs);
-    const served = this.estimator.flightRate(nowMs, this.rejectLatency);
+    const served = this.estimator.flightRate(nowMs, this.pathLatency);
     return raw === undefined || served === undefined ? raw : Math.max(raw, served);
   }
 
