@@ -18,8 +18,8 @@
  */
 import { fetchThrough } from '../src/http/index.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
-import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import { herdLowerBound, runHerd } from '../src/sim/herd-run.js';
+import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../src/sim/models/index.js';
 import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
 import { systemClock } from '../src/time/system-clock.js';
