@@ -167,6 +167,20 @@ describe('Pacer', () => {
     expect(p.rate(140)).toBeCloseTo(100, 6);
   });
 
+  it('a slow flight ended by its straggler keeps the best rate the flight proved (express-queue regression)', () => {
+    // Rejections after 20–70 ms (one event loop works through the burst), ten served at
+    // 120 ms — not slower than twice the slowest rejection — and the one that waited in the
+    // callee's queue at 220 ms, which ends the search. The flight proved 10 per 100 ms of the
+    // callee's time at its tenth answer; the straggler alone reads 11 per 200 ms.
+    const p = new Pacer();
+    for (let i = 0; i <= 50; i++) p.onResult(20 + i, 'rejected', undefined, 0, false);
+    for (let i = 0; i < 10; i++) p.onResult(120, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    p.onResult(220, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+    expect(p.rate(220)).toBeCloseTo(100, 6);
+  });
+
   it('a blind cut of a bracketed first estimate halves it and keeps starting up (it may land below the callee’s rate)', () => {
     // As above: the search ends at 1 / 6.3 ms, at most 2× high, with nothing paced measured.
     const p = new Pacer();
