@@ -145,8 +145,9 @@ const CRUISE = 2;
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
  * slot) ends it too, at x₁ = the flight's successes over the callee's share of their time —
  * from the first send to the last answer, less the fastest rejection's round trip (the way
- * there and back, not serving) — raised as the rest of that flight is answered (parked
- * callers check again every quarter of a service time meanwhile).
+ * there and back, not serving) — the best of that read at any of the flight's answers, and
+ * raised as the rest of the flight is answered (parked callers check again every quarter of a
+ * service time meanwhile).
  *
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
