@@ -7,15 +7,21 @@
  * pacing (`pacing: {}`, the default) or one of the herd's jittered retry policies. Prints each
  * herd's requests (counted by the server) and the time until the last caller was served —
  * the spread over several herds is the figure, since one herd on a loaded machine says little
- * — then the medians beside the simulator's model of that limiter (same strategy, 20 seeds).
+ * — then the medians beside the simulator's model of that limiter (same strategy, 200 seeds;
+ * express-queue's model draws its service times from the ones measured in these herds), and
+ * where each real herd falls in the model's spread: its percentile rank. If the model were
+ * exact, ranks would be uniform over 0–1 (mean 0.5); a median of 5 herds of a long-tailed
+ * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
+ * so the ranks say more than one median.
  *
  *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated]
  */
 import { fetchThrough } from '../src/http/index.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
+import { herdLowerBound, runHerd } from '../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
-import { withDefaults } from '../src/sim/scenario.js';
-import { herd as herdScenario } from '../src/sim/scenarios/herd.js';
+import type { ServerSpec } from '../src/sim/models/index.js';
+import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
 import { systemClock } from '../src/time/system-clock.js';
 import {
   type LimitedServer,
@@ -27,21 +33,23 @@ import {
 import { startNginx } from '../test/support/nginx.js';
 
 /** Each limiter; its name is the simulator model that stands for it. */
-const LIMITERS: Record<string, { label: string; start: () => Promise<LimitedServer>; model: Record<string, unknown> }> = {
+type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
+
+const LIMITERS: Record<string, { label: string; start: () => Promise<LimitedServer>; model: Server }> = {
   'token-bucket': {
     label: "limiter's TokenBucket",
     start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }),
-    model: {},
+    model: { model: 'token-bucket' },
   },
   'fixed-window': {
     label: 'express-rate-limit',
     start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }),
-    model: {},
+    model: { model: 'fixed-window' },
   },
   concurrency: {
     label: 'express-queue',
     start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
-    model: { queue: 1 },
+    model: { model: 'concurrency', queue: 1 },
   },
   'leaky-bucket': {
     label: 'nginx limit_req',
@@ -49,9 +57,9 @@ const LIMITERS: Record<string, { label: string; start: () => Promise<LimitedServ
       const nginx = await startNginx({ ratePerSecond: 100, burst: 9, nodelay: true });
       return { url: nginx.url, requests: () => nginx.requests(), resetCounts: () => nginx.resetLog(), close: () => nginx.stop() };
     },
-    model: {},
+    model: { model: 'leaky-bucket' },
   },
-  gcra: { label: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }), model: {} },
+  gcra: { label: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }), model: { model: 'gcra' } },
 };
 
 const UNTIL_SERVED = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 } as const;
@@ -100,22 +108,63 @@ const server = await limiter.start();
 await herd(server.url, options);
 const requests: number[] = [];
 const times: number[] = [];
+const serviceTimes: number[] = [];
 for (let i = 0; i < herds; i++) {
   // Lets the limiter fill or reset completely before the next herd.
   await systemClock.sleep(300);
   server.resetCounts();
   times.push(await herd(server.url, options));
   requests.push(server.requests().total);
+  serviceTimes.push(...(server.serviceTimes?.() ?? []));
 }
 await server.close();
-const { json } = herdScenario.run(withDefaults(herdScenario, { server: name, strategy, seeds: 20, ...limiter.model }), {});
-const row = (json.strategies as Array<{ totalRequests: { median: number }; allSucceededMs: { median: number } }>)[0]!;
-const bound = json.lowerBound as { totalRequests: number; allSucceededMs: number };
+const model: Server =
+  serviceTimes.length === 0
+    ? limiter.model
+    : { ...limiter.model, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
+const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, server: model };
+const strategyRow = HERD_STRATEGIES.find((st) => st.name === strategy)!;
+const SEEDS = 200;
+const simulated = Array.from({ length: strategyRow.random || model.service !== undefined ? SEEDS : 1 }, (_, i) =>
+  runHerd({ ...setup, seed: 1 + i }, strategyRow),
+);
+const row = {
+  totalRequests: { median: median(simulated.map((m) => m.totalRequests)) },
+  allSucceededMs: { median: median(simulated.map((m) => m.allSucceededMs)) },
+};
+const bound = herdLowerBound(setup);
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+/** Where `x` falls among the model's seeds: the fraction below it (ties count half). */
+const rank = (xs: number[], x: number) => (xs.filter((v) => v < x).length + xs.filter((v) => v === x).length / 2) / xs.length;
+const requestRanks = requests.map((r) =>
+  rank(
+    simulated.map((m) => m.totalRequests),
+    r,
+  ),
+);
+const timeRanks = times.map((t) =>
+  rank(
+    simulated.map((m) => m.allSucceededMs),
+    t,
+  ),
+);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
   `${name} (${limiter.label}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
-for (let i = 0; i < herds; i++) console.log(`  ${requests[i]} requests / ${s(times[i]!)}`);
+if (model.service !== undefined)
+  console.log(`  (model fed ${serviceTimes.length} measured service times, mean ${model.service.ms.toFixed(1)} ms)`);
+// A deterministic model (adaptive on a constant-latency model) runs one seed: no spread to rank in.
+const ranked = simulated.length > 1;
+for (let i = 0; i < herds; i++)
+  console.log(
+    `  ${requests[i]} requests / ${s(times[i]!)}` +
+      (ranked ? `  (rank in the model: ${requestRanks[i]!.toFixed(2)} · ${timeRanks[i]!.toFixed(2)})` : ''),
+  );
+if (ranked)
+  console.log(
+    `  mean rank ${mean(requestRanks).toFixed(2)} requests · ${mean(timeRanks).toFixed(2)} time (0.5 if the model were exact)`,
+  );
 const realRequests = median(requests);
 const realTime = median(times);
 const pct = (real: number, model: number) => `${real >= model ? '+' : ''}${((real / model - 1) * 100).toFixed(1)} %`;

@@ -73,6 +73,18 @@ export class DeliveryRate {
     return best;
   }
 
+  /**
+   * One flight's successes per ms of the callee's own time: |S| / (latest receive − earliest
+   * send − `pathMs`), `pathMs` being what a round trip costs without any serving (a rejection's
+   * latency). The flight form above charges the callee for that path too: 10 served by a
+   * 100 ms worker pool whose requests spent 40 ms reaching it and back read as 10 per 140 ms.
+   * `undefined` when nothing succeeded in the window.
+   */
+  flightRate(nowMs: number, pathMs: number): number | undefined {
+    this.advance(nowMs);
+    return this.successes.flightRate(pathMs);
+  }
+
   /** Answers (of any kind) per ms over the window, or `undefined` when there were none. */
   answerRate(nowMs: number): number | undefined {
     this.advance(nowMs);
@@ -148,6 +160,24 @@ class Extremes {
     d[o + RECV_MIN] = Number.POSITIVE_INFINITY;
     d[o + RECV_MAX] = Number.NEGATIVE_INFINITY;
     d[o + LATENCY_MIN] = Number.POSITIVE_INFINITY;
+  }
+
+  /** `DeliveryRate.flightRate` over every bucket. */
+  flightRate(pathMs: number): number | undefined {
+    let total = 0;
+    let sentMin = Number.POSITIVE_INFINITY;
+    let recvMax = Number.NEGATIVE_INFINITY;
+    const d = this.data;
+    for (let i = 0; i < this.n; i++) {
+      const o = this.base + i * FIELDS;
+      const c = d[o + COUNT]!;
+      if (c === 0) continue;
+      total += c;
+      if (d[o + SENT_MIN]! < sentMin) sentMin = d[o + SENT_MIN]!;
+      if (d[o + RECV_MAX]! > recvMax) recvMax = d[o + RECV_MAX]!;
+    }
+    if (total === 0) return undefined;
+    return total / Math.max(recvMax - sentMin - Math.max(0, pathMs), 1);
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */

@@ -143,7 +143,11 @@ const CRUISE = 2;
  * — the callee restored capacity between l and h, so x₁ errs high by at most 2×, which the
  * first cut corrects with a measurement. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
- * slot) ends it too, at x₁ = D₀ measured then.
+ * slot) ends it too, at x₁ = the flight's successes over the callee's share of their time —
+ * from the first send to the last answer, less the fastest rejection's round trip (the way
+ * there and back, not serving) — the best of that read at any of the flight's answers, and
+ * raised as the rest of the flight is answered (parked callers check again every quarter of a
+ * service time meanwhile).
  *
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
@@ -243,6 +247,10 @@ export class Pacer {
   private rejectedProbeAt = Number.NEGATIVE_INFINITY;
   /** Latency of the slowest rejection in this search (+∞: none yet). */
   private rejectLatency = Number.POSITIVE_INFINITY;
+  /** Latency of the fastest rejection in this search: a round trip with no serving in it. */
+  private pathLatency = Number.POSITIVE_INFINITY;
+  /** The highest `flightRate` read at any success of this search (per ms; 0: none). */
+  private flightPeak = 0;
   private cruiseAt = 0;
   /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
   private grewAt = 0;
@@ -346,14 +354,17 @@ export class Pacer {
       if (this.mode === 0) this.enter(nowMs);
     }
     if (ok) {
-      if (this.mode === SEARCH) this.searchSuccess(nowMs, sent, latency, paced !== false);
-      else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
+      if (this.mode === SEARCH) {
+        const f = this.estimator.flightRate(nowMs, this.pathLatency);
+        if (f !== undefined && f > this.flightPeak) this.flightPeak = f;
+        this.searchSuccess(nowMs, sent, latency, paced !== false);
+      } else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
       return;
     }
     this.lastRejectAt = nowMs;
     if (this.mode === 0) {
       this.enter(nowMs);
-      if (latency >= 0) this.rejectLatency = latency;
+      if (latency >= 0) this.rejectLatency = this.pathLatency = latency;
       return;
     }
     if (this.mode === SEARCH) {
@@ -363,6 +374,7 @@ export class Pacer {
       // (simulated token bucket, 100 callers: 224–253 requests over six seeds → 194–197).
       if (latency >= 0 && (latency > this.rejectLatency || this.rejectLatency === Number.POSITIVE_INFINITY))
         this.rejectLatency = latency;
+      if (latency >= 0 && latency < this.pathLatency) this.pathLatency = latency;
       if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
       return;
     }
@@ -617,6 +629,15 @@ export class Pacer {
       const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
+    if (this.fromFlight) {
+      // The search ended on the first answer of a slow flight, whose later answers raise the
+      // level as they arrive — by 10× within one service time's spread (simulated: 10.9/s at
+      // the first of ten answers spread over 17 ms by ±5 % service times, 92/s at the last):
+      // a caller far back that slept half its wait computed at the first answer slept for
+      // seconds (the herd took 4.2 s instead of 1.1 s). Until a paced request is answered,
+      // parked callers check again every quarter of a service time.
+      return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.gap, (this.okLatency ?? this.gap) / 4)));
+    }
     if (this.startup && this.alone) {
       // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
       // caller that slept longer would send late, and the send rate would lag the allowed one
@@ -694,6 +715,8 @@ export class Pacer {
     this.startup = false;
     this.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.rejectLatency = Number.POSITIVE_INFINITY;
+    this.pathLatency = Number.POSITIVE_INFINITY;
+    this.flightPeak = 0;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.baseTicket = this.nextTicket;
@@ -720,7 +743,7 @@ export class Pacer {
       this.probeGap = this.gap;
     } else if (latency >= 0 && latency > 2 * this.rejectLatency) {
       // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
-      x = this.estimator.peak(nowMs);
+      x = this.flightLevel(nowMs);
       this.fromFlight = true;
     } else if (sent < this.searchBase) {
       // More of the flight that started the search (answers read one by one): a higher D₀
@@ -733,6 +756,25 @@ export class Pacer {
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
     this.startCruise(nowMs, x, !this.fromFlight, bracketed);
+  }
+
+  /**
+   * What a slow flight measured: its delivery rate, but the time its requests spent on the
+   * way (as long as the fastest rejection's round trip) was not the callee's serving time.
+   * Measured against express-queue (10 workers × 100 ms, client and server on one loaded
+   * event loop) the flight read 78/s — 10 answers at 128 ms, rejections from 44 ms — and the
+   * herd then crept up from there by CUBIC's convex start: 1.3–1.9 s instead of ~1.1 s.
+   */
+  private flightLevel(nowMs: number): number | undefined {
+    const raw = this.estimator.peak(nowMs);
+    const served = this.estimator.flightRate(nowMs, this.pathLatency);
+    if (raw === undefined || served === undefined) return raw;
+    // The best the flight proved at any of its answers, as the delivery-rate peak filter does:
+    // a straggler that waited in the callee's queue (express-queue's one waiting request,
+    // answered a service time after the rest) must not pull it down — since the search waits
+    // for a success slower than twice the slowest rejection, that straggler is often the one
+    // that ends it (measured: 10 per 101 ms at the tenth answer, 11 per 196 ms at the 11th).
+    return Math.max(raw, served, this.flightPeak);
   }
 
   /** Ends the search at level `x` (requests per ms). */
@@ -778,7 +820,7 @@ export class Pacer {
       // The rest of a slow flight that ended the search (answers arriving one by one): the
       // level follows what the flight measures, as long as nothing paced has been answered.
       if (this.fromFlight && sent < this.searchBase && latency > 2 * this.rejectLatency) {
-        const d = this.estimator.peak(nowMs);
+        const d = this.flightLevel(nowMs);
         if (d !== undefined && d > this.level) {
           this.level = d;
           this.adjust(nowMs);

@@ -46,11 +46,19 @@ export interface Latency {
    * (sd / mean) for `normal`; unused otherwise. @default 0.5
    */
   sigma?: number;
+  /**
+   * Measured latencies, ms: when given, each draw picks one of them uniformly (a bootstrap of
+   * what a real server did) and `distribution` and `sigma` are unused; `ms` should be their
+   * mean (lower bounds read it).
+   */
+  samples?: readonly number[];
 }
 
 /** Draws one latency ≥ 0 (constant latencies draw nothing from `random`). */
 export function sampleLatency(latency: Latency, random: Random): number {
   const ms = latency.ms;
+  const samples = latency.samples;
+  if (samples !== undefined) return samples[Math.min(samples.length - 1, Math.floor(random.next() * samples.length))]!;
   switch (latency.distribution ?? 'constant') {
     case 'constant':
       return ms;

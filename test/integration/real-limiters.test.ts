@@ -6,9 +6,10 @@
 // figures are printed side by side (requests counted by the server).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DownstreamOptions } from '../../src/runtime/downstream.js';
+import { herdLowerBound } from '../../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS } from '../../src/sim/herd-strategies.js';
-import { withDefaults } from '../../src/sim/scenario.js';
-import { herd } from '../../src/sim/scenarios/herd.js';
+import type { ServerSpec } from '../../src/sim/models/index.js';
+import { HERD_STRATEGIES, herdRow } from '../../src/sim/scenarios/herd.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import {
   type LimitedServer,
@@ -34,34 +35,60 @@ const STRATEGIES: Record<string, DownstreamOptions> = {
   },
 };
 
-function simulated(
-  server: string,
-  strategy: string,
-  extra: Record<string, number>,
-): { requests: Spread; ms: Spread; bound: number } {
-  const { json } = herd.run(withDefaults(herd, { server, strategy, seeds: 50, ...extra }), {});
-  const row = (json.strategies as Array<{ totalRequests: Spread; allSucceededMs: Spread }>)[0]!;
-  const bound = (json.lowerBound as { totalRequests: number }).totalRequests;
-  return { requests: row.totalRequests, ms: row.allSucceededMs, bound };
+/**
+ * Seeds of the model per row. A real herd is one draw; if the model were exact, it would
+ * exceed the largest of n simulated herds with probability 1 / (n + 1) — 2 % per row at 50
+ * seeds, a false alarm every few CI runs over the eight jittered rows. At 500 it is 0.2 %.
+ */
+const SEEDS = 500;
+
+type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
+
+/** The same herd against the model: 100 clients at once, 10 per 100 ms. */
+function simulated(server: Server, strategy: string, seeds: number): { requests: Spread; ms: Spread; bound: number } {
+  const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, server };
+  const row = herdRow(setup, HERD_STRATEGIES.find((s) => s.name === strategy)!, seeds);
+  return { requests: row.totalRequests, ms: row.allSucceededMs, bound: herdLowerBound(setup).totalRequests };
 }
 
-const limiters: Array<{ model: string; name: string; start: () => Promise<LimitedServer>; extra?: Record<string, number> }> = [
+/**
+ * The model of the server the herd actually met. express-queue's worker is held by a
+ * `sleep(100)` plus this machine's timer and event-loop delays: 100.8 ms median on an idle
+ * machine, 107–118 ms mean (p90 up to 180 ms) under load, and a server with 15 % less capacity
+ * needs more retries — so the concurrency model draws its service times from the ones measured
+ * in this herd instead of a constant 100 ms.
+ */
+function measuredModel(limiter: { server: Server }, server: LimitedServer): Server {
+  const times = server.serviceTimes?.();
+  if (times === undefined || times.length === 0) return limiter.server;
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  return { ...limiter.server, service: { ms: mean, samples: [...times] } };
+}
+
+const limiters: Array<{ server: Server; name: string; start: () => Promise<LimitedServer> }> = [
   // 100 r/s with a bucket of 10: the model's default capacity (10 per 100 ms, burst 10).
-  { model: 'token-bucket', name: 'limiter TokenBucket', start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }) },
-  { model: 'fixed-window', name: 'express-rate-limit', start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }) },
-  { model: 'gcra', name: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }) },
+  {
+    server: { model: 'token-bucket' },
+    name: 'limiter TokenBucket',
+    start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }),
+  },
+  {
+    server: { model: 'fixed-window' },
+    name: 'express-rate-limit',
+    start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }),
+  },
+  { server: { model: 'gcra' }, name: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }) },
   // 10 served at once, 100 ms each, one more may wait (express-queue admits through its queue:
   // with no room there it serves nothing).
   {
-    model: 'concurrency',
+    server: { model: 'concurrency', queue: 1 },
     name: 'express-queue',
     start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
-    extra: { queue: 1 },
   },
 ];
 
 for (const limiter of limiters) {
-  describe(`${limiter.model} model vs ${limiter.name} (100 r/s)`, () => {
+  describe(`${limiter.server.model} model vs ${limiter.name} (100 r/s)`, () => {
     let server: LimitedServer;
     /** Lets the limiter fill/reset completely before a herd. */
     const rest = () => systemClock.sleep(300);
@@ -82,9 +109,12 @@ for (const limiter of limiters) {
         server.resetCounts();
         const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeoutMs: 10_000 });
         const real = server.requests();
-        const sim = simulated(limiter.model, strategy, limiter.extra ?? {});
+        const model = measuredModel(limiter, server);
+        // The adaptive row's model is only printed (its check is against the bound).
+        const sim = simulated(model, strategy, strategy === 'adaptive' ? 50 : SEEDS);
+        const service = model.service === undefined ? '' : ` (service ${model.service.ms.toFixed(1)} ms mean)`;
         console.log(
-          `[figure] ${limiter.name} ${strategy}: real ${real.total} requests, ${(run.allSucceededMs / 1000).toFixed(3)} s; ` +
+          `[figure] ${limiter.name} ${strategy}: real ${real.total} requests, ${(run.allSucceededMs / 1000).toFixed(3)} s${service}; ` +
             `simulated ${sim.requests.median} (${sim.requests.min}–${sim.requests.max}) requests, ` +
             `${(sim.ms.median / 1000).toFixed(3)} s (${(sim.ms.min / 1000).toFixed(3)}–${(sim.ms.max / 1000).toFixed(3)})`,
         );
@@ -96,8 +126,9 @@ for (const limiter of limiters) {
           // 2× the bound: a pacer that stopped pacing needs ~300–550.
           expect(real.total).toBeLessThanOrEqual(2 * sim.bound);
         } else {
-          // The ±10 % target is not met for jittered rows (docs/simulator.md); what holds is
-          // that a real herd needs no more requests than the model's worst seed.
+          // One real herd cannot show a median within ±10 % (bench/real-limiter-herds.ts and
+          // docs/simulator.md do, over several); what one herd must do is fall inside the
+          // model's range: no more requests than its worst of SEEDS seeds.
           expect(real.total).toBeLessThanOrEqual(sim.requests.max);
         }
       });

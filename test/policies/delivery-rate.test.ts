@@ -18,6 +18,19 @@ describe('DeliveryRate', () => {
     expect(d.answerRate(100)! * 1000).toBeCloseTo(1_000, 9);
   });
 
+  it('flightRate: one flight’s successes over the callee’s time, the path taken out', () => {
+    const d = new DeliveryRate(1_000, 10);
+    // 10 sent at 0, served by 100 ms workers that they reached 20 ms late and answered 20 ms
+    // back: the flight form reads 10 per 140 ms, the callee served 10 per 100 ms.
+    for (let i = 0; i < 10; i++) d.record(140, 0, true);
+    expect(d.rate(140)! * 1000).toBeCloseTo(1000 / 14, 9);
+    expect(d.flightRate(140, 40)! * 1000).toBeCloseTo(100, 9);
+    expect(d.flightRate(140, 0)! * 1000).toBeCloseTo(1000 / 14, 9);
+    // Never more than the successes in one ms.
+    expect(d.flightRate(140, 500)! * 1000).toBeCloseTo(10_000, 9);
+    expect(new DeliveryRate(1_000, 10).flightRate(0, 1)).toBeUndefined();
+  });
+
   it('a steady flow reads its own rate whatever the latency (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 5, max: 2_000 }), fc.integer({ min: 1, max: 800 }), (perSecond, latency) => {

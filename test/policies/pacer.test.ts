@@ -154,6 +154,33 @@ describe('Pacer', () => {
     expect(p.cuts).toBe(0);
   });
 
+  it('a slow flight ends the search at the callee’s serving rate, the requests’ way there and back taken out (express-queue regression)', () => {
+    // 10 workers × 100 ms, one event loop shared with 100 callers: the requests reach the
+    // callee ~20 ms after they were sent and the answers take ~20 ms back (rejections: 40 ms).
+    // Before, the level was the flight's 10 per 140 ms (measured on express-queue: 78/s for
+    // a 100/s server, and the herd crept up from there: 1.3–1.9 s instead of ~1.1 s).
+    const p = new Pacer();
+    for (let i = 0; i < 90; i++) p.onResult(40 + i * 0.2, 'rejected', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    for (let i = 0; i < 10; i++) p.onResult(140, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+    expect(p.rate(140)).toBeCloseTo(100, 6);
+  });
+
+  it('a slow flight ended by its straggler keeps the best rate the flight proved (express-queue regression)', () => {
+    // Rejections after 20–70 ms (one event loop works through the burst), ten served at
+    // 120 ms — not slower than twice the slowest rejection — and the one that waited in the
+    // callee's queue at 220 ms, which ends the search. The flight proved 10 per 100 ms of the
+    // callee's time at its tenth answer; the straggler alone reads 11 per 200 ms.
+    const p = new Pacer();
+    for (let i = 0; i <= 50; i++) p.onResult(20 + i, 'rejected', undefined, 0, false);
+    for (let i = 0; i < 10; i++) p.onResult(120, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    p.onResult(220, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+    expect(p.rate(220)).toBeCloseTo(100, 6);
+  });
+
   it('a blind cut of a bracketed first estimate halves it and keeps starting up (it may land below the callee’s rate)', () => {
     // As above: the search ends at 1 / 6.3 ms, at most 2× high, with nothing paced measured.
     const p = new Pacer();

@@ -31,4 +31,16 @@ describe('distributions', () => {
     expect(sampleLatency({ ms: 7 }, counting)).toBe(7);
     expect(counting.calls).toBe(0);
   });
+
+  it('measured samples: every draw is one of them, each about equally often (seed 5, 30,000 draws)', () => {
+    const r = new SeededRandom(5);
+    const samples = [100.8, 101.5, 163];
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 30_000; i++) {
+      const x = sampleLatency({ ms: 121.8, distribution: 'lognormal', samples }, r);
+      counts.set(x, (counts.get(x) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual(samples);
+    for (const n of counts.values()) expect(Math.abs(n / 10_000 - 1)).toBeLessThan(0.05);
+  });
 });

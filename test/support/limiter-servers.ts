@@ -20,6 +20,11 @@ export interface LimitedServer {
   requests(): { total: number; served: number; rejected: number };
   resetCounts(): void;
   close(): Promise<void>;
+  /**
+   * The concurrency server only: how long each request served since the last `resetCounts`
+   * held its worker, ms (the sleep plus this machine's timer and event-loop delays).
+   */
+  serviceTimes?(): number[];
 }
 
 async function serve(
@@ -125,6 +130,7 @@ export async function startConcurrencyServer(options: {
   serviceMs: number;
 }): Promise<LimitedServer> {
   const counts = { served: 0, rejected: 0 };
+  let serviceTimes: number[] = [];
   const app = express();
   app.use(
     expressQueue({
@@ -137,10 +143,22 @@ export async function startConcurrencyServer(options: {
     }),
   );
   app.get('/', (_req, res) => {
+    // express-queue starts this handler when it gives the request a worker, and frees the
+    // worker when the response ends.
+    const start = systemClock.monotonic();
     systemClock.sleep(options.serviceMs).then(() => {
       counts.served++;
       res.send('ok\n');
+      serviceTimes.push(systemClock.monotonic() - start);
     });
   });
-  return serve(createServer(app), counts);
+  const server = await serve(createServer(app), counts);
+  return {
+    ...server,
+    resetCounts() {
+      server.resetCounts();
+      serviceTimes = [];
+    },
+    serviceTimes: () => serviceTimes,
+  };
 }

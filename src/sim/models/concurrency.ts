@@ -12,6 +12,11 @@ export interface ConcurrencyOptions {
   service: Latency;
   /** Time from arrival to a rejection reaching the client. @default { ms: 1 } */
   rejectLatency?: Latency;
+  /**
+   * Time from a request's service ending to its answer reaching the client (the way back a
+   * rejection's latency includes too). @default { ms: 0 }
+   */
+  latency?: Latency;
 }
 
 /**
@@ -24,11 +29,13 @@ export class ConcurrencyServer implements SimServer {
   private readonly concurrency: number;
   private readonly queueLimit: number;
   private readonly service: Latency;
+  private readonly latency: Latency | undefined;
   private busy = 0;
   private waiting: number[] = [];
   private head = 0;
   private readonly answers: Answers;
   private readonly doneKind: number;
+  private readonly servedKind: number;
 
   constructor(
     private readonly sim: Simulation,
@@ -37,18 +44,21 @@ export class ConcurrencyServer implements SimServer {
     private readonly respond: ServerResponse,
   ) {
     const v = answerValidator('concurrency server', { rejectLatency: options.rejectLatency })
-      .knownKeys(options, ['concurrency', 'queue', 'service', 'rejectLatency'])
+      .knownKeys(options, ['concurrency', 'queue', 'service', 'rejectLatency', 'latency'])
       .integer('concurrency', options.concurrency, 1)
       .check(options.concurrency !== undefined, 'Expected `concurrency`, got undefined')
       .integer('queue', options.queue, 0)
       .check(options.service !== undefined, 'Expected `service`, got undefined');
     validateLatency(v, 'service', options.service);
+    validateLatency(v, 'latency', options.latency);
     v.done();
     this.concurrency = options.concurrency;
     this.queueLimit = options.queue ?? 0;
     this.service = options.service;
+    this.latency = options.latency !== undefined && options.latency.ms > 0 ? options.latency : undefined;
     this.answers = new Answers(sim, random, { rejectLatency: options.rejectLatency }, respond);
     this.doneKind = sim.on((client, now) => this.finish(client, now));
+    this.servedKind = sim.on((client, now) => this.respond(client, true, now));
   }
 
   /** Requests waiting for a worker now. */
@@ -81,7 +91,8 @@ export class ConcurrencyServer implements SimServer {
     } else {
       this.busy--;
     }
-    this.respond(client, true, now);
+    if (this.latency === undefined) this.respond(client, true, now);
+    else this.sim.after(sampleLatency(this.latency, this.random), this.servedKind, client);
   }
 }
 
@@ -90,6 +101,6 @@ export function concurrencyBound(clients: number, options: ConcurrencyOptions): 
   const admitted = options.concurrency + (options.queue ?? 0);
   return {
     totalRequests: clients + Math.max(0, clients - admitted),
-    allSucceededMs: Math.ceil(clients / options.concurrency) * options.service.ms,
+    allSucceededMs: Math.ceil(clients / options.concurrency) * options.service.ms + (options.latency?.ms ?? 0),
   };
 }

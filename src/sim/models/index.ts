@@ -41,6 +41,12 @@ export interface ServerSpec {
   distribution?: LatencyDistribution;
   /** Queue length of the concurrency model. @default 0 */
   queue?: number;
+  /**
+   * The concurrency model's service time (e.g. measured on a real server: `samples`).
+   * @default `slotMs` with `distribution`
+   */
+  service?: Latency;
+
   /** Leaky bucket: nginx `nodelay` or not. @default 'nodelay' */
   mode?: 'nodelay' | 'delay';
 }
@@ -57,11 +63,22 @@ export function arrivalRandom(seed: number): SeededRandom {
 
 /** Whether the model draws randomness (a latency distribution other than constant). */
 export function serverIsRandom(spec: ServerSpec): boolean {
-  return spec.model !== 'slot' && (spec.distribution ?? 'constant') !== 'constant';
+  if (spec.model === 'slot') return false;
+  if (spec.model === 'concurrency' && spec.service !== undefined && isRandom(spec.service)) return true;
+  return (spec.distribution ?? 'constant') !== 'constant';
+}
+
+function isRandom(l: Latency): boolean {
+  return l.samples !== undefined ? l.samples.length > 1 : (l.distribution ?? 'constant') !== 'constant';
 }
 
 function latency(spec: ServerSpec): Latency {
   return { ms: spec.latencyMs ?? 1, distribution: spec.distribution ?? 'constant' };
+}
+
+/** The concurrency model's service time: `service`, else the slot length with the latency's shape. */
+function serviceOf(spec: ServerSpec): Latency {
+  return spec.service ?? { ...latency(spec), ms: spec.slotMs };
 }
 
 function rate(spec: ServerSpec): number {
@@ -98,7 +115,7 @@ export function buildServer(spec: ServerSpec, sim: Simulation, respond: ServerRe
       return new ConcurrencyServer(
         sim,
         random,
-        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: { ...l, ms: spec.slotMs }, rejectLatency: l },
+        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: serviceOf(spec), rejectLatency: l, latency: l },
         respond,
       );
   }
@@ -126,7 +143,8 @@ export function serverLowerBound(spec: ServerSpec, clients: number): LowerBound 
       return concurrencyBound(clients, {
         concurrency: spec.capacity,
         queue: spec.queue ?? 0,
-        service: { ...l, ms: spec.slotMs },
+        service: serviceOf(spec),
+        latency: l,
       });
   }
 }

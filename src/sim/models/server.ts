@@ -30,7 +30,13 @@ export function validateLatency(v: OptionsValidator, name: string, latency: Late
   if (latency === undefined) return;
   v.duration(`${name}.ms`, latency.ms)
     .oneOf(`${name}.distribution`, latency.distribution, LATENCY_DISTRIBUTIONS)
-    .number(`${name}.sigma`, latency.sigma, 0, 10);
+    .number(`${name}.sigma`, latency.sigma, 0, 10)
+    .array(`${name}.samples`, latency.samples);
+  const samples = latency.samples;
+  if (!Array.isArray(samples)) return;
+  v.check(samples.length > 0, `Expected \`${name}.samples\` to hold at least one latency, got an empty array`);
+  const bad = samples.find((x) => typeof x !== 'number' || !Number.isFinite(x) || x < 0);
+  v.check(bad === undefined, `Expected every \`${name}.samples\` entry to be a finite number ≥ 0, got ${String(bad)}`);
 }
 
 /**

@@ -98,7 +98,7 @@ describe('herd scenario', () => {
       'leaky-bucket': { totalRequests: 190, allSucceededMs: 901 },
       'fixed-window': { totalRequests: 190, allSucceededMs: 901 },
       gcra: { totalRequests: 190, allSucceededMs: 901 },
-      concurrency: { totalRequests: 190, allSucceededMs: 1000 },
+      concurrency: { totalRequests: 190, allSucceededMs: 1001 },
     };
     for (const [server, bound] of Object.entries(expected)) {
       const { json } = herd.run(withDefaults(herd, { server, seeds: 3 }), {});
