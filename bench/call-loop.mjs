@@ -49,6 +49,7 @@ if (loopback) {
 const { downstream } = await import(pathToFileURL(resolve(dir, 'index.js')).href);
 const { fetchThrough } = await import(pathToFileURL(resolve(dir, 'http.js')).href);
 const plainApi = () => downstream('loop', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
+// The same pipeline as bench/pipelines.ts (plain Node cannot import that file).
 const fullHttpApi = () =>
   downstream('loop-http-full', {
     retry: { maxAttempts: 3 },

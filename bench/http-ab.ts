@@ -17,6 +17,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import { FULL_HTTP_PIPELINE, PLAIN_PIPELINE } from './pipelines.js';
 import { interleavedRounds } from './rounds.js';
 import { median } from './stats.js';
 
@@ -36,18 +37,7 @@ const lines = createInterface({ input: server.stdout as NodeJS.ReadableStream })
 const [port] = (await once(lines, 'line')) as [string];
 lines.close();
 const url = `http://127.0.0.1:${Number(port)}/item`;
-const options =
-  group === 'plain'
-    ? { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 }
-    : {
-        retry: { maxAttempts: 3 },
-        attemptTimeoutMs: 10_000,
-        totalTimeoutMs: 30_000,
-        budget: {},
-        breaker: {},
-        bulkhead: { maxConcurrent: 1_000 },
-        pacing: {},
-      };
+const options = group === 'plain' ? PLAIN_PIPELINE : FULL_HTTP_PIPELINE;
 
 async function build(dir: string, name: string): Promise<() => Promise<Response>> {
   const { downstream } = await import(pathToFileURL(resolve(dir, 'index.js')).href);

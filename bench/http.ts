@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import ky from 'ky';
 import { fetchThrough } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
+import { FULL_HTTP_PIPELINE, PLAIN_PIPELINE } from './pipelines.js';
 import { interleavedRounds, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
 
@@ -67,7 +68,7 @@ function floorCase(url: string, headers: Record<string, string>): HttpCase {
 function casesFor(group: HttpGroup, url: string): HttpCase[] {
   const bare: HttpCase = { name: 'bare', request: () => fetch(url) };
   if (group === 'plain') {
-    const api = downstream('http-plain', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
+    const api = downstream('http-plain', PLAIN_PIPELINE);
     const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
     return [
       bare,
@@ -79,15 +80,7 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
       { name: 'ky', request: () => client.get(url) },
     ];
   }
-  const full = downstream('http-full', {
-    retry: { maxAttempts: 3 },
-    attemptTimeoutMs: 10_000,
-    totalTimeoutMs: 30_000,
-    budget: {},
-    breaker: {},
-    bulkhead: { maxConcurrent: 1_000 },
-    pacing: {},
-  });
+  const full = downstream('http-full', FULL_HTTP_PIPELINE);
   return [bare, floorCase(url, {}), { name: 'kindly-full', request: () => fetchThrough(full, url) }];
 }
 
