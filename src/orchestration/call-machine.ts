@@ -129,6 +129,8 @@ class CallExtras {
   retryAfterMs: number | undefined = undefined;
   retryPaced = false;
   yieldBeforeRetry = false;
+  /** Failed attempts that the pacer had released (see `RetryInput.backoffStep`). */
+  pacedFailures = 0;
   classification: Classification | undefined = undefined;
   decision: RetryDecision | undefined = undefined;
   lastError: unknown = undefined;
@@ -400,8 +402,11 @@ export class CallMachine implements StageCall {
     x.lastError = error;
     x.lastOutcome = classification.outcome;
     x.retryAfterMs = undefined;
+    // The attempt that just failed waited for the pacer's slot (the sleep before it was paced).
+    if (x.yieldBeforeRetry) x.pacedFailures++;
     const input: RetryInput = {
       attempt: this.attempt,
+      backoffStep: this.attempt - x.pacedFailures,
       classification,
       idempotent: this.idempotent,
       verifiable: this.verifiable,

@@ -45,6 +45,12 @@ const KEYS = ['maxAttempts', 'maxElapsedMs', 'backoff', 'maxRetryAfterMs', 'hint
 export interface RetryInput {
   /** Attempts made so far, including the one that just failed (1-based). */
   attempt: number;
+  /**
+   * The backoff schedule's step for the next delay (default: `attempt`). Failures of
+   * attempts a pacer released at the callee's measured rate do not advance it: the pacer
+   * misjudged the rate, the caller did not hammer, and the pacer already spaces its retries.
+   */
+  backoffStep?: number;
   classification: Classification;
   /** Is the operation safe to repeat (idempotent method, idempotency key, caller's word)? */
   idempotent: boolean;
@@ -142,7 +148,7 @@ export class RetryPolicy {
     // (5) The delay — computed before (4) is consulted, because (4) spends state (a budget
     // token) that a retry stopped by (5) would never use. A hint is a minimum we may not shorten: if it does not fit, stop now
     // rather than sleep pointlessly, and hand the hint to the caller.
-    const backoffMs = this.backoff.delay(input.attempt, random, input.previousDelayMs);
+    const backoffMs = this.backoff.delay(input.backoffStep ?? input.attempt, random, input.previousDelayMs);
     let hintMs: number | undefined;
     let delayMs = backoffMs;
     if (c.hintMs !== undefined) {

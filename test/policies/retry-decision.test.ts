@@ -47,6 +47,13 @@ describe('RetryPolicy.decide', () => {
     });
   });
 
+  it('backoffStep sets the delay’s step, attempt still counts toward maxAttempts', () => {
+    const p = new RetryPolicy({ maxAttempts: 4, backoff: { baseMs: 100, factor: 2, jitter: 'none' } });
+    expect(p.decide({ ...base, attempt: 3 }, random())).toMatchObject({ retry: true, backoffMs: 400 });
+    expect(p.decide({ ...base, attempt: 3, backoffStep: 1 }, random())).toMatchObject({ retry: true, backoffMs: 100 });
+    expect(p.decide({ ...base, attempt: 4, backoffStep: 1 }, random())).toMatchObject({ retry: false, reason: 'max-attempts' });
+  });
+
   it('a failed outcome of a non-idempotent call may be retried; unknown only through verify', () => {
     const p = new RetryPolicy();
     expect(

@@ -172,6 +172,27 @@ describe('pipeline with protections', () => {
     expect(attempts).toBeLessThan(40 + 35 + 20);
   });
 
+  it('a paced retry the callee still rejects does not advance its caller’s backoff (regression: fleet herds waited 2ⁿ backoffs after the pacer’s misjudgements)', async () => {
+    // One caller against a callee that rejects everything: the first rejection starts the
+    // pacer, so every retry after it leaves at a slot the pacer chose. Those failures are the
+    // pacer's misjudgement of the rate, not the caller hammering: the backoff stays at its
+    // first step instead of doubling (100, 200, 400 ms before).
+    const backoffs = async (pacing: boolean) => {
+      const { clock, api, events } = setup({
+        budget: false,
+        pacing,
+        retry: { maxAttempts: 4, backoff: { baseMs: 100, factor: 2, jitter: 'none' } },
+      });
+      await settle(
+        clock,
+        api.call(async () => Promise.reject(status(429))),
+      );
+      return events.flatMap((e) => (e.type === 'retry-scheduled' ? [e.backoffMs] : []));
+    };
+    expect(await backoffs(false)).toEqual([100, 200, 400]);
+    expect(await backoffs(true)).toEqual([100, 100, 100]);
+  });
+
   it('paced retries are not charged to the budget: a herd the budget alone would cut short is served in full', async () => {
     // A callee serving 5 per 100 ms slot; a budget of max(0.1 × 40, 1) = 4 retries.
     const herd = async (pacing: boolean) => {

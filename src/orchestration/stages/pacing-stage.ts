@@ -235,7 +235,8 @@ export class PacingStage implements Stage {
 
   /**
    * While pacing, a retry still waits its own backoff first (the pacer never sends a retry
-   * earlier than the caller asked), then for its slot at the learned rate. The delay is
+   * earlier than the caller asked), then for its slot at the learned rate. (A failure of a
+   * retry released here does not advance the caller's backoff: `RetryInput.backoffStep`.) The delay is
    * marked paced so that even a zero one yields: every answer that arrived together is
    * reported to the pacer before any of those callers books its slot.
    */
