@@ -255,7 +255,7 @@ function contribute(
     if (kind === RATE_SHARE) {
       const before = p.contributions.get(owner);
       // This process's first measured cut: its requests, spaced in the fleet's queue, were
-      // rejected at the fleet's rate — a refutation of every guess at or above it.
+      // rejected at the fleet's rate R, so no guess may count for more than β × R.
       if (before !== undefined && before[2] !== RATE_SHARE && before[1] > nowMs && p.gap > 0) {
         p.guessCap = REFUTED_GUESS / p.gap;
         p.guessCapUntil = nowMs + contributionMs;
