@@ -97,6 +97,9 @@ const SATURATED_MIN = 4;
 /** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
 const RESPACE_DRIFT = 0.1;
 
+/** A rate measured from the search's probe holds if no send gap since exceeded 1 / it by more than this (real sends wander from their slots by a few ms). */
+const SEED_GAP_SLACK = 2;
+
 /** A wait that only yields: answers arriving at the same instant are read first. */
 const RECHECK_MS = 0.001;
 
@@ -164,7 +167,10 @@ const CRUISE = 2;
  * boundary, a bucket's next token). Between two reopenings it restored exactly what it served,
  * so S successes sent between them over the time between them (each taken half-way from the
  * last rejected send) is its rate, Dₛ — a fixed window's N per window, which no flow peak
- * measures (its bursts at a window's start inflate D̂).
+ * measures (its bursts at a window's start inflate D̂).The probe that ended the search is a reopening too (the
+ * flight's rejections, then capacity), from its send time — as long as no send since left a
+ * gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in which a window expires
+ * half-used, and what was served then is not what the callee had.
  *
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
@@ -173,7 +179,7 @@ const CRUISE = 2;
  *         the callee's measured rate is sent at as it is, not β below it)
  *
  * A blind cut of a bracketed x₁ keeps start-up going (halving a guess within 2× may land
- * below the callee's rate). So does a cut while starting up from a bracket: D̂ was measured on
+ * below the callee's rate), capped at probeGain × the peak paced requests deliver. So does a cut while starting up from a bracket: D̂ was measured on
  * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
  * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and
  * probeGain × D̂, until Dₛ is measured, which then becomes W; likewise the first Dₛ after the cut that ended
@@ -241,6 +247,10 @@ export class Pacer {
   /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
   private saturatedRate = Number.NaN;
   private saturatedAt = Number.NEGATIVE_INFINITY;
+  /** The latest reopening is the probe that ended the search. */
+  private probeReopened = false;
+  /** The longest gap between paced sends since that probe (answers in send order). */
+  private seedGap = 0;
 
   // Search.
   private searchBase = 0;
@@ -272,6 +282,8 @@ export class Pacer {
   /** The level came from a cut to a measured delivery rate (since the search ended). */
   private cutMeasured = false;
   private probeGap = 1;
+  /** Start-up goes on after a blind cut: its ceiling follows what paced requests deliver. */
+  private blindStartup = false;
 
   // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
   private nextTicket = 1;
@@ -342,6 +354,10 @@ export class Pacer {
       this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
     if (this.mode === CRUISE && sent >= this.cruiseAt) {
+      if (this.probeReopened && sent > this.lastOkSent && sent > this.lastRejectSent) {
+        const g = sent - Math.max(this.lastOkSent, this.lastRejectSent);
+        if (g > this.seedGap) this.seedGap = g;
+      }
       this.pacedRate.record(nowMs, sent, ok);
       this.saturation(nowMs, sent, ok);
     }
@@ -756,6 +772,17 @@ export class Pacer {
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
     this.startCruise(nowMs, x, !this.fromFlight, bracketed);
+    if (this.startedFromProbe && this.alone) {
+      // The probe found the callee serving again after the flight's rejections: a reopening,
+      // so the first reopening in cruise measures the callee's rate already (real
+      // express-rate-limit herds overshot by 2× for two more windows, 16–25 paced requests
+      // rejected, before the second one did).
+      this.reopenedAt = sent;
+      this.servedSinceReopen = 1;
+      this.probeReopened = true;
+      this.seedGap = 0;
+      this.lastOkSent = sent;
+    }
   }
 
   /**
@@ -798,7 +825,9 @@ export class Pacer {
     this.lastOkSent = Number.NEGATIVE_INFINITY;
     this.lastRejectSent = Number.NEGATIVE_INFINITY;
     this.saturatedRate = Number.NaN;
+    this.probeReopened = false;
     this.rampLevel = false;
+    this.blindStartup = false;
     this.respace(nowMs, false, 1 / this.level);
   }
 
@@ -847,6 +876,11 @@ export class Pacer {
         this.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
         this.grewAt = nowMs;
       }
+      // After a blind cut the ceiling (probeGain × the halved guess) follows what paced requests
+      // deliver, as cruise's does: fixed, it held start-up there for good — nothing is rejected
+      // that slowly (a real express-rate-limit herd paced at 18/s for 4.4 s after a blind cut
+      // to 12/s).
+      if (this.blindStartup && peak !== undefined && this.probeGain * peak > this.ceiling) this.ceiling = this.probeGain * peak;
     } else if (peak !== undefined) this.raiseCeiling(peak);
     this.adjust(nowMs);
   }
@@ -886,7 +920,13 @@ export class Pacer {
     const at = Number.isFinite(this.lastRejectSent) ? (this.lastRejectSent + sent) / 2 : sent;
     this.reopenedAt = at;
     this.servedSinceReopen = 1;
+    const fromProbe = this.probeReopened;
+    this.probeReopened = false;
     if (Number.isNaN(from) || !(at > from)) return;
+    // From the probe that ended the search, only if every send since came within about 1 / the
+    // rate measured: start-up from a low guess leaves gaps in which a fixed window may expire
+    // half-used, or a slot pass (nothing then says so), and what was served is not what it had.
+    if (fromProbe && (served * this.seedGap) / (at - from) > SEED_GAP_SLACK) return;
     this.saturatedRate = served / (at - from);
     this.saturatedAt = nowMs;
     if (!this.startup && !this.rampLevel) return;
@@ -932,6 +972,7 @@ export class Pacer {
     // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests).
     if (ramp) this.ceiling = Math.min(sending, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.level);
+    this.blindStartup = blind;
     // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
     // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
     // bucket's rate for a second. Cut to anything else, CUBIC climbs back over K.

@@ -315,6 +315,50 @@ describe('Pacer', () => {
     expect(p.rate(236.3)).toBeCloseTo(start * 4 * Math.SQRT2, 6);
   });
 
+  it('after a blind cut start-up is not held at probeGain × the halved guess (regression: a real herd paced at 18/s for 4.4 s)', () => {
+    // As above: the blind cut halves the bracket's 159/s; the callee serves 100/s. Its ceiling
+    // was probeGain × the halved level (119/s) and stayed there while start-up went on —
+    // harmless here, but a real express-rate-limit herd whose blind cut landed at 12/s paced
+    // at 18/s for seconds: nothing is ever rejected that slowly, so nothing raised it.
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const probes = slots(p, 1, 90).map((w) => 1 + w);
+    for (const sent of probes.slice(0, 6)) p.onResult(sent + 1, 'rejected', undefined, sent);
+    p.onResult(14.7, 'ok', undefined, probes[6]);
+    p.onResult(21, 'rejected', undefined, 20, true);
+    const cutTo = p.rate(21) as number;
+    book(p, 80, 21);
+    // Paced requests keep being served, each sent at the rate allowed then (below 100/s).
+    let sent = 21;
+    for (let i = 0; i < 20; i++) {
+      sent += 1_000 / Math.min(p.rate(sent) as number, 99);
+      p.onResult(sent + 1, 'ok', undefined, sent, true);
+    }
+    expect(p.cuts).toBe(1);
+    expect(p.rate(sent + 1)).toBeGreaterThan(PACER_DEFAULTS.probeGain * cutTo * 1.01);
+  });
+
+  it('the probe that ended the search is a reopening: the first one in cruise measures the rate (regression: two more windows at 2× on express-rate-limit)', () => {
+    // A fixed window of 10 per 100 ms on a loaded server: the flight's answers come back after
+    // 100 ms, the first probe (10 ms later) is served and opens a window, [110, 210).
+    const p = new Pacer();
+    burst(p, 100, 100, 10);
+    book(p, 90, 100);
+    p.onResult(111, 'ok', undefined, 110, true);
+    expect(p.searching).toBe(false);
+    const ok = (at: number) => p.onResult(at + 1, 'ok', undefined, at, true);
+    const rejected = (at: number) => p.onResult(at + 1, 'rejected', undefined, at, true);
+    // Start-up sends faster than the window serves: 9 more served by 160, then rejections.
+    for (let at = 115; at <= 155; at += 5) ok(at);
+    for (let at = 160; at < 210; at += 5) rejected(at);
+    expect(p.cuts).toBe(1);
+    // The window reopens at 210 (capacity back between 205 and 211): 10 served since the probe
+    // at 110, over 98 ms. Before, the first reopening in cruise only started the measure, and
+    // the pacer went on at the cut's level (β × the start-up rate that overshot) for a window.
+    ok(211);
+    expect(p.rate(212)).toBeCloseTo(10_000 / 98, 6);
+  });
+
   it('a fixed window: the first overshoot keeps start-up going, and the rate between two reopenings ends it (regression: cut to the ramp’s 0.55× the rate)', () => {
     // Windows of 10 per 100 ms at 300, 400, 500 …; answers 1 ms after each send.
     const p = fromBracket();
