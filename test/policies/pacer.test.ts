@@ -168,17 +168,50 @@ describe('Pacer', () => {
   });
 
   it('a slow flight ended by its straggler keeps the best rate the flight proved (express-queue regression)', () => {
-    // Rejections after 20–70 ms (one event loop works through the burst), ten served at
-    // 120 ms — not slower than twice the slowest rejection — and the one that waited in the
-    // callee's queue at 220 ms, which ends the search. The flight proved 10 per 100 ms of the
-    // callee's time at its tenth answer; the straggler alone reads 11 per 200 ms.
+    // Rejections after 20–70 ms and one at 121 ms (one event loop works through the burst), ten
+    // served at 120–122 ms — not slower than twice the slowest rejection, nor a run — and the one
+    // that waited in the callee's queue at 260 ms, which ends the search. The flight proved 10
+    // per 102 ms of the callee's time at its tenth answer; the straggler alone reads 11 per 240.
     const p = new Pacer();
     for (let i = 0; i <= 50; i++) p.onResult(20 + i, 'rejected', undefined, 0, false);
-    for (let i = 0; i < 10; i++) p.onResult(120, 'ok', undefined, 0, false);
+    p.onResult(120, 'ok', undefined, 0, false);
+    p.onResult(121, 'rejected', undefined, 0, false);
+    for (let i = 0; i < 9; i++) p.onResult(122, 'ok', undefined, 0, false);
     expect(p.searching).toBe(true);
-    p.onResult(220, 'ok', undefined, 0, false);
+    p.onResult(260, 'ok', undefined, 0, false);
     expect(p.searching).toBe(false);
-    expect(p.rate(220)).toBeCloseTo(100, 6);
+    expect(p.rate(260)).toBeCloseTo(10_000 / 102, 6);
+  });
+
+  it('three of the flight served in a row, each slower than every rejection, end the search (regression: real express-queue waited for the queued eleventh)', () => {
+    // A real express-queue (10 × 100 ms, one waiting) on the event loop of 100 callers: the
+    // burst's rejections came back after 40–80 ms, the ten served at 140 ms. Slower than twice
+    // the slowest rejection only the eleventh, which waited in the queue, 100 ms later.
+    // A probe sent once the burst is through is rejected in 2 ms: not the way there and back
+    // the flight met (the flight would read 10 per 138 ms).
+    const p = new Pacer();
+    for (let i = 0; i <= 40; i++) p.onResult(40 + i, 'rejected', undefined, 0, false);
+    p.onResult(92, 'rejected', undefined, 90, true);
+    p.onResult(140, 'ok', undefined, 0, false);
+    p.onResult(140, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    p.onResult(140, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+    // The rest of the flight raises the level as it arrives: 10 per 100 ms of the callee's time.
+    for (let i = 0; i < 7; i++) p.onResult(140, 'ok', undefined, 0, false);
+    expect(p.rate(140)).toBeCloseTo(100, 6);
+  });
+
+  it('successes that merely vary with the rejections do not make a slow flight', () => {
+    // Latencies that vary (the same spread for rejections and successes): a success slower
+    // than every rejection so far, then a rejection, then two more such successes — no run.
+    const p = new Pacer();
+    for (let i = 0; i < 20; i++) p.onResult(2 + i * 0.2, 'rejected', undefined, 0, false);
+    p.onResult(6.5, 'ok', undefined, 0, false);
+    p.onResult(6.6, 'rejected', undefined, 0, false);
+    p.onResult(7, 'ok', undefined, 0, false);
+    p.onResult(7.5, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
   });
 
   it('a blind cut of a bracketed first estimate halves it and keeps starting up (it may land below the callee’s rate)', () => {
