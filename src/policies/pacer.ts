@@ -149,9 +149,10 @@ const CRUISE = 2;
  * — the callee restored capacity between l and h, so x₁ errs high by at most 2×, which the
  * first cut corrects with a measurement. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
- * slot) ends it too, at x₁ = the flight's successes over the callee's share of their time —
- * from the first send to the last answer, less the fastest rejection's round trip (the way
- * there and back, not serving) — the best of that read at any of the flight's answers, and
+ * slot), or the third such success in a row slower than every rejection, ends it too, at
+ * x₁ = the flight's successes over the callee's share of their time — from the first send to
+ * the last answer, less the flight's fastest rejection's round trip (the way there and back,
+ * not serving) — the best of that read at any of the flight's answers, and
  * raised as the rest of the flight is answered (parked callers check again every quarter of a
  * service time meanwhile).
  *
