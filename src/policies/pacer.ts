@@ -212,6 +212,11 @@ export class Pacer {
   private readonly estimator: DeliveryRate;
   /** The same measure over answers to requests sent since the search ended. */
   private readonly pacedRate: DeliveryRate;
+  /**
+   * Answers counted into `pacedRate` so far: [served, rejected]. A fleet adds up its
+   * processes' counts (see `FleetLink`): what the fleet as a whole got through.
+   */
+  readonly pacedAnswers: [served: number, rejected: number] = [0, 0];
   private readonly minRate: number;
   /** Start-up grows the rate at most this often: half a bucket of the estimator. */
   private readonly growthMs: number;
@@ -369,6 +374,7 @@ export class Pacer {
         if (g > this.seedGap) this.seedGap = g;
       }
       this.pacedRate.record(nowMs, sent, ok);
+      this.pacedAnswers[ok ? 0 : 1]++;
       this.saturation(nowMs, sent, ok);
     }
     if (hintMs !== undefined && hintMs > 0) {
