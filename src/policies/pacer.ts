@@ -947,8 +947,8 @@ export class Pacer {
   /**
    * Whether a success to the flight that started the search says the callee spends time
    * serving (a queue, a slot): slower than twice the slowest rejection, or the third served in
-   * a row, each slower than every rejection, with no rejection of the flight in between (and
-   * none of the flight served before its first rejection: see `enter`). A single success slower than every rejection is common when latencies merely vary
+   * a row, each slower than every rejection, with no rejection of the flight in between. A
+   * single success slower than every rejection is common when latencies merely vary
    * (lognormal: it ended searches on a false slow flight), a run of them is not — 10 of 100
    * answers in random order start with three in a row 0.7 % of the time. But one event loop
    * working through a burst slows its rejections as much as the callee's service: on a real
