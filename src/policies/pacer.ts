@@ -803,11 +803,7 @@ export class Pacer {
     this.pathLatency = Number.POSITIVE_INFINITY;
     this.flightPeak = 0;
     this.flightRun = 0;
-    // A success to the flight before its first rejection: successes and rejections are not
-    // apart (latencies that vary; a window that served the flight's first ten at once and its
-    // stragglers in the next one, as a loaded real express-rate-limit did: a run of them read
-    // as a slow flight at 196/s, 214 requests) — no run counts.
-    this.flightMixed = this.estimator.served(nowMs) > 0;
+    this.flightMixed = false;
     this.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
@@ -881,8 +877,7 @@ export class Pacer {
     this.chunkMax = Math.max(2, this.estimator.served(nowMs) - 1);
     this.chunkLow = this.rejectedProbeAt - this.flightStart;
     this.chunkHigh = sent - this.flightStart;
-    // Waiting callers look again after this per place in the line: early costs only a check.
-    this.chunkGap = Math.max(Math.min(latency, this.pathLatency) / 4, RECHECK_MS);
+    this.chunkGap = Math.max(Math.min(latency, this.pathLatency), RECHECK_MS);
     this.chunkRespace(nowMs);
   }
 
