@@ -171,16 +171,17 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     const scope = { downstream: 'grow', key: 'k' };
     // One share of 20/s; its tickets pile up (a booking every 5 ms), every answer is served.
     const request = { owner: 'a', rate: 0.02, contributionMs: 2_000, minRate: 0.001, ttlMs: 60_000, served: 1 };
-    let last = 0;
+    let highest = 0;
     for (let i = 0; i < 160; i++) {
       await new Promise((r) => setTimeout(r, 5));
       const reply = await store.bookSlot(scope, request);
       expect(reply).toBeDefined();
       expectSameNumbers(reply!, bookSlot(pace, reply!.now, request));
-      last = reply!.estimate;
+      highest = Math.max(highest, reply!.estimate);
     }
-    // The fleet got through more than its share said, and grew past 1.1 × that.
-    expect(last).toBeGreaterThan(0.02);
+    // The fleet got through more than its share said and grew past it (while tickets waited:
+    // once the grown queue outpaces the bookings, nothing waits and the share stands again).
+    expect(highest).toBeGreaterThan(0.02);
     expect(store.counters.failures).toBe(0);
   });
 
