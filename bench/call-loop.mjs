@@ -15,6 +15,7 @@
 // - on loopback (a keep-alive node:http server in a child process, body read to the end):
 //   `http`, `http-full`, `http-floor`, `http-call` — the HTTP bench's `kindly`, `kindly-full`,
 //   `floor` and `call`.
+// `--shape=bench` times each call as bench/core.ts does (inside an async function of its own).
 // With `--batches=N` it warms up, then times N batches (2,000 calls; 200 for loopback) and
 // prints the lower quartile of their CPU ns per call (the batches a burst of outside load hit
 // are the slow ones).
@@ -93,6 +94,12 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
   throw new Error(`unknown case ${which}`);
 }
 if ((await once()) !== 42) throw new Error(`case ${which} did not return the operation's value`);
+// `--shape=bench`: each call inside an async function of its own, as bench/core.ts times it
+// (`async () => void (await fn())`): one more promise hop per call, which changes what pays.
+if (process.argv.includes('--shape=bench')) {
+  const inner = once;
+  once = async () => void (await inner());
+}
 
 const perBatch = loopback ? 200 : 2_000;
 if (batchesArg === undefined) {
