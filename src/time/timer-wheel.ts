@@ -35,6 +35,8 @@ export class TimerWheel {
   /** Entries noted by `expireLater`, not linked yet (`FLUSH_EVERY` slots, filled from 0). */
   private noted: (DueEntry | undefined)[] = new Array(FLUSH_EVERY);
   private notedCount = 0;
+  /** How many of the noted entries are still armed (not cancelled). */
+  private notedLive = 0;
   /** When the noted entries must be linked at the latest (`Infinity` with none noted). */
   private flushBy = Number.POSITIVE_INFINITY;
 
@@ -81,15 +83,21 @@ export class TimerWheel {
     entry.wheel = this;
     entry.bucket = undefined;
     this.live++;
-    const count = this.notedCount;
+    // A full array is flushed before the next note rather than at the last one, which is
+    // still live then: by now every note is usually cancelled, and the flush has nothing to link.
+    let count = this.notedCount;
+    if (count === FLUSH_EVERY) {
+      this.flush();
+      count = 0;
+    }
     this.noted[count] = entry;
     this.notedCount = count + 1;
+    this.notedLive++;
     const flushBy = fromMs + this.minDelayMs;
     if (flushBy < this.flushBy) {
       this.flushBy = flushBy;
       if (flushBy < this.armedFor) this.arm(flushBy);
     }
-    if (count + 1 === FLUSH_EVERY) this.flush();
   }
 
   /** Links every noted entry still armed into its bucket. */
@@ -100,6 +108,8 @@ export class TimerWheel {
     this.noted = new Array(FLUSH_EVERY);
     this.notedCount = 0;
     this.flushBy = Number.POSITIVE_INFINITY;
+    if (this.notedLive === 0) return;
+    this.notedLive = 0;
     for (let i = 0; i < count; i++) {
       const entry = noted[i] as DueEntry;
       // Cancelled since (or noted twice): nothing to link.
@@ -143,8 +153,11 @@ export class TimerWheel {
     entry.wheel = undefined;
     this.live--;
     const bucket = entry.bucket;
-    // Noted by `expireLater` and not linked yet: the flush skips it.
-    if (bucket === undefined) return;
+    if (bucket === undefined) {
+      // Noted by `expireLater` and not linked yet: the flush skips it.
+      this.notedLive--;
+      return;
+    }
     const { prev, next } = entry;
     if (prev === undefined) bucket.head = next;
     else prev.next = next;
