@@ -6,7 +6,8 @@
 //
 // CASE:
 // - core: `full` (budget + breaker + bulkhead, as `kindly:full`), `plain` (retry + timeout) or
-//   `signal` (the operation reads `context.signal`);
+//   `signal` (the operation reads `context.signal`); `floor-signal` (the platform's AbortController
+//   alone) and `own-signal` (`.call()` around an operation making its own AbortController);
 // - HTTP layer without the network: `fetch` (`fetchThrough` with retry + attempt timeout) and
 //   `fetch-full` (the HTTP bench's full pipeline: budget, breaker, bulkhead, pacing, total
 //   timeout). The global `fetch` is replaced, before the package loads, by one that builds the
@@ -79,6 +80,15 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
         })
       : plainApi();
   once = which === 'signal' ? () => api.call((c) => (c.signal.aborted ? 0 : operation())) : () => api.call(operation);
+} else if (which === 'floor-signal') {
+  // The platform's price of one attempt signal, with no kindly around it (bench/cases.ts's
+  // `floor:signal`).
+  once = () => (new AbortController().signal.aborted ? 0 : operation());
+} else if (which === 'own-signal') {
+  // `.call()` whose operation makes its own AbortController: kindly's plain call plus the
+  // platform's signal, without kindly's handling of the attempt's signal (`kindly:call+own-signal`).
+  const api = plainApi();
+  once = () => api.call(() => (new AbortController().signal.aborted ? 0 : operation()));
 } else if (which === 'fetch' || which === 'http') {
   const api = plainApi();
   once = async () => answer(await fetchThrough(api, url));
