@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -275,6 +277,31 @@ describe('downstream().call — retry loop', () => {
       api.call(() => seen.push(currentDeadlineScope()?.deadline), { timeoutMs: 300 }),
     );
     expect(seen).toEqual([undefined, 300 + clock.monotonic()]);
+  });
+
+  it('regression: a finished call’s value and operation are not kept alive by its attempt’s timeout (system clock)', async () => {
+    // The wheel notes an attempt's timeout and links it at its next flush (≤ 256 attempts or
+    // 1 s later): until then it holds the finished attempt's context, which must hold neither
+    // the value (through the attempt's promise) nor the call (its operation, its options).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const api = downstream('retention', { attemptTimeoutMs: 60_000 });
+    let value: WeakRef<object> | undefined;
+    let operation: WeakRef<object> | undefined;
+    await (async () => {
+      const answer = { payload: new Uint8Array(1024) };
+      const op = async () => answer;
+      value = new WeakRef(answer);
+      operation = new WeakRef(op);
+      if ((await api.call(op)) !== answer) throw new Error("not the operation's value");
+    })();
+    // Well before the wheel's own timer (1 s after the attempt began) flushes its notes.
+    for (let i = 0; i < 20 && (value?.deref() !== undefined || operation?.deref() !== undefined); i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    expect(value?.deref()).toBeUndefined();
+    expect(operation?.deref()).toBeUndefined();
   });
 
   it('an expired deadline fails at once with outcome failed and no attempt', async () => {
