@@ -12,7 +12,8 @@
  * times and reports every run (the JSON then holds one row per run); `--store-timeout-ms N`
  * sets the store's `timeoutMs` (on a loaded machine a loopback Redis often answers later than
  * the default 5 ms, and those operations are decided locally). ONLY=pacing-store (a
- * worker strategy) runs one variant; FLEET_DEBUG=1 makes workers print their attempts and waits.
+ * worker strategy) runs one variant; FLEET_DEBUG=1 makes workers print their attempts and waits;
+ * FLEET_POLL=1 prints the store's pacing records (queue, contributions, answers) every 10 ms.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -83,7 +84,21 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   limiter.reset();
   const done = children.map((child) => new Promise<WorkerResult>((r) => child.once('message', (m) => r(m as WorkerResult))));
   for (const child of children) child.send('go');
+  let poll: ReturnType<typeof setInterval> | undefined;
+  if (process.env.FLEET_POLL) {
+    const { connectRedis } = await import('./support/redis-server.js');
+    const c = await connectRedis(redis.port);
+    const t0 = performance.now();
+    const prefix = config.prefix;
+    poll = setInterval(async () => {
+      const keys = await c.keys(`${prefix}:*pace*`);
+      const out: string[] = [];
+      for (const k of keys.sort()) out.push(`${k.split(':').slice(2, 3)}=${JSON.stringify(await c.hgetall(k))}`);
+      process.stderr.write(`POLL ${(performance.now() - t0).toFixed(0)} ${out.join(' ')}\n`);
+    }, 10);
+  }
   const results = await Promise.all(done);
+  if (poll) clearInterval(poll);
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
   const log = limiter.read();
   if (process.env.FLEET_DEBUG) process.stderr.write(`  requests/served per 50 ms: ${limiter.timeline(50)}\n`);

@@ -202,6 +202,11 @@ export class Pacer {
   private readonly estimator: DeliveryRate;
   /** The same measure over answers to requests sent since the search ended. */
   private readonly pacedRate: DeliveryRate;
+  /**
+   * Answers counted into `pacedRate` so far: [served, rejected]. A fleet adds up its
+   * processes' counts (see `FleetLink`): what the fleet as a whole got through.
+   */
+  readonly pacedAnswers: [served: number, rejected: number] = [0, 0];
   private readonly minRate: number;
   /** Start-up grows the rate at most this often: half a bucket of the estimator. */
   private readonly growthMs: number;
@@ -343,6 +348,7 @@ export class Pacer {
     this.estimator.record(nowMs, sent, ok);
     if (this.mode === CRUISE && sent >= this.cruiseAt) {
       this.pacedRate.record(nowMs, sent, ok);
+      this.pacedAnswers[ok ? 0 : 1]++;
       this.saturation(nowMs, sent, ok);
     }
     if (hintMs !== undefined && hintMs > 0) {

@@ -3,7 +3,7 @@ import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
-import { adoptFleetEstimate, paceContribution } from '../store/fleet-pace-rate.js';
+import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from '../store/fleet-pace-rate.js';
 import { FleetQueueView } from '../store/fleet-ticket.js';
 import { SimulatedStore } from './simulated-store.js';
 
@@ -29,11 +29,12 @@ export class SimFleetPacing extends SimulatedStore {
     const throttling = (now: number) => pacer.throttling(now) || now < activeUntil;
     /** Where the fleet's queue stands, as this process last heard (store time is sim time). */
     const queue = new FleetQueueView((ms) => ms);
+    const tally = new PacedAnswerTally();
     const sync = (now: number) => {
       if (throttling(now)) {
         const reply = syncPace(this.ledger, now, {
           owner,
-          ...paceContribution(pacer, now),
+          ...paceContribution(pacer, now, tally),
           contributionMs: this.quietMs,
           minRate: this.minRate,
           active: pacer.throttling(now),
@@ -60,7 +61,7 @@ export class SimFleetPacing extends SimulatedStore {
         // Booked at once in the store's ledger, known here a round trip later.
         const reply = bookSlot(this.ledger, now, {
           owner,
-          ...paceContribution(pacer, now),
+          ...paceContribution(pacer, now, tally),
           contributionMs: this.quietMs,
           minRate: this.minRate,
           ttlMs: 60_000,

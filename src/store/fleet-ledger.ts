@@ -171,6 +171,13 @@ export interface PaceLedger {
   guessCapUntil: number;
   /** owner → [rate per ms, store ms until which it counts, kind (`RATE_SHARE`…)]. */
   contributions: Map<string, [number, number, RateKindCode]>;
+  /**
+   * The fleet's paced answers as its processes report them: store bucket (store ms /
+   * `FLEET_ANSWER_BUCKET_MS`) → [served, rejected], the last `FLEET_ANSWER_BUCKETS` kept.
+   */
+  answers: Map<number, [number, number]>;
+  /** Store ms of the first report of the answers in the window (when it held none before). */
+  answersFrom: number;
 }
 
 export function emptyPace(): PaceLedger {
@@ -184,6 +191,8 @@ export function emptyPace(): PaceLedger {
     guessCap: 0,
     guessCapUntil: 0,
     contributions: new Map(),
+    answers: new Map(),
+    answersFrom: 0,
   };
 }
 
@@ -192,6 +201,19 @@ export function emptyPace(): PaceLedger {
  * the pacer's default multiplicative decrease (`PACER_DEFAULTS.decrease`).
  */
 export const REFUTED_GUESS = PACER_DEFAULTS.decrease;
+
+/** The fleet's paced answers are counted in buckets of this many store ms… */
+export const FLEET_ANSWER_BUCKET_MS = 50;
+/** …over a window of this many buckets. */
+export const FLEET_ANSWER_BUCKETS = 6;
+/** The fleet's delivery rate is read once its answers span at least this long. */
+export const FLEET_DELIVERY_MIN_SPAN_MS = 200;
+/**
+ * A fleet rejected while it got D through counts for at most this × D: the margin a pacer's
+ * own cut leaves (its measured share is the peak of its delivery rate) and the room the
+ * fleet grows by.
+ */
+export const FLEET_DELIVERY_GAIN = 1.1;
 
 /** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
 export const FLEET_RESPACE_DRIFT = 0.1;
@@ -222,6 +244,40 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
 }
 
 /**
+ * Counts one report's paced answers into the window and returns the fleet's delivery rate
+ * while it is being rejected: served / span over the window (the span starting no earlier
+ * than the first report in it), requests per ms — `undefined` while the window holds no
+ * rejection, or spans less than `FLEET_DELIVERY_MIN_SPAN_MS`.
+ */
+function fleetDelivery(p: PaceLedger, nowMs: number, served: number, rejected: number): number | undefined {
+  const bucket = Math.floor(nowMs / FLEET_ANSWER_BUCKET_MS);
+  const oldest = bucket - FLEET_ANSWER_BUCKETS + 1;
+  let servedSum = 0;
+  let rejectedSum = 0;
+  for (const [b, [s, r]] of p.answers) {
+    if (b < oldest) p.answers.delete(b);
+    else {
+      servedSum += s;
+      rejectedSum += r;
+    }
+  }
+  if (served > 0 || rejected > 0) {
+    if (servedSum === 0 && rejectedSum === 0) p.answersFrom = nowMs;
+    const cell = p.answers.get(bucket);
+    if (cell === undefined) p.answers.set(bucket, [served, rejected]);
+    else {
+      cell[0] += served;
+      cell[1] += rejected;
+    }
+    servedSum += served;
+    rejectedSum += rejected;
+  }
+  if (rejectedSum === 0) return undefined;
+  const span = nowMs - Math.max(oldest * FLEET_ANSWER_BUCKET_MS, p.answersFrom);
+  return span >= FLEET_DELIVERY_MIN_SPAN_MS ? servedSum / span : undefined;
+}
+
+/**
  * Refreshes `owner`'s contribution (when it has one) and combines the live ones, with S the
  * sum of the s measured shares, G the largest of the g guesses at the whole rate:
  *
@@ -242,6 +298,12 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
  * for as long as measured shares keep coming in. Without it, the start-up guesses of the
  * processes not yet rejected held the whole fleet at twice the callee's rate after the first
  * process had cut (simulated herd, 4 × 25 callers: 211 → 207 requests).
+ *
+ * A fleet that is rejected counts for at most `FLEET_DELIVERY_GAIN` × what it got through
+ * (`fleetDelivery`): each process's share is capped by its own delivery rate already, but a
+ * peak read from a quarter of the answers runs high, and four such peaks summed to 1.4–1.6 ×
+ * the callee's rate on real processes (nginx, 4 × 25 callers); the fleet's own count has all
+ * the answers. Without a rejection in the window the estimate stands: the room to grow.
  */
 function contribute(
   p: PaceLedger,
@@ -250,6 +312,8 @@ function contribute(
   rate: number,
   kind: RateKindCode,
   contributionMs: number,
+  served: number,
+  rejected: number,
 ): { rate: number; estimate: number } {
   if (rate > 0) {
     if (kind === RATE_SHARE) {
@@ -290,6 +354,8 @@ function contribute(
       if (shares > estimate) estimate = shares;
     }
   }
+  const delivered = fleetDelivery(p, nowMs, served, rejected);
+  if (delivered !== undefined && estimate > FLEET_DELIVERY_GAIN * delivered) estimate = FLEET_DELIVERY_GAIN * delivered;
   return { rate: Math.max(estimate, probe), estimate };
 }
 
@@ -298,7 +364,7 @@ function contribute(
  * `PaceLedger`), spaced at the fleet's rate (`contribute`), never below `minRate`.
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
-  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
+  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
   respace(p, nowMs, Math.max(fleet.rate, r.minRate));
   const ticket = p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
@@ -306,7 +372,7 @@ export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): Pace
 
 /** A pacer's periodic sync (see `PaceSyncRequest`): also re-spaces the queue when its rate drifted. */
 export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): PaceSyncReply {
-  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs);
+  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
   if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, Math.max(fleet.rate, r.minRate));

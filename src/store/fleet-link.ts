@@ -7,7 +7,7 @@ import { PACER_DEFAULTS, type Pacer, type PacerOptions } from '../policies/pacer
 import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
-import { adoptFleetEstimate, paceContribution } from './fleet-pace-rate.js';
+import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from './fleet-pace-rate.js';
 import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
 import { FleetQueueView } from './fleet-ticket.js';
 
@@ -61,6 +61,8 @@ interface PaceLink {
   hintUntil: number;
   /** Where the fleet's queue stands, as this process last heard. */
   queue: FleetQueueView;
+  /** The pacer's paced answers reported to the fleet so far. */
+  tally: PacedAnswerTally;
 }
 
 /**
@@ -248,6 +250,7 @@ export class FleetLink {
       activeUntil: Number.NEGATIVE_INFINITY,
       hintUntil: Number.NEGATIVE_INFINITY,
       queue: new FleetQueueView((storeMs) => this.toLocal(storeMs)),
+      tally: new PacedAnswerTally(),
     });
     if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
   }
@@ -284,12 +287,15 @@ export class FleetLink {
 
   private async bookSlot(link: PaceLink, nowMs: number): Promise<SharedTicket | undefined> {
     const pacer = link.pacer;
-    const { rate, kind } = paceContribution(pacer, nowMs);
+    const c = paceContribution(pacer, nowMs, link.tally);
     const reply = await this.store.bookSlot(
       { downstream: this.scopeName, key: link.key },
-      { owner: this.owner, rate, kind, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
+      { owner: this.owner, ...c, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
     );
-    if (reply === undefined) return undefined;
+    if (reply === undefined) {
+      link.tally.unsent(c);
+      return undefined;
+    }
     this.measured(nowMs, reply.now);
     link.queue.learn(reply.now, reply);
     adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
@@ -305,13 +311,12 @@ export class FleetLink {
     const active = link.pacer.throttling(sentAt);
     const hintMs = link.hintUntil > sentAt ? link.hintUntil - sentAt : 0;
     link.hintUntil = Number.NEGATIVE_INFINITY;
-    const { rate, kind } = paceContribution(link.pacer, sentAt);
+    const c = paceContribution(link.pacer, sentAt, link.tally);
     const reply = await this.store.pace(
       { downstream: this.scopeName, key: link.key },
       {
         owner: this.owner,
-        rate,
-        kind,
+        ...c,
         contributionMs: this.quietMs,
         minRate: this.minRate,
         active,
@@ -320,7 +325,10 @@ export class FleetLink {
         ttlMs: 60_000,
       },
     );
-    if (reply === undefined) return;
+    if (reply === undefined) {
+      link.tally.unsent(c);
+      return;
+    }
     this.measured(sentAt, reply.now);
     link.activeUntil = this.toLocal(reply.activeUntil);
     link.queue.learn(reply.now, reply);

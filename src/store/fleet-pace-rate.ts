@@ -6,6 +6,33 @@ export interface PaceContribution {
   /** Requests per ms (0: nothing to contribute: the pacer is not throttling). */
   rate: number;
   kind: RateKindCode;
+  /** Paced requests served / rejected since the last report (`PacedAnswerTally`). */
+  served: number;
+  rejected: number;
+}
+
+/**
+ * What one process has reported of its pacer's paced answers (`Pacer.pacedAnswers`): each
+ * report carries the answers since the one before, so that the fleet counts each once.
+ */
+export class PacedAnswerTally {
+  private served = 0;
+  private rejected = 0;
+
+  /** Fills `c` with the answers not yet reported, and counts them as reported. */
+  take(pacer: Pacer, c: PaceContribution): void {
+    const [served, rejected] = pacer.pacedAnswers;
+    c.served = served - this.served;
+    c.rejected = rejected - this.rejected;
+    this.served = served;
+    this.rejected = rejected;
+  }
+
+  /** A report that never reached the store: its answers go with the next one. */
+  unsent(c: PaceContribution): void {
+    this.served -= c.served;
+    this.rejected -= c.rejected;
+  }
 }
 
 const KIND_CODES = { share: RATE_SHARE, whole: RATE_WHOLE, probe: RATE_PROBE } as const;
@@ -18,16 +45,19 @@ const KIND_CODES = { share: RATE_SHARE, whole: RATE_WHOLE, probe: RATE_PROBE } a
  */
 const SHARE_GAIN = 1.1;
 
-/** What `pacer` contributes to its fleet's rate at `nowMs`. */
-export function paceContribution(pacer: Pacer, nowMs: number): PaceContribution {
-  if (!pacer.throttling(nowMs)) return { rate: 0, kind: RATE_SHARE };
-  const kind = KIND_CODES[pacer.rateKind(nowMs)];
+/** What `pacer` contributes to its fleet's rate at `nowMs`, with its answers not yet reported. */
+export function paceContribution(pacer: Pacer, nowMs: number, tally: PacedAnswerTally): PaceContribution {
+  const c: PaceContribution = { rate: 0, kind: RATE_SHARE, served: 0, rejected: 0 };
+  tally.take(pacer, c);
+  if (!pacer.throttling(nowMs)) return c;
+  c.kind = KIND_CODES[pacer.rateKind(nowMs)];
   let rate = pacer.rate(nowMs) ?? 0;
-  if (kind === RATE_SHARE) {
+  if (c.kind === RATE_SHARE) {
     const delivered = pacer.delivered(nowMs);
     if (delivered !== undefined && rate > SHARE_GAIN * delivered) rate = SHARE_GAIN * delivered;
   }
-  return { rate: rate / 1000, kind };
+  c.rate = rate / 1000;
+  return c;
 }
 
 /**

@@ -123,6 +123,12 @@ export interface PaceBookRequest {
   /** Floor of the fleet rate, requests per ms (1 / maxSpacingMs). */
   minRate: number;
   ttlMs: number;
+  /**
+   * Paced requests of this process served / rejected since its last report (see
+   * `PaceLedger.answers`). @default 0
+   */
+  served?: number;
+  rejected?: number;
 }
 
 /** Where the fleet's queue stands (see `PaceLedger`): slot(k) = baseAt + (k − baseTicket) × gap. */
@@ -166,6 +172,9 @@ export interface PaceSyncRequest {
   /** A wait hint this process saw, as ms from now (0: none). */
   hintMs: number;
   ttlMs: number;
+  /** As in `PaceBookRequest`. @default 0 */
+  served?: number;
+  rejected?: number;
 }
 
 export interface PaceSyncReply extends PaceEpoch {

@@ -1,4 +1,11 @@
-import { FLEET_RESPACE_DRIFT, REFUTED_GUESS } from './fleet-ledger.js';
+import {
+  FLEET_ANSWER_BUCKET_MS,
+  FLEET_ANSWER_BUCKETS,
+  FLEET_DELIVERY_GAIN,
+  FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_RESPACE_DRIFT,
+  REFUTED_GUESS,
+} from './fleet-ledger.js';
 
 /**
  * The fleet's operations as Redis Lua scripts: each is one atomic step, timed by the
@@ -139,11 +146,51 @@ return { num(now), num(state), num(generation), num(openUntil), num(opensInRow),
 `;
 
 /**
- * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
- * owner's, with the cap on guesses kept in the pace hash KEYS[1]: returns the fleet's rate
- * and its estimate (see `contribute` in fleet-ledger.ts).
+ * Counts a report's paced answers into the answers hash (fields s<bucket>, r<bucket>) and
+ * returns the fleet's delivery rate while rejected, or nil (see `fleetDelivery`).
  */
-const CONTRIBUTE = `
+const FLEET_DELIVERY = `
+local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  local bucket = math.floor(now / ${FLEET_ANSWER_BUCKET_MS})
+  local oldest = bucket - ${FLEET_ANSWER_BUCKETS} + 1
+  local servedSum, rejectedSum = 0, 0
+  local all = redis.call('HGETALL', answersKey)
+  for i = 1, #all, 2 do
+    local b = tonumber(string.sub(all[i], 2))
+    if b < oldest then
+      redis.call('HDEL', answersKey, all[i])
+    elseif string.sub(all[i], 1, 1) == 's' then
+      servedSum = servedSum + tonumber(all[i + 1])
+    else
+      rejectedSum = rejectedSum + tonumber(all[i + 1])
+    end
+  end
+  local from = tonumber(redis.call('HGET', paceKey, 'answersFrom') or '0')
+  if served > 0 or rejected > 0 then
+    if servedSum == 0 and rejectedSum == 0 then
+      from = now
+      redis.call('HSET', paceKey, 'answersFrom', num(from))
+    end
+    redis.call('HINCRBY', answersKey, 's' .. num(bucket), served)
+    redis.call('HINCRBY', answersKey, 'r' .. num(bucket), rejected)
+    redis.call('PEXPIRE', answersKey, ttl)
+    servedSum = servedSum + served
+    rejectedSum = rejectedSum + rejected
+  end
+  if rejectedSum == 0 then return nil end
+  local span = now - math.max(oldest * ${FLEET_ANSWER_BUCKET_MS}, from)
+  if span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil end
+  return servedSum / span
+end
+`;
+
+/**
+ * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
+ * owner's, with the cap on guesses kept in the pace hash KEYS[1] and the fleet's delivery
+ * rate from the answers hash KEYS[3]: returns the fleet's rate and its estimate (see
+ * `contribute` in fleet-ledger.ts).
+ */
+const CONTRIBUTE = `${FLEET_DELIVERY}
 local function parseContribution(v)
   local sep = string.find(v, ':', 1, true)
   local sep2 = string.find(v, ':', sep + 1, true)
@@ -152,7 +199,7 @@ local function parseContribution(v)
   local k = sep2 and tonumber(string.sub(v, sep2 + 1)) or 0
   return r, untilMs, k
 end
-local function contribute(paceKey, key, owner, rate, kind, contributionMs, ttl)
+local function contribute(paceKey, key, answersKey, owner, rate, kind, contributionMs, ttl, served, rejected)
   local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap')
   local guessCap = tonumber(c[1] or '0')
   local guessCapUntil = tonumber(c[2] or '0')
@@ -206,6 +253,8 @@ local function contribute(paceKey, key, owner, rate, kind, contributionMs, ttl)
       if shares > estimate then estimate = shares end
     end
   end
+  local delivered = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  if delivered and estimate > ${FLEET_DELIVERY_GAIN} * delivered then estimate = ${FLEET_DELIVERY_GAIN} * delivered end
   return math.max(estimate, probe), estimate
 end
 `;
@@ -235,10 +284,14 @@ local function respace(key, rate, hintUntil)
 end
 `;
 
-/** KEYS[1] pace hash (ticket, epoch, activeUntil, hintUntil), KEYS[2] contributions hash. */
+/**
+ * KEYS[1] pace hash (ticket, epoch, activeUntil, hintUntil), KEYS[2] contributions hash,
+ * KEYS[3] answers hash.
+ */
 export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
-local rate, estimate = contribute(KEYS[1], KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[6]), tonumber(ARGV[3]), tonumber(ARGV[5]))
+local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[6]),
+  tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8]))
 local minRate = tonumber(ARGV[4])
 if rate < minRate then rate = minRate end
 local hintUntil = tonumber(redis.call('HGET', KEYS[1], 'hintUntil') or '0')
@@ -248,11 +301,12 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
 return { num(now), num(ticket), num(baseTicket), num(baseAt), num(gap), num(estimate) }
 `;
 
-/** KEYS[1] pace hash, KEYS[2] contributions hash. */
+/** KEYS[1] pace hash, KEYS[2] contributions hash, KEYS[3] answers hash. */
 export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
 local ttl = tonumber(ARGV[7])
-local rate, estimate = contribute(KEYS[1], KEYS[2], owner, tonumber(ARGV[2]), tonumber(ARGV[8]), tonumber(ARGV[3]), ttl)
+local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[8]),
+  tonumber(ARGV[3]), ttl, tonumber(ARGV[10]), tonumber(ARGV[11]))
 local minRate = tonumber(ARGV[9])
 if rate < minRate then rate = minRate end
 local active = ARGV[4] == '1'

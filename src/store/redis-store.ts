@@ -210,8 +210,8 @@ export class RedisStore implements FleetStore {
   async bookSlot(scope: FleetScope, r: PaceBookRequest): Promise<PaceBookReply | undefined> {
     const reply = await this.run(
       BOOK_SLOT,
-      [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
-      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs), r.kind ?? RATE_SHARE],
+      [this.key(scope, 'pace'), this.key(scope, 'pace-rates'), this.key(scope, 'pace-answers')],
+      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs), r.kind ?? RATE_SHARE, r.served ?? 0, r.rejected ?? 0],
     );
     if (reply === undefined) return undefined;
     return {
@@ -227,7 +227,7 @@ export class RedisStore implements FleetStore {
   async pace(scope: FleetScope, r: PaceSyncRequest): Promise<PaceSyncReply | undefined> {
     const reply = await this.run(
       PACE_SYNC,
-      [this.key(scope, 'pace'), this.key(scope, 'pace-rates')],
+      [this.key(scope, 'pace'), this.key(scope, 'pace-rates'), this.key(scope, 'pace-answers')],
       [
         r.owner,
         r.rate,
@@ -238,6 +238,8 @@ export class RedisStore implements FleetStore {
         ttl(r.ttlMs),
         r.kind ?? RATE_SHARE,
         r.minRate,
+        r.served ?? 0,
+        r.rejected ?? 0,
       ],
     );
     if (reply === undefined) return undefined;

@@ -55,7 +55,7 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
     const lower = herdLowerBound(herd);
     expect(one.gaveUp + local.gaveUp + shared.gaveUp).toBe(0);
     expect(shared.allSucceededMs).toBeLessThan(local.allSucceededMs);
-    // Measured: one process 198 / 944 ms, a pacer each 234 / 1,098 ms, shared 207 / 919 ms
+    // Measured: one process 198 / 944 ms, a pacer each 234 / 1,098 ms, shared 208 / 908 ms
     // (lower bound 190 / 905 ms): ≤ 1.1× the bound's requests and ≤ 1.2× its time. Before a
     // cut anywhere capped every process's start-up guess, shared needed 211 / 968 ms: each
     // guess was tested only by its own process's requests, a quarter of them. (Before the

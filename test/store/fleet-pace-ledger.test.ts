@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { bookSlot, emptyPace, REFUTED_GUESS, slotOf, syncPace } from '../../src/store/fleet-ledger.js';
+import {
+  bookSlot,
+  emptyPace,
+  FLEET_ANSWER_BUCKET_MS,
+  FLEET_ANSWER_BUCKETS,
+  FLEET_DELIVERY_GAIN,
+  FLEET_DELIVERY_MIN_SPAN_MS,
+  REFUTED_GUESS,
+  slotOf,
+  syncPace,
+} from '../../src/store/fleet-ledger.js';
 import { RATE_PROBE, RATE_SHARE, RATE_WHOLE, type RateKindCode } from '../../src/store/fleet-store.js';
 import { FleetQueueView } from '../../src/store/fleet-ticket.js';
 
@@ -57,6 +67,38 @@ describe('the fleet pace ledger', () => {
     // ('c''s 0.04 implies 0.08 for two processes; 'b''s guess counts up to that).
     syncPace(p, 3_000, sync('c', 0.05, RATE_SHARE));
     expect(syncPace(p, 3_000, sync('c', 0.04, RATE_SHARE)).estimate).toBeCloseTo(0.08, 12);
+  });
+
+  it('while the fleet is rejected, it counts for at most 1.1 × what its processes together got through', () => {
+    expect([FLEET_ANSWER_BUCKET_MS, FLEET_ANSWER_BUCKETS, FLEET_DELIVERY_MIN_SPAN_MS, FLEET_DELIVERY_GAIN]).toEqual([
+      50, 6, 200, 1.1,
+    ]);
+    const p = emptyPace();
+    const owners = ['a', 'b', 'c', 'd'];
+    // Four measured shares of 40/s each, 160/s in all (each process's delivery peak reads
+    // high), while the callee serves 100/s: one success every 10 ms, every fourth answer a
+    // rejection, reported by the processes in turn from t = 1,000.
+    let t = 1_000;
+    let reply = syncPace(p, t, { ...sync('a', 0.04), served: 1, rejected: 1 });
+    for (const o of owners.slice(1)) reply = syncPace(p, t, sync(o, 0.04));
+    expect(reply.estimate).toBeCloseTo(0.16, 12);
+    const report = (at: number, rejected: number) =>
+      syncPace(p, at, { ...sync(owners[(at / 10) % 4] as string, 0.04), served: 1, rejected });
+    for (t = 1_010; t < 1_200; t += 10) reply = report(t, (t / 10) % 4 === 0 ? 1 : 0);
+    // Less than 200 ms of answers: no reading yet.
+    expect(reply.estimate).toBeCloseTo(0.16, 12);
+    // At 1,200: 21 served in 200 ms (the span starts at the first report) → 0.105 per ms.
+    reply = report(1_200, 1);
+    expect(reply.estimate).toBeCloseTo(1.1 * (21 / 200), 12);
+    // The queue is spaced at that rate.
+    expect(bookSlot(p, 1_200, book('a', 0.04)).gap).toBeCloseTo(1 / (1.1 * (21 / 200)), 9);
+    // At 1,300 the window is buckets 21–26 (1,050–1,300): 26 served in 250 ms.
+    for (t = 1_210; t <= 1_300; t += 10) reply = report(t, (t / 10) % 4 === 0 ? 1 : 0);
+    expect(reply.estimate).toBeCloseTo(1.1 * (26 / 250), 12);
+    // No rejection for a whole window: the fleet is below the callee's rate, and its shares
+    // stand (the room it grows by).
+    for (t = 1_310; t <= 1_700; t += 10) reply = report(t, 0);
+    expect(reply.estimate).toBeCloseTo(0.16, 12);
   });
 
   it('re-spaces every waiting ticket when the fleet’s rate moves, keeping those already due', () => {

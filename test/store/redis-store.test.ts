@@ -133,7 +133,12 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
           contributionMs: 20,
           minRate: 0.001,
           ttlMs: 60_000,
+          served: random.next() < 0.3 ? 1 : 0,
+          rejected: random.next() < 0.5 ? 0 : 1,
         };
+        // Paced answers are counted over a window of store time: spread the reports so that
+        // the fleet's delivery rate is read (and caps the estimate) on every machine.
+        await new Promise((r) => setTimeout(r, 4));
         const reply = await store.bookSlot(scope, request);
         expect(reply).toBeDefined();
         expectSameNumbers(reply!, bookSlot(pace, reply!.now, request));
@@ -148,7 +153,10 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
           quietMs: 30,
           hintMs: random.next() < 0.3 ? 15 : 0,
           ttlMs: 60_000,
+          served: random.next() < 0.3 ? 1 : 0,
+          rejected: random.next() < 0.5 ? 0 : 1,
         };
+        await new Promise((r) => setTimeout(r, 4));
         const reply = await store.pace(scope, request);
         expect(reply).toBeDefined();
         expectSameNumbers(reply!, syncPace(pace, reply!.now, request));
@@ -185,7 +193,15 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
       probeLeaseMs: 1000,
       ttlMs: 70_000,
     });
-    await store.bookSlot(scope, { owner: 'a', rate: 0.1, contributionMs: 2000, minRate: 0.001, ttlMs: 60_000 });
+    await store.bookSlot(scope, {
+      owner: 'a',
+      rate: 0.1,
+      contributionMs: 2000,
+      minRate: 0.001,
+      ttlMs: 60_000,
+      served: 2,
+      rejected: 1,
+    });
     await store.pace(scope, {
       owner: 'a',
       rate: 0.1,
@@ -200,6 +216,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     expect(keys).toEqual([
       'ttl:{pay%7Bments%7D}:breaker:pay{ments}',
       'ttl:{pay%7Bments%7D}:budget:pay{ments}',
+      'ttl:{pay%7Bments%7D}:pace-answers:pay{ments}',
       'ttl:{pay%7Bments%7D}:pace-rates:pay{ments}',
       'ttl:{pay%7Bments%7D}:pace:pay{ments}',
     ]);
