@@ -111,9 +111,9 @@ export class TimerWheel {
     if (this.notedLive === 0) return;
     this.notedLive = 0;
     for (let i = 0; i < count; i++) {
-      const entry = noted[i] as DueEntry;
+      const entry = noted[i];
       // Cancelled since (or noted twice): nothing to link.
-      if (entry.wheel !== this || entry.bucket !== undefined) continue;
+      if (entry === undefined || entry.wheel !== this || entry.bucket !== undefined) continue;
       this.place(entry, Math.ceil(entry.dueMs() / this.resolutionMs) * this.resolutionMs);
     }
   }
@@ -154,8 +154,13 @@ export class TimerWheel {
     this.live--;
     const bucket = entry.bucket;
     if (bucket === undefined) {
-      // Noted by `expireLater` and not linked yet: the flush skips it.
+      // Noted by `expireLater` and not linked yet: the flush skips it. The latest note is the
+      // one that usually ends first (calls in a row): its slot is cleared, so that the notes
+      // keep no finished attempt alive (nor, through its signal, whatever listens to it).
       this.notedLive--;
+      const noted = this.noted;
+      const last = this.notedCount - 1;
+      if (last >= 0 && noted[last] === entry) noted[last] = undefined;
       return;
     }
     const { prev, next } = entry;
