@@ -215,10 +215,10 @@ export class TimerWheel {
 }
 
 /**
- * Entries `expireLater` notes before linking them (a flush after this many). The notes keep up
- * to this many finished attempts' contexts alive until the flush (with an attempt's signal,
- * whatever listens to it: a fetch's state), so it stays small; 256 measured a little cheaper
- * per call in a loop, 16 dearer (docs/benchmarks.md).
+ * Entries `expireLater` notes before linking them (a flush after this many). When calls
+ * overlap, the notes may keep up to this many finished attempts alive until the flush (with
+ * an attempt's signal, whatever listens to it: a fetch's state), so it stays small; 256
+ * measured a little cheaper per call in a loop, 16 dearer (docs/benchmarks.md).
  */
 const FLUSH_EVERY = 64;
 

@@ -279,7 +279,7 @@ describe('downstream().call — retry loop', () => {
     expect(seen).toEqual([undefined, 300 + clock.monotonic()]);
   });
 
-  it('regression: a finished call’s value and operation are not kept alive by its attempt’s timeout (system clock)', async () => {
+  it('regression: a finished call’s value, operation and signal are not kept alive by its attempt’s timeout (system clock)', async () => {
     // The wheel notes an attempt's timeout and links it at its next flush (≤ 256 attempts or
     // 1 s later): until then it holds the finished attempt's context, which must hold neither
     // the value (through the attempt's promise) nor the call (its operation, its options).
@@ -288,20 +288,28 @@ describe('downstream().call — retry loop', () => {
     const api = downstream('retention', { attemptTimeoutMs: 60_000 });
     let value: WeakRef<object> | undefined;
     let operation: WeakRef<object> | undefined;
+    let signal: WeakRef<object> | undefined;
     await (async () => {
       const answer = { payload: new Uint8Array(1024) };
-      const op = async () => answer;
+      const op = async (context: { signal: AbortSignal }) => {
+        // What listens to the attempt's signal (a fetch's request) lives as long as it does.
+        signal = new WeakRef(context.signal);
+        return answer;
+      };
       value = new WeakRef(answer);
       operation = new WeakRef(op);
       if ((await api.call(op)) !== answer) throw new Error("not the operation's value");
     })();
+    const kept = () => value?.deref() !== undefined || operation?.deref() !== undefined || signal?.deref() !== undefined;
     // Well before the wheel's own timer (1 s after the attempt began) flushes its notes.
-    for (let i = 0; i < 20 && (value?.deref() !== undefined || operation?.deref() !== undefined); i++) {
+    for (let i = 0; i < 20 && kept(); i++) {
       await new Promise((resolve) => setImmediate(resolve));
       gc();
     }
     expect(value?.deref()).toBeUndefined();
     expect(operation?.deref()).toBeUndefined();
+    expect(signal).toBeDefined();
+    expect(signal?.deref()).toBeUndefined();
   });
 
   it('an expired deadline fails at once with outcome failed and no attempt', async () => {
