@@ -3,7 +3,7 @@ import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
 import type { Cancel, Clock, TimerHandle } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { SystemClock } from '../time/system-clock.js';
-import { DueEntry } from '../time/timer-wheel.js';
+import { WheelEntry } from '../time/timer-wheel.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
 
 /** What the operation receives on each attempt. */
@@ -53,7 +53,7 @@ export interface AttemptTiming {
   readonly attemptTimeoutMs: number;
 }
 
-export class AttemptContext extends DueEntry implements CallContext {
+export class AttemptContext extends WheelEntry implements CallContext {
   // Fields are declared, then all assigned in the constructor (no class-field initialisers):
   // this object is built once per attempt, on the hot path.
   declare private controller: AbortController | undefined;
@@ -156,8 +156,8 @@ export class AttemptContext extends DueEntry implements CallContext {
 
   /**
    * The attempt's promise is settled: the context lets go of it (and through it of the value)
-   * and of the call. The timer wheel may hold a finished attempt's context until its next
-   * flush (see `armTimer`); it must not keep the caller's value or the call alive with it.
+   * and of the call. Whoever still holds the context (the operation, a body being read) must
+   * not keep the caller's value or the call alive with it.
    */
   private forget(): void {
     this.resolvePromise = noop;
@@ -257,11 +257,6 @@ export class AttemptContext extends DueEntry implements CallContext {
   ownController(): AbortController {
     void this.signal;
     return this.controller as AbortController;
-  }
-
-  /** When the attempt's timer is due (the wheel links it late, see `armTimer`). */
-  dueMs(): number {
-    return this.attemptStart + this.timeoutMs;
   }
 
   /** Worked out when read, not stored: one number fewer to box per attempt. */
@@ -390,12 +385,11 @@ function listenForAbort(context: AttemptContext, callerSignal: AbortSignal): voi
 
 /**
  * The attempt's timer. On the system clock the context itself is what fires, and a long
- * timeout puts the context itself into the wheel: no closure and no timer object. It is linked
- * into its bucket only at the wheel's next flush (`expireLater`): most attempts end long before.
+ * timeout links the context itself into the wheel: no closure and no timer object.
  */
 function armTimer(context: AttemptContext): void {
   const clock = context.owner.clock;
-  if (clock instanceof SystemClock) context.timer = clock.expireLater(context.timeoutMs, context, context.attemptStart);
+  if (clock instanceof SystemClock) context.timer = clock.expireAfter(context.timeoutMs, context, context.attemptStart);
   else context.timer = new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
 }
 

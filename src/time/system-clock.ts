@@ -1,6 +1,6 @@
 import type { Cancel, Clock, Expiring, TimerHandle } from './clock.js';
 import { onAbort, type Unsubscribe } from './on-abort.js';
-import { type DueEntry, MAX_NATIVE_DELAY_MS, TimerWheel, type WheelEntry } from './timer-wheel.js';
+import { MAX_NATIVE_DELAY_MS, TimerWheel, type WheelEntry } from './timer-wheel.js';
 
 /**
  * Timeouts at least this long go through the shared wheel; shorter ones get a native timer
@@ -18,7 +18,7 @@ const monotonicNow = (): number => perf.now();
 
 /** The real clock: `Date`, `performance.now()` and Node/browser timers. */
 export class SystemClock implements Clock {
-  private readonly wheel = new TimerWheel(monotonicNow, WHEEL_RESOLUTION_MS, WHEEL_THRESHOLD_MS);
+  private readonly wheel = new TimerWheel(monotonicNow, WHEEL_RESOLUTION_MS);
 
   now(): number {
     return origin + perf.now();
@@ -76,20 +76,6 @@ export class SystemClock implements Clock {
   expireAfter(ms: number, entry: WheelEntry, fromMs?: number): TimerHandle | undefined {
     if (ms >= WHEEL_THRESHOLD_MS) {
       this.wheel.expireAfter(ms, entry, fromMs);
-      return undefined;
-    }
-    return new NativeTimer(ms, entry);
-  }
-
-  /**
-   * As `expireAfter(ms, entry, fromMs)`, where `entry.dueMs()` is `fromMs + ms`: a long timeout
-   * is only noted now and linked into the wheel at its next flush (`TimerWheel.expireLater`),
-   * so that one cancelled within microseconds — an attempt's timeout, nearly always — costs
-   * almost nothing. It fires at the same time as with `expireAfter`.
-   */
-  expireLater(ms: number, entry: DueEntry, fromMs: number): TimerHandle | undefined {
-    if (ms >= WHEEL_THRESHOLD_MS) {
-      this.wheel.expireLater(entry, fromMs);
       return undefined;
     }
     return new NativeTimer(ms, entry);

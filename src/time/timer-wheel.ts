@@ -15,15 +15,6 @@ export const MAX_NATIVE_DELAY_MS = 2_147_483_647;
  * Cancelling is O(1) and frees memory as soon as it empties a bucket: cancelled entries
  * must not pile up for the whole timeout (10 s by default), or a busy process would carry
  * millions of dead entries into the old generation and pay for them in GC.
- *
- * Most of those entries are cancelled within microseconds. `expireLater` therefore only notes
- * an entry (one slot of a short, young array) and links it into its bucket at the next flush:
- * after `FLUSH_EVERY` entries, or when the native timer fires — which is armed, if need be, for
- * `minDelayMs` after the earliest noted entry's start, before any noted entry can be due. An
- * entry cancelled before the flush costs no bucket arithmetic and no store into the wheel's
- * long-lived buckets (a store of a young object into an old one is the dearest kind V8 has: it
- * goes through the write barrier's remembered set). When it fires is unchanged: its due time
- * is read from the entry (`dueMs`) at the flush.
  */
 export class TimerWheel {
   private readonly buckets = new Map<number, Bucket>();
@@ -32,22 +23,10 @@ export class TimerWheel {
   private live = 0;
   /** The bucket of the previous add: consecutive timeouts of the same length share it. */
   private last: Bucket | undefined;
-  /** Entries noted by `expireLater`, not linked yet (`FLUSH_EVERY` slots, filled from 0). */
-  private noted: (DueEntry | undefined)[] = new Array(FLUSH_EVERY);
-  private notedCount = 0;
-  /** How many of the noted entries are still armed (not cancelled). */
-  private notedLive = 0;
-  /** When the noted entries must be linked at the latest (`Infinity` with none noted). */
-  private flushBy = Number.POSITIVE_INFINITY;
 
-  /**
-   * @param minDelayMs the shortest delay `expireLater` is given (the native timer is armed
-   *   for at most this long after a noted entry's start, so that it is linked before it is due)
-   */
   constructor(
     private readonly nowMs: () => number,
     private readonly resolutionMs: number,
-    private readonly minDelayMs = 0,
   ) {}
 
   /** Live (armed, not cancelled, not fired) entries; for tests and leak checks. */
@@ -74,58 +53,8 @@ export class TimerWheel {
     this.link(entry, ms, fromMs);
   }
 
-  /**
-   * As `expireAfter(ms, entry, fromMs)` for an entry that tells its own due time
-   * (`entry.dueMs()` = `fromMs + ms`), where `ms` ≥ the wheel's `minDelayMs`: the entry is only
-   * noted now and linked at the next flush (see the class comment). Cancel it with `cancel`.
-   */
-  expireLater(entry: DueEntry, fromMs: number): void {
-    entry.wheel = this;
-    entry.bucket = undefined;
-    this.live++;
-    // A full array is flushed before the next note rather than at the last one, which is
-    // still live then: by now every note is usually cancelled, and the flush has nothing to link.
-    let count = this.notedCount;
-    if (count === FLUSH_EVERY) {
-      this.flush();
-      count = 0;
-    }
-    this.noted[count] = entry;
-    this.notedCount = count + 1;
-    this.notedLive++;
-    const flushBy = fromMs + this.minDelayMs;
-    if (flushBy < this.flushBy) {
-      this.flushBy = flushBy;
-      if (flushBy < this.armedFor) this.arm(flushBy);
-    }
-  }
-
-  /** Links every noted entry still armed into its bucket. */
-  private flush(): void {
-    const noted = this.noted;
-    const count = this.notedCount;
-    // A fresh array: it stays young, so noting an entry in it is a cheap store.
-    this.noted = new Array(FLUSH_EVERY);
-    this.notedCount = 0;
-    this.flushBy = Number.POSITIVE_INFINITY;
-    if (this.notedLive === 0) return;
-    this.notedLive = 0;
-    for (let i = 0; i < count; i++) {
-      const entry = noted[i];
-      // Cancelled since (or noted twice): nothing to link.
-      if (entry === undefined || entry.wheel !== this || entry.bucket !== undefined) continue;
-      this.place(entry, Math.ceil(entry.dueMs() / this.resolutionMs) * this.resolutionMs);
-    }
-  }
-
   private link(entry: WheelEntry, ms: number, fromMs: number | undefined): void {
     const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
-    this.place(entry, at);
-    this.live++;
-  }
-
-  /** Puts `entry` at the head of the bucket ending at `at`. */
-  private place(entry: WheelEntry, at: number): void {
     let bucket = this.last;
     if (bucket === undefined || bucket.at !== at) {
       bucket = this.buckets.get(at);
@@ -145,6 +74,7 @@ export class TimerWheel {
     entry.next = head;
     if (head !== undefined) head.prev = entry;
     bucket.head = entry;
+    this.live++;
   }
 
   /** Cancels `entry` (harmless once it fired or was cancelled). */
@@ -152,18 +82,8 @@ export class TimerWheel {
     if (entry.wheel !== this) return;
     entry.wheel = undefined;
     this.live--;
-    const bucket = entry.bucket;
-    if (bucket === undefined) {
-      // Noted by `expireLater` and not linked yet: the flush skips it. The latest note is the
-      // one that usually ends first (calls in a row): its slot is cleared, so that the notes
-      // keep no finished attempt alive (nor, through its signal, whatever listens to it).
-      this.notedLive--;
-      const noted = this.noted;
-      const last = this.notedCount - 1;
-      if (last >= 0 && noted[last] === entry) noted[last] = undefined;
-      return;
-    }
     const { prev, next } = entry;
+    const bucket = entry.bucket as Bucket;
     if (prev === undefined) bucket.head = next;
     else prev.next = next;
     if (next !== undefined) next.prev = prev;
@@ -186,7 +106,6 @@ export class TimerWheel {
   private fire(): void {
     this.handle = undefined;
     this.armedFor = Number.POSITIVE_INFINITY;
-    if (this.notedCount > 0) this.flush();
     const now = this.nowMs();
     const due: Bucket[] = [];
     for (const bucket of this.buckets.values()) if (bucket.at <= now) due.push(bucket);
@@ -214,14 +133,6 @@ export class TimerWheel {
   }
 }
 
-/**
- * Entries `expireLater` notes before linking them (a flush after this many). When calls
- * overlap, the notes may keep up to this many finished attempts alive until the flush (with
- * an attempt's signal, whatever listens to it: a fetch's state), so it stays small; 256
- * measured a little cheaper per call in a loop, 16 dearer (docs/benchmarks.md).
- */
-const FLUSH_EVERY = 64;
-
 /** The entries due at the end of one `resolutionMs` slot. */
 export class Bucket {
   head: WheelEntry | undefined = undefined;
@@ -248,12 +159,6 @@ export abstract class WheelEntry implements Expiring {
   }
 
   abstract expire(): void;
-}
-
-/** An entry that knows when it is due, for `expireLater`. */
-export abstract class DueEntry extends WheelEntry {
-  /** When the entry is due, in the wheel's clock's ms (`fromMs + ms` of its timeout). */
-  abstract dueMs(): number;
 }
 
 /** An entry for `add`: runs its callback. */

@@ -279,10 +279,10 @@ describe('downstream().call — retry loop', () => {
     expect(seen).toEqual([undefined, 300 + clock.monotonic()]);
   });
 
-  it('regression: a finished call’s value, operation and signal are not kept alive by its attempt’s timeout (system clock)', async () => {
-    // The wheel notes an attempt's timeout and links it at its next flush (≤ 256 attempts or
-    // 1 s later): until then it holds the finished attempt's context, which must hold neither
-    // the value (through the attempt's promise) nor the call (its operation, its options).
+  it('regression: a finished call’s value, operation and signal are not kept alive by kindly (system clock)', async () => {
+    // Nothing of kindly's may keep a finished call's value (through the attempt's promise and
+    // its resolving functions), its operation or its signal alive: not the timer wheel, not
+    // the promise executor's hand-over of the last attempt's resolving functions.
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const api = downstream('retention', { attemptTimeoutMs: 60_000 });
@@ -301,7 +301,7 @@ describe('downstream().call — retry loop', () => {
       if ((await api.call(op)) !== answer) throw new Error("not the operation's value");
     })();
     const kept = () => value?.deref() !== undefined || operation?.deref() !== undefined || signal?.deref() !== undefined;
-    // Well before the wheel's own timer (1 s after the attempt began) flushes its notes.
+    // Well before the attempt's timeout (60 s) or the wheel's bucket could let go of anything.
     for (let i = 0; i < 20 && kept(); i++) {
       await new Promise((resolve) => setImmediate(resolve));
       gc();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DueEntry, TimerWheel, WheelEntry } from '../../src/time/timer-wheel.js';
+import { TimerWheel, WheelEntry } from '../../src/time/timer-wheel.js';
 
 /**
  * The wheel reads time through the function it is given; here a variable the test moves.
@@ -128,86 +128,6 @@ describe('TimerWheel (linked entries per bucket)', () => {
     expect(wheel.size).toBe(0);
   });
 });
-
-describe('TimerWheel.expireLater (entries noted, linked at the next flush)', () => {
-  it('a noted entry cancelled before the flush never fires; a live one fires once, never before it is due', async () => {
-    const time = { now: 0 };
-    // Noted entries are due ≥ 100 ms after their start: the native timer is armed for then.
-    const wheel = new TimerWheel(() => time.now, 25, 100);
-    const seen: Array<{ id: string; at: number }> = [];
-    let resolve: () => void = () => undefined;
-    const done = new Promise<void>((r) => {
-      resolve = r;
-    });
-    const kept = new DueTarget('kept', 150, (id) => {
-      seen.push({ id, at: time.now });
-      resolve();
-    });
-    const cancelled = new DueTarget('cancelled', 150, (id) => seen.push({ id, at: time.now }));
-    wheel.expireLater(kept, 0);
-    wheel.expireLater(cancelled, 0);
-    expect(wheel.size).toBe(2);
-    wheel.cancel(cancelled);
-    wheel.cancel(cancelled); // twice is harmless
-    expect(cancelled.wheel).toBeUndefined();
-    expect(wheel.size).toBe(1);
-    // Past the flush (100) but before the entry is due (150): the flush links it, nothing fires.
-    time.now = 120;
-    await new Promise((r) => setTimeout(r, 160));
-    expect(seen).toEqual([]);
-    expect(kept.wheel).toBe(wheel);
-    time.now = 150;
-    await done;
-    expect(seen).toEqual([{ id: 'kept', at: 150 }]);
-    expect(wheel.size).toBe(0);
-    wheel.cancel(kept); // after it fired: harmless
-    expect(wheel.size).toBe(0);
-  });
-
-  it('many notes flush on their own: every live entry fires exactly once, no cancelled one does', async () => {
-    const time = { now: 0 };
-    const wheel = new TimerWheel(() => time.now, 25, 1_000);
-    const live = new Set([5, 255, 256, 299, 511, 600]);
-    const fired: number[] = [];
-    let resolve: () => void = () => undefined;
-    const done = new Promise<void>((r) => {
-      resolve = r;
-    });
-    for (let i = 0; i < 700; i++) {
-      time.now = i; // each noted at its own start, due 1 s after it
-      const entry = new DueTarget(String(i), i + 1_000, (id) => {
-        fired.push(Number(id));
-        if (fired.length === live.size) resolve();
-      });
-      wheel.expireLater(entry, i);
-      if (!live.has(i)) wheel.cancel(entry);
-    }
-    expect(wheel.size).toBe(live.size);
-    time.now = 5_000;
-    await done;
-    expect(fired.sort((a, b) => a - b)).toEqual([...live].sort((a, b) => a - b));
-    expect(wheel.size).toBe(0);
-  });
-});
-
-/** An entry due at a fixed time, for `expireLater`. */
-class DueTarget extends DueEntry {
-  constructor(
-    readonly id: string,
-    private readonly due: number,
-    private readonly mark: (id: string) => void,
-  ) {
-    super();
-  }
-
-  dueMs(): number {
-    return this.due;
-  }
-
-  expire(): void {
-    this.mark(this.id);
-  }
-}
 
 class Target extends WheelEntry {
   constructor(
