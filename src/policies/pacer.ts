@@ -509,9 +509,12 @@ export class Pacer {
    * fall-back to local pacing books after those requests, start-up counts them as waiting,
    * and throttling lasts while that queue does. (Cuts are not gated by its end: that queue
    * re-spaces its waiting tickets when the fleet's rate moves, as this one does.)
+   * `moved`: that queue was re-spaced and now ends at `nextMs`, earlier or later than before
+   * (a fleet's queue booked at a first guess of 13/s ended 7 s out; kept, that end held a
+   * process that fell back to local pacing 7 s after the fleet had re-spaced at 100/s).
    */
-  followQueue(nextMs: number): void {
-    if (nextMs > this.followedUntil) this.followedUntil = nextMs;
+  followQueue(nextMs: number, moved = false): void {
+    if (moved || nextMs > this.followedUntil) this.followedUntil = nextMs;
   }
 
   /**

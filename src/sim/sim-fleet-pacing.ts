@@ -4,6 +4,7 @@ import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from '../store/fleet-pace-rate.js';
+import type { PaceEpoch } from '../store/fleet-store.js';
 import { FleetQueueView } from '../store/fleet-ticket.js';
 import { SimulatedStore } from './simulated-store.js';
 
@@ -30,6 +31,12 @@ export class SimFleetPacing extends SimulatedStore {
     /** Where the fleet's queue stands, as this process last heard (store time is sim time). */
     const queue = new FleetQueueView((ms) => ms);
     const tally = new PacedAnswerTally();
+    /** The last ticket this process booked; the pacer follows the queue that far (`FleetLink`). */
+    let lastTicket = 0;
+    const learn = (storeNow: number, epoch: PaceEpoch) => {
+      queue.learn(storeNow, epoch);
+      if (lastTicket > 0) pacer.followQueue(queue.slot(lastTicket + 1), true);
+    };
     const sync = (now: number) => {
       if (throttling(now)) {
         const reply = syncPace(this.ledger, now, {
@@ -46,7 +53,7 @@ export class SimFleetPacing extends SimulatedStore {
           rtt,
           (_: undefined, at) => {
             activeUntil = reply.activeUntil;
-            queue.learn(reply.now, reply);
+            learn(reply.now, reply);
             adoptFleetEstimate(pacer, reply.estimate, at);
           },
           undefined,
@@ -69,9 +76,9 @@ export class SimFleetPacing extends SimulatedStore {
         sim.schedule(
           rtt,
           (_: undefined, at) => {
-            queue.learn(reply.now, reply);
+            if (reply.ticket > lastTicket) lastTicket = reply.ticket;
+            learn(reply.now, reply);
             adoptFleetEstimate(pacer, reply.estimate, at);
-            pacer.followQueue(queue.slot(reply.ticket + 1));
             waiter.granted(at, queue.ticket(reply.ticket));
           },
           undefined,

@@ -178,6 +178,8 @@ export interface PaceLedger {
   answers: Map<number, [number, number]>;
   /** Store ms of the first report of the answers in the window (when it held none before). */
   answersFrom: number;
+  /** Store ms since which every answer was served while tickets waited (0: not so). */
+  growFrom: number;
 }
 
 export function emptyPace(): PaceLedger {
@@ -193,6 +195,7 @@ export function emptyPace(): PaceLedger {
     contributions: new Map(),
     answers: new Map(),
     answersFrom: 0,
+    growFrom: 0,
   };
 }
 
@@ -214,6 +217,12 @@ export const FLEET_DELIVERY_MIN_SPAN_MS = 200;
  * fleet grows by.
  */
 export const FLEET_DELIVERY_GAIN = 1.1;
+
+/**
+ * A fleet served in full while its tickets wait grows from 1.1 × what it got through,
+ * doubling every this many ms, until a rejection shows the callee's rate.
+ */
+export const FLEET_GROWTH_DOUBLING_MS = 400;
 
 /** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
 export const FLEET_RESPACE_DRIFT = 0.1;
@@ -249,7 +258,12 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
  * than the first report in it), requests per ms — `undefined` while the window holds no
  * rejection, or spans less than `FLEET_DELIVERY_MIN_SPAN_MS`.
  */
-function fleetDelivery(p: PaceLedger, nowMs: number, served: number, rejected: number): number | undefined {
+function fleetDelivery(
+  p: PaceLedger,
+  nowMs: number,
+  served: number,
+  rejected: number,
+): { rate: number; rejected: boolean } | undefined {
   const bucket = Math.floor(nowMs / FLEET_ANSWER_BUCKET_MS);
   const oldest = bucket - FLEET_ANSWER_BUCKETS + 1;
   let servedSum = 0;
@@ -272,9 +286,9 @@ function fleetDelivery(p: PaceLedger, nowMs: number, served: number, rejected: n
     servedSum += served;
     rejectedSum += rejected;
   }
-  if (rejectedSum === 0) return undefined;
   const span = nowMs - Math.max(oldest * FLEET_ANSWER_BUCKET_MS, p.answersFrom);
-  return span >= FLEET_DELIVERY_MIN_SPAN_MS ? servedSum / span : undefined;
+  if (servedSum + rejectedSum === 0 || span < FLEET_DELIVERY_MIN_SPAN_MS) return undefined;
+  return { rate: servedSum / span, rejected: rejectedSum > 0 };
 }
 
 /**
@@ -303,7 +317,11 @@ function fleetDelivery(p: PaceLedger, nowMs: number, served: number, rejected: n
  * (`fleetDelivery`): each process's share is capped by its own delivery rate already, but a
  * peak read from a quarter of the answers runs high, and four such peaks summed to 1.4–1.6 ×
  * the callee's rate on real processes (nginx, 4 × 25 callers); the fleet's own count has all
- * the answers. Without a rejection in the window the estimate stands: the room to grow.
+ * the answers. Without a rejection in the window the estimate stands: the room to grow. And
+ * while every answer is served and tickets wait, the queue holds the fleet back: the estimate
+ * is at least 1.1 × what the fleet got through, doubling every `FLEET_GROWTH_DOUBLING_MS`
+ * (shares alone grew by at most 10 % of their own delivery per window: real herds sat at
+ * 40–60/s, every request served, for up to 800 ms).
  */
 function contribute(
   p: PaceLedger,
@@ -355,7 +373,19 @@ function contribute(
     }
   }
   const delivered = fleetDelivery(p, nowMs, served, rejected);
-  if (delivered !== undefined && estimate > FLEET_DELIVERY_GAIN * delivered) estimate = FLEET_DELIVERY_GAIN * delivered;
+  if (delivered === undefined) p.growFrom = 0;
+  else {
+    const cap = FLEET_DELIVERY_GAIN * delivered.rate;
+    if (delivered.rejected) {
+      p.growFrom = 0;
+      if (estimate > cap) estimate = cap;
+    } else if (p.gap > 0 && slotOf(p, p.ticket - 1) > nowMs) {
+      // Everything served and tickets waiting: the queue, not the callee, holds the fleet back.
+      if (p.growFrom === 0) p.growFrom = nowMs;
+      const floor = cap * 2 ** ((nowMs - p.growFrom) / FLEET_GROWTH_DOUBLING_MS);
+      if (estimate < floor) estimate = floor;
+    } else p.growFrom = 0;
+  }
   return { rate: Math.max(estimate, probe), estimate };
 }
 

@@ -8,7 +8,14 @@ import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } fro
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from './fleet-pace-rate.js';
-import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
+import {
+  BREAKER_CLOSED,
+  BREAKER_OPEN,
+  type BreakerRecord,
+  type FleetStore,
+  type PaceEpoch,
+  type StoreAvailability,
+} from './fleet-store.js';
 import { FleetQueueView } from './fleet-ticket.js';
 
 /** How a downstream shares its policies' state through a fleet store. */
@@ -63,6 +70,8 @@ interface PaceLink {
   queue: FleetQueueView;
   /** The pacer's paced answers reported to the fleet so far. */
   tally: PacedAnswerTally;
+  /** The last ticket this process booked in the fleet's queue (0: none). */
+  lastTicket: number;
 }
 
 /**
@@ -251,6 +260,7 @@ export class FleetLink {
       hintUntil: Number.NEGATIVE_INFINITY,
       queue: new FleetQueueView((storeMs) => this.toLocal(storeMs)),
       tally: new PacedAnswerTally(),
+      lastTicket: 0,
     });
     if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
   }
@@ -297,13 +307,20 @@ export class FleetLink {
       return undefined;
     }
     this.measured(nowMs, reply.now);
-    link.queue.learn(reply.now, reply);
+    if (reply.ticket > link.lastTicket) link.lastTicket = reply.ticket;
+    this.learnQueue(link, reply.now, reply);
     adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
-    // The local pacer follows the fleet's queue: its cuts are gated by where that queue
-    // ended (answers to requests booked before a cut must not cut again), and a fall-back
-    // books after it.
-    pacer.followQueue(link.queue.slot(reply.ticket + 1));
     return link.queue.ticket(reply.ticket);
+  }
+
+  /**
+   * A reply's epoch. The local pacer follows the fleet's queue, as far as this process's
+   * tickets reach in it under the latest epoch: start-up counts them as waiting, throttling
+   * lasts while they do, and a fall-back to local pacing books after them.
+   */
+  private learnQueue(link: PaceLink, storeNow: number, epoch: PaceEpoch): void {
+    link.queue.learn(storeNow, epoch);
+    if (link.lastTicket > 0) link.pacer.followQueue(link.queue.slot(link.lastTicket + 1), true);
   }
 
   private async syncPace(link: PaceLink): Promise<void> {
@@ -331,7 +348,7 @@ export class FleetLink {
     }
     this.measured(sentAt, reply.now);
     link.activeUntil = this.toLocal(reply.activeUntil);
-    link.queue.learn(reply.now, reply);
+    this.learnQueue(link, reply.now, reply);
     adoptFleetEstimate(link.pacer, reply.estimate, this.clock.monotonic());
   }
 

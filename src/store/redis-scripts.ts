@@ -3,6 +3,7 @@ import {
   FLEET_ANSWER_BUCKETS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_GROWTH_DOUBLING_MS,
   FLEET_RESPACE_DRIFT,
   REFUTED_GUESS,
 } from './fleet-ledger.js';
@@ -147,7 +148,8 @@ return { num(now), num(state), num(generation), num(openUntil), num(opensInRow),
 
 /**
  * Counts a report's paced answers into the answers hash (fields s<bucket>, r<bucket>) and
- * returns the fleet's delivery rate while rejected, or nil (see `fleetDelivery`).
+ * returns the fleet's delivery rate and whether the window holds a rejection, or nil (see
+ * `fleetDelivery`).
  */
 const FLEET_DELIVERY = `
 local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
@@ -177,10 +179,9 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
     servedSum = servedSum + served
     rejectedSum = rejectedSum + rejected
   end
-  if rejectedSum == 0 then return nil end
   local span = now - math.max(oldest * ${FLEET_ANSWER_BUCKET_MS}, from)
-  if span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil end
-  return servedSum / span
+  if servedSum + rejectedSum == 0 or span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil, false end
+  return servedSum / span, rejectedSum > 0
 end
 `;
 
@@ -200,10 +201,14 @@ local function parseContribution(v)
   return r, untilMs, k
 end
 local function contribute(paceKey, key, answersKey, owner, rate, kind, contributionMs, ttl, served, rejected)
-  local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap')
+  local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap', 'ticket', 'baseTicket', 'baseAt', 'growFrom')
   local guessCap = tonumber(c[1] or '0')
   local guessCapUntil = tonumber(c[2] or '0')
   local gap = tonumber(c[3] or '0')
+  local lastTicket = tonumber(c[4] or '1') - 1
+  local baseTicket = tonumber(c[5] or '1')
+  local baseAt = tonumber(c[6] or '0')
+  local growFrom = tonumber(c[7] or '0')
   if rate > 0 then
     if kind == 0 then
       local before = redis.call('HGET', key, owner)
@@ -253,8 +258,20 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
       if shares > estimate then estimate = shares end
     end
   end
-  local delivered = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
-  if delivered and estimate > ${FLEET_DELIVERY_GAIN} * delivered then estimate = ${FLEET_DELIVERY_GAIN} * delivered end
+  local delivered, wasRejected = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  local grow = 0
+  if delivered then
+    local cap = ${FLEET_DELIVERY_GAIN} * delivered
+    if wasRejected then
+      if estimate > cap then estimate = cap end
+    elseif gap > 0 and lastTicket >= baseTicket and baseAt + (lastTicket - baseTicket) * gap > now then
+      grow = growFrom
+      if grow == 0 then grow = now end
+      local floor = cap * 2 ^ ((now - grow) / ${FLEET_GROWTH_DOUBLING_MS})
+      if estimate < floor then estimate = floor end
+    end
+  end
+  if grow ~= growFrom then redis.call('HSET', paceKey, 'growFrom', num(grow)) end
   return math.max(estimate, probe), estimate
 end
 `;

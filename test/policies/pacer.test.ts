@@ -49,6 +49,21 @@ function book(p: Pacer, count: number, nowMs: number): number[] {
 }
 
 describe('Pacer', () => {
+  it('a followed queue that was re-spaced earlier moves the point local bookings come after (regression: a fall-back waited 7 s)', () => {
+    // A fleet's queue, booked at a first guess of 13/s, ended 7 s out; then the fleet re-spaced
+    // at 100/s and its end came in to 400 ms. A process whose store goes down now books locally.
+    const kept = cruising();
+    kept.followQueue(7_200);
+    kept.followQueue(400);
+    expect(slots(kept, 300, 1)[0]).toBeGreaterThanOrEqual(6_900);
+    const moved = cruising();
+    moved.followQueue(7_200);
+    moved.followQueue(400, true);
+    const wait = slots(moved, 300, 1)[0] as number;
+    expect(wait).toBeGreaterThanOrEqual(100);
+    expect(wait).toBeLessThan(200);
+  });
+
   it('defaults are pinned', () => {
     expect(PACER_DEFAULTS).toEqual({
       decrease: 0.85,

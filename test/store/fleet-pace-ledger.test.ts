@@ -6,6 +6,7 @@ import {
   FLEET_ANSWER_BUCKETS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_GROWTH_DOUBLING_MS,
   REFUTED_GUESS,
   slotOf,
   syncPace,
@@ -99,6 +100,36 @@ describe('the fleet pace ledger', () => {
     // stand (the room it grows by).
     for (t = 1_310; t <= 1_700; t += 10) reply = report(t, 0);
     expect(reply.estimate).toBeCloseTo(0.16, 12);
+  });
+
+  it('a fleet served in full while its tickets wait grows from 1.1 × what it got through, doubling every 400 ms, until a rejection', () => {
+    expect(FLEET_GROWTH_DOUBLING_MS).toBe(400);
+    const p = emptyPace();
+    // Shares that add up to 30/s; the callee serves every request; three callers book every
+    // 10 ms, so tickets wait (the queue holds the fleet back). One success every 10 ms.
+    const step = (t: number) => {
+      bookSlot(p, t, { ...book('a', 0.03), served: 1 });
+      bookSlot(p, t, book('a', 0.03));
+      return bookSlot(p, t, book('a', 0.03));
+    };
+    let reply = step(0);
+    for (let t = 10; t < 200; t += 10) reply = step(t);
+    expect(reply.estimate).toBeCloseTo(0.03, 12);
+    // At 200 ms: 21 served over 200 ms with tickets waiting → growth starts at 1.1 × 0.105.
+    reply = step(200);
+    expect(reply.estimate).toBeCloseTo(1.1 * (21 / 200), 12);
+    // 400 ms later (window 350–600: 26 served over 250 ms), twice 1.1 × that.
+    for (let t = 210; t <= 600; t += 10) reply = step(t);
+    expect(reply.estimate).toBeCloseTo(2 * 1.1 * (26 / 250), 12);
+    // A rejection: the callee's rate is reached; the fleet counts for at most 1.1 × what it
+    // got through, and growth starts again only once a whole window is served in full.
+    reply = bookSlot(p, 610, { ...book('a', 0.3), served: 0, rejected: 1 });
+    expect(reply.estimate).toBeCloseTo(1.1 * (26 / 260), 12);
+    // With no ticket waiting, the fleet is not held back by its queue: no growth.
+    const idle = emptyPace();
+    let synced = syncPace(idle, 0, { ...sync('a', 0.03), served: 10 });
+    for (let t = 100; t <= 600; t += 100) synced = syncPace(idle, t, { ...sync('a', 0.03), served: 10 });
+    expect(synced.estimate).toBeCloseTo(0.03, 12);
   });
 
   it('re-spaces every waiting ticket when the fleet’s rate moves, keeping those already due', () => {
