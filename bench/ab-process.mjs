@@ -21,8 +21,10 @@ const pairs = Number(arg('pairs', '12'));
 // Batches per run: 2,000 calls each (200 on loopback); fewer for the HTTP cases, which cost µs.
 const batches = arg('batches', '500');
 const loop = new URL('./call-loop.mjs', import.meta.url).pathname;
+// `--shape=bench`: each call timed inside an async function of its own, as bench/core.ts does.
+const shape = process.argv.filter((a) => a === '--shape=bench');
 const run = (dir) =>
-  Number(execFileSync(process.execPath, [loop, dir, which, `--batches=${batches}`], { encoding: 'utf8' }).trim());
+  Number(execFileSync(process.execPath, [loop, dir, which, `--batches=${batches}`, ...shape], { encoding: 'utf8' }).trim());
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

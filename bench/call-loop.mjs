@@ -6,7 +6,8 @@
 //
 // CASE:
 // - core: `full` (budget + breaker + bulkhead, as `kindly:full`), `plain` (retry + timeout) or
-//   `signal` (the operation reads `context.signal`);
+//   `signal` (the operation reads `context.signal`); `floor-signal` (the platform's AbortController
+//   alone) and `own-signal` (`.call()` around an operation making its own AbortController);
 // - HTTP layer without the network: `fetch` (`fetchThrough` with retry + attempt timeout) and
 //   `fetch-full` (the HTTP bench's full pipeline: budget, breaker, bulkhead, pacing, total
 //   timeout). The global `fetch` is replaced, before the package loads, by one that builds the
@@ -15,6 +16,7 @@
 // - on loopback (a keep-alive node:http server in a child process, body read to the end):
 //   `http`, `http-full`, `http-floor`, `http-call` — the HTTP bench's `kindly`, `kindly-full`,
 //   `floor` and `call`.
+// `--shape=bench` times each call as bench/core.ts does (inside an async function of its own).
 // With `--batches=N` it warms up, then times N batches (2,000 calls; 200 for loopback) and
 // prints the lower quartile of their CPU ns per call (the batches a burst of outside load hit
 // are the slow ones).
@@ -78,6 +80,15 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
         })
       : plainApi();
   once = which === 'signal' ? () => api.call((c) => (c.signal.aborted ? 0 : operation())) : () => api.call(operation);
+} else if (which === 'floor-signal') {
+  // The platform's price of one attempt signal, with no kindly around it (bench/cases.ts's
+  // `floor:signal`).
+  once = () => (new AbortController().signal.aborted ? 0 : operation());
+} else if (which === 'own-signal') {
+  // `.call()` whose operation makes its own AbortController: kindly's plain call plus the
+  // platform's signal, without kindly's handling of the attempt's signal (`kindly:call+own-signal`).
+  const api = plainApi();
+  once = () => api.call(() => (new AbortController().signal.aborted ? 0 : operation()));
 } else if (which === 'fetch' || which === 'http') {
   const api = plainApi();
   once = async () => answer(await fetchThrough(api, url));
@@ -93,6 +104,12 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
   throw new Error(`unknown case ${which}`);
 }
 if ((await once()) !== 42) throw new Error(`case ${which} did not return the operation's value`);
+// `--shape=bench`: each call inside an async function of its own, as bench/core.ts times it
+// (`async () => void (await fn())`): one more promise hop per call, which changes what pays.
+if (process.argv.includes('--shape=bench')) {
+  const inner = once;
+  once = async () => void (await inner());
+}
 
 const perBatch = loopback ? 200 : 2_000;
 if (batchesArg === undefined) {

@@ -165,8 +165,7 @@ export class CallMachine implements StageCall {
   declare attempt: number;
   declare attemptsMade: number;
   declare attemptStart: number;
-  /** `STEP_ATTEMPT`: the attempt's deadline (`Infinity` for none), its timeout, and whether that is the call's deadline. */
-  declare attemptDeadline: number;
+  /** `STEP_ATTEMPT`: the attempt's timeout (see `attemptDeadline`), and whether that is the call's deadline. */
   declare timeoutMs: number;
   declare deadlineBound: boolean;
   /** Whether an attempt is running (between `STEP_ATTEMPT` and its report). */
@@ -197,7 +196,6 @@ export class CallMachine implements StageCall {
     this.attempt = 0;
     this.attemptsMade = 0;
     this.attemptStart = 0;
-    this.attemptDeadline = 0;
     this.timeoutMs = 0;
     this.deadlineBound = false;
     this.inAttempt = false;
@@ -520,6 +518,14 @@ export class CallMachine implements StageCall {
     hedge.entered = 0;
   }
 
+  /**
+   * `STEP_ATTEMPT`: the attempt's deadline (`Infinity` for none). Worked out when read: a
+   * stored one was a number boxed per call, read only by deadline scopes and the simulator.
+   */
+  get attemptDeadline(): number {
+    return this.attemptStart + this.timeoutMs;
+  }
+
   /** Retries still allowed after the current attempt by `maxAttempts`. */
   get retriesLeft(): number {
     return this.plan.retry.maxAttempts - this.attempt;
@@ -594,7 +600,6 @@ export class CallMachine implements StageCall {
     }
     this.timeoutMs = timeoutMs;
     this.deadlineBound = deadlineBound;
-    this.attemptDeadline = this.attemptStart + timeoutMs;
     this.attemptsMade++;
     this.inAttempt = true;
     return STEP_ATTEMPT;

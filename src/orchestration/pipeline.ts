@@ -29,6 +29,8 @@ export class Pipeline {
   readonly hedgeGates: readonly Stage[];
   /** The stage that says when to hedge, if any. */
   readonly hedger: Stage | undefined;
+  /** Gates that may observe a success (`observesSuccess` a getter, or `true`). */
+  private readonly successObservers: readonly Stage[];
 
   constructor(stages: readonly Stage[]) {
     this.stages = compact(stages);
@@ -39,6 +41,7 @@ export class Pipeline {
     this.timer = stages.filter((s) => s.attemptTimeoutMs !== undefined).at(-1);
     this.hedgeGates = compact(stages.filter((s) => s.enterHedge !== undefined || s.exitHedge !== undefined).reverse());
     this.hedger = stages.find((s) => s.hedgeDelayMs !== undefined);
+    this.successObservers = compact(this.gates.filter((s) => !neverObservesSuccess(s)));
   }
 
   /**
@@ -47,8 +50,14 @@ export class Pipeline {
    * read, ~45 ns on Node 20).
    */
   get successNeedsClock(): boolean {
-    const gates = this.gates;
-    for (let i = 0; i < gates.length; i++) if (gates[i]!.observesSuccess) return true;
+    const observers = this.successObservers;
+    for (let i = 0; i < observers.length; i++) if (observers[i]!.observesSuccess) return true;
     return false;
   }
+}
+
+/** `observesSuccess` is an own data property set to `false`: fixed, never true (see `Stage`). */
+function neverObservesSuccess(stage: Stage): boolean {
+  const own = Object.getOwnPropertyDescriptor(stage, 'observesSuccess');
+  return own !== undefined && 'value' in own && own.value === false;
 }

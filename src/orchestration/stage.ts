@@ -180,6 +180,10 @@ export interface Stage {
   exitHedge?(hedge: HedgeCall, nowMs: number, result: AttemptResult): void;
   /** How long after an attempt starts its first hedge may go (`undefined`: no hedging). One stage offers it. */
   hedgeDelayMs?(call: StageCall, nowMs: number): number | undefined;
-  /** Whether `exit` needs a real `now` after a success, at this moment (the driver may skip a clock read). */
+  /**
+   * Whether `exit` needs a real `now` after a success, at this moment (the driver may skip a
+   * clock read). A stage whose answer can change defines it as a getter, read after every
+   * success; an own data property is read once, when the pipeline is built.
+   */
   readonly observesSuccess: boolean;
 }

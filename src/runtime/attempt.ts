@@ -147,9 +147,23 @@ export class AttemptContext extends WheelEntry implements CallContext {
   fulfil(value: unknown, direct: boolean): void {
     if (!this.finish()) return;
     const settlement = this.settlement;
-    if (settlement === undefined) this.resolvePromise(value);
-    else if (direct) queueMicrotask(() => this.settleValue(settlement, value));
+    if (settlement === undefined) {
+      this.resolvePromise(value);
+      this.forget();
+    } else if (direct) queueMicrotask(() => this.settleValue(settlement, value));
     else this.settleValue(settlement, value);
+  }
+
+  /**
+   * The attempt's promise is settled: the context lets go of it (and through it of the value)
+   * and of the call. Whoever still holds the context (the operation, a body being read) must
+   * not keep the caller's value or the call alive with it.
+   */
+  private forget(): void {
+    this.resolvePromise = noop;
+    this.rejectPromise = noop;
+    this.settlement = undefined;
+    this.run = undefined;
   }
 
   /** The operation failed (`direct`: it threw inside `runAttempt`). */
@@ -184,12 +198,14 @@ export class AttemptContext extends WheelEntry implements CallContext {
     } catch (error) {
       this.rejectPromise(error);
     }
+    this.forget();
   }
 
   private settleError(error: unknown, deferred: boolean): void {
     const settlement = this.settlement;
     if (settlement === undefined) {
       this.rejectPromise(error);
+      this.forget();
       return;
     }
     if (deferred) {
@@ -201,6 +217,7 @@ export class AttemptContext extends WheelEntry implements CallContext {
     } catch (thrown) {
       this.rejectPromise(thrown);
     }
+    this.forget();
   }
 
   /**
@@ -336,6 +353,9 @@ export function runAttempt<T, R>(
 ): Promise<T | R> {
   const promise = new Promise<T | R>(capture as (resolve: (value: T | R) => void, reject: (error: unknown) => void) => void);
   context.race(capturedResolve, capturedReject, settlement as AttemptSettlement<unknown, unknown> | undefined);
+  // Not kept here: they would hold the last attempt's promise, and through it its value.
+  capturedResolve = noop;
+  capturedReject = noop;
   const { callerSignal, timeoutMs, scope } = context;
   if (callerSignal !== undefined) listenForAbort(context, callerSignal);
   if (timeoutMs !== Number.POSITIVE_INFINITY) armTimer(context);

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -275,6 +277,39 @@ describe('downstream().call — retry loop', () => {
       api.call(() => seen.push(currentDeadlineScope()?.deadline), { timeoutMs: 300 }),
     );
     expect(seen).toEqual([undefined, 300 + clock.monotonic()]);
+  });
+
+  it('regression: a finished call’s value, operation and signal are not kept alive by kindly (system clock)', async () => {
+    // Nothing of kindly's may keep a finished call's value (through the attempt's promise and
+    // its resolving functions), its operation or its signal alive: not the timer wheel, not
+    // the promise executor's hand-over of the last attempt's resolving functions.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const api = downstream('retention', { attemptTimeoutMs: 60_000 });
+    let value: WeakRef<object> | undefined;
+    let operation: WeakRef<object> | undefined;
+    let signal: WeakRef<object> | undefined;
+    await (async () => {
+      const answer = { payload: new Uint8Array(1024) };
+      const op = async (context: { signal: AbortSignal }) => {
+        // What listens to the attempt's signal (a fetch's request) lives as long as it does.
+        signal = new WeakRef(context.signal);
+        return answer;
+      };
+      value = new WeakRef(answer);
+      operation = new WeakRef(op);
+      if ((await api.call(op)) !== answer) throw new Error("not the operation's value");
+    })();
+    const kept = () => value?.deref() !== undefined || operation?.deref() !== undefined || signal?.deref() !== undefined;
+    // Well before the attempt's timeout (60 s) or the wheel's bucket could let go of anything.
+    for (let i = 0; i < 20 && kept(); i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    expect(value?.deref()).toBeUndefined();
+    expect(operation?.deref()).toBeUndefined();
+    expect(signal).toBeDefined();
+    expect(signal?.deref()).toBeUndefined();
   });
 
   it('an expired deadline fails at once with outcome failed and no attempt', async () => {
