@@ -253,10 +253,10 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
 }
 
 /**
- * Counts one report's paced answers into the window and returns the fleet's delivery rate
- * while it is being rejected: served / span over the window (the span starting no earlier
- * than the first report in it), requests per ms — `undefined` while the window holds no
- * rejection, or spans less than `FLEET_DELIVERY_MIN_SPAN_MS`.
+ * Counts one report's paced answers into the window and returns the fleet's delivery rate,
+ * served / span over the window (the span starting no earlier than the first report in it),
+ * requests per ms, and whether the window holds a rejection — `undefined` while it holds no
+ * answer or spans less than `FLEET_DELIVERY_MIN_SPAN_MS`.
  */
 function fleetDelivery(
   p: PaceLedger,
