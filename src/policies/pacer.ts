@@ -276,6 +276,8 @@ export class Pacer {
   private flightMixed = false;
   /** The slow flight that ended the search was a run (its answers: slower than every rejection). */
   private slowRun = false;
+  /** When the latest rejection of the flight came back (-∞: none in this search). */
+  private flightRejectAt = Number.NEGATIVE_INFINITY;
   private cruiseAt = 0;
   /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
   private grewAt = 0;
@@ -411,7 +413,10 @@ export class Pacer {
       // 40–80 ms) and made the flight's serving time look that much longer (68/s for 100/s).
       if (latency >= 0 && latency < this.pathLatency && sent < this.searchBase) this.pathLatency = latency;
       if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
-      if (sent < this.searchBase && this.flightRun > 0) this.flightMixed = true;
+      if (sent < this.searchBase) {
+        if (this.flightRun > 0) this.flightMixed = true;
+        this.flightRejectAt = nowMs;
+      }
       return;
     }
     // One cut per episode: after a cut, only once a request sent since has been served (the
@@ -758,6 +763,7 @@ export class Pacer {
     this.flightPeak = 0;
     this.flightRun = 0;
     this.flightMixed = false;
+    this.flightRejectAt = nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.baseTicket = this.nextTicket;
@@ -782,7 +788,7 @@ export class Pacer {
       bracketed = rejected > 0;
       this.startedFromProbe = true;
       this.probeGap = this.gap;
-    } else if (latency >= 0 && this.slowFlight(sent, latency)) {
+    } else if (latency >= 0 && this.slowFlight(nowMs, sent, latency)) {
       // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
       x = this.flightLevel(nowMs);
       this.fromFlight = true;
@@ -822,13 +828,19 @@ export class Pacer {
    * at 131–158 ms, so the rule of twice alone ended the search on the queued eleventh, 100 ms
    * later (1.2–1.6 s herds).
    */
-  private slowFlight(sent: number, latency: number): boolean {
+  private slowFlight(nowMs: number, sent: number, latency: number): boolean {
     if (sent >= this.searchBase) return false;
     if (latency > 2 * this.rejectLatency) {
       this.slowRun = false;
       return true;
     }
-    if (this.flightMixed || !(latency > this.rejectLatency)) {
+    // Slower because it came back later, not because it left earlier: a callee that holds
+    // every answer to the end of its slot returns the flight's first-sent requests (the ones
+    // it served) in the same moment as its rejections, and their latency exceeds the
+    // rejections' by no more than the time the flight took to leave (a real slot server, Retry-After
+    // releasing the herd over 26 ms: three successes 26 ms slower than every rejection, read
+    // within 1 ms of them, made a slow flight of 297/s against 100/s).
+    if (this.flightMixed || !(latency > this.rejectLatency) || 2 * (nowMs - this.flightRejectAt) < latency - this.rejectLatency) {
       this.flightMixed = this.flightRun > 0 || this.flightMixed;
       return false;
     }

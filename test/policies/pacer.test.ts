@@ -217,6 +217,19 @@ describe('Pacer', () => {
     expect(p.rate(140)).toBeCloseTo(100, 6);
   });
 
+  it('successes slower only because they left first do not make a slow flight (regression: a slot server answering everything at its end)', () => {
+    // A callee that holds every answer to the end of its slot serves the first ten to arrive:
+    // the flight left over 26 ms, and every answer comes back at 110 ms. The served ones are
+    // slower than every rejection by the time the flight took to leave, not because the callee
+    // spent time serving them; read as a slow flight they measured 297/s for 100/s.
+    const p = new Pacer();
+    for (let i = 0; i < 24; i++) p.onResult(110 + i * 0.01, 'rejected', undefined, 3 + i, false);
+    for (let i = 0; i < 3; i++) p.onResult(110.3 + i * 0.2, 'ok', undefined, i * 0.2, false);
+    expect(p.searching).toBe(true);
+    for (let i = 0; i < 7; i++) p.onResult(111 + i * 0.1, 'ok', undefined, 0.6 + i * 0.2, false);
+    expect(p.searching).toBe(true);
+  });
+
   it('successes that merely vary with the rejections do not make a slow flight', () => {
     // Latencies that vary (the same spread for rejections and successes): a success slower
     // than every rejection so far, then a rejection, then two more such successes — no run.
