@@ -6,7 +6,8 @@
 //
 // CASE:
 // - core: `full` (budget + breaker + bulkhead, as `kindly:full`), `plain` (retry + timeout) or
-//   `signal` (the operation reads `context.signal`); `floor-signal` (the platform's AbortController
+//   `signal` (the operation reads `context.signal`); `floor-full` (the floor of any wrapper that
+//   times its operation: own promise, a `then`, one clock read); `floor-signal` (the platform's AbortController
 //   alone) and `own-signal` (`.call()` around an operation making its own AbortController);
 // - HTTP layer without the network: `fetch` (`fetchThrough` with retry + attempt timeout) and
 //   `fetch-full` (the HTTP bench's full pipeline: budget, breaker, bulkhead, pacing, total
@@ -80,6 +81,18 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
         })
       : plainApi();
   once = which === 'signal' ? () => api.call((c) => (c.signal.aborted ? 0 : operation())) : () => api.call(operation);
+} else if (which === 'floor-full') {
+  // bench/cases.ts's `floor:full`: own promise, a `then` on the operation, one clock read.
+  const perf = globalThis.performance;
+  once = () => {
+    const startedAt = perf.now();
+    return new Promise((resolve, reject) => {
+      operation().then(
+        (value) => resolve(startedAt < 0 ? 0 : value),
+        (error) => reject(error),
+      );
+    });
+  };
 } else if (which === 'floor-signal') {
   // The platform's price of one attempt signal, with no kindly around it (bench/cases.ts's
   // `floor:signal`).

@@ -26,6 +26,25 @@ export const cases: BenchCase[] = [
     setup: () => () => (new AbortController().signal.aborted ? 0 : operation()),
   },
   {
+    // The floor of `kindly:full` and of any wrapper that times its operation and returns a
+    // promise of its own (printed as `kindly:full / floor:full`): its own promise, a `then`
+    // with two closures on the operation's promise, and one clock read — no timer, no policy,
+    // no bookkeeping. What kindly adds over it is itemised in docs/benchmarks.md.
+    name: 'floor:full',
+    setup: () => {
+      const perf = globalThis.performance;
+      return () => {
+        const startedAt = perf.now();
+        return new Promise<number>((resolve, reject) => {
+          operation().then(
+            (value) => resolve(startedAt < 0 ? 0 : value),
+            (error: unknown) => reject(error),
+          );
+        });
+      };
+    },
+  },
+  {
     name: 'kindly:retry+timeout',
     setup: () => {
       const api = downstream('bench', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
