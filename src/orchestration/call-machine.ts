@@ -544,19 +544,14 @@ export class CallMachine implements StageCall {
   private admit(nowMs: number): Step {
     this.attemptStart = nowMs;
     this.entered = 0;
-    if (!attemptFits(this.deadline, nowMs, this.minAttemptTimeMs))
-      return this.giveUp('deadline', this.deadlineCause(), undefined);
+    if (!attemptFits(this.deadline, nowMs, this.minAttemptTimeMs)) {
+      return this.giveUp(
+        'deadline',
+        () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
+        undefined,
+      );
+    }
     return this.enterFrom(0, nowMs);
-  }
-
-  /**
-   * Why an attempt the deadline leaves no room for was not made. Its closure lives here, not
-   * in `admit`: V8 allocates a function's closure context on entry whenever one of its
-   * closures captures something (`this` too), even on a path that creates none — for `admit`,
-   * once per attempt.
-   */
-  private deadlineCause(): () => unknown {
-    return () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name });
   }
 
   private enterFrom(from: number, nowMs: number): Step {

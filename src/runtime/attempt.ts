@@ -150,20 +150,8 @@ export class AttemptContext extends WheelEntry implements CallContext {
     if (settlement === undefined) {
       this.resolvePromise(value);
       this.forget();
-    } else if (direct) this.settleValueLater(settlement, value);
+    } else if (direct) queueMicrotask(() => this.settleValue(settlement, value));
     else this.settleValue(settlement, value);
-  }
-
-  // The closures of `fulfil` and `settleError` live in methods of their own: V8 allocates a
-  // function's closure context on entry whenever one of its closures captures a variable,
-  // even on a path that creates none — for `fulfil`, once per call.
-
-  private settleValueLater(settlement: AttemptSettlement<unknown, unknown>, value: unknown): void {
-    queueMicrotask(() => this.settleValue(settlement, value));
-  }
-
-  private settleErrorLater(error: unknown): void {
-    queueMicrotask(() => this.settleError(error, false));
   }
 
   /**
@@ -221,7 +209,7 @@ export class AttemptContext extends WheelEntry implements CallContext {
       return;
     }
     if (deferred) {
-      this.settleErrorLater(error);
+      queueMicrotask(() => this.settleError(error, false));
       return;
     }
     try {

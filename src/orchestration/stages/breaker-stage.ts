@@ -32,24 +32,18 @@ export class BreakerStage implements Stage {
 
   enter(call: StageCall, nowMs: number): Admission {
     const permit = this.breaker.tryAcquire(nowMs);
-    if (permit === BREAKER_REJECTED) return this.refuseOpen(call, nowMs);
+    if (permit === BREAKER_REJECTED) {
+      const retryAfterMs = this.breaker.retryAfterMs(nowMs);
+      return call.refuse(
+        'circuit-open',
+        () => new CircuitOpenError({ attempts: 0, downstream: call.name, retryAfterMs }),
+        retryAfterMs,
+      );
+    }
     // The common permit (an ordinary call while closed) is no token: the call then keeps no
     // token array (one allocation per call fewer); `exit` reads its absence as that permit.
     call.token = permit === BREAKER_ALLOWED ? undefined : permit;
     return ADMIT;
-  }
-
-  /**
-   * The circuit is open. A method of its own: a closure in `enter` (capturing `call`) would
-   * make V8 allocate `enter`'s closure context on every call, admitted ones included.
-   */
-  private refuseOpen(call: StageCall, nowMs: number): Admission {
-    const retryAfterMs = this.breaker.retryAfterMs(nowMs);
-    return call.refuse(
-      'circuit-open',
-      () => new CircuitOpenError({ attempts: 0, downstream: call.name, retryAfterMs }),
-      retryAfterMs,
-    );
   }
 
   exit(call: StageCall, nowMs: number, result: AttemptResult): void {
