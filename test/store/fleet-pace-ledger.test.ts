@@ -6,6 +6,7 @@ import {
   FLEET_ANSWER_BUCKETS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
   REFUTED_GUESS,
   slotOf,
@@ -102,6 +103,26 @@ describe('the fleet pace ledger', () => {
     expect(reply.estimate).toBeCloseTo(0.16, 12);
   });
 
+  it('a rejection in the last two buckets holds the fleet’s rate from rising, whatever a start-up guess says (regression: one process’s start-up took the fleet to 755/s for 100/s)', () => {
+    expect(FLEET_FRESH_BUCKETS).toBe(2);
+    const p = emptyPace();
+    // Process a guesses 100/s at the whole rate and books: the queue runs at 100/s.
+    let reply = bookSlot(p, 1_000, book('a', 0.1, RATE_WHOLE));
+    expect(reply.gap).toBeCloseTo(10, 9);
+    // Its start-up doubles the guess while b reports a rejection: the queue stays at 100/s.
+    reply = bookSlot(p, 1_010, { ...book('b', 0.1, RATE_WHOLE), rejected: 1 });
+    reply = bookSlot(p, 1_020, book('a', 0.2, RATE_WHOLE));
+    expect(reply.estimate).toBeCloseTo(0.1, 12);
+    expect(reply.gap).toBeCloseTo(10, 9);
+    // A lower word is taken at once.
+    reply = bookSlot(p, 1_030, book('a', 0.08, RATE_WHOLE));
+    reply = bookSlot(p, 1_040, book('b', 0.08, RATE_WHOLE));
+    expect(reply.gap).toBeCloseTo(12.5, 9);
+    // Two buckets later (the rejection was in bucket 20, now is bucket 22) the guess counts again.
+    reply = bookSlot(p, 1_100, book('a', 0.2, RATE_WHOLE));
+    expect(reply.estimate).toBeCloseTo(0.2, 12);
+  });
+
   it('a fleet served in full while its tickets wait grows from 1.1 × what it got through, doubling every 400 ms, until a rejection', () => {
     expect(FLEET_GROWTH_DOUBLING_MS).toBe(400);
     const p = emptyPace();
@@ -164,7 +185,7 @@ describe('the fleet pace ledger', () => {
 
 describe('FleetQueueView (a process’s view of the fleet’s queue)', () => {
   it('keeps the epoch of the reply the store answered last, and splits long waits so a moved slot is seen', () => {
-    const view = new FleetQueueView((storeMs) => storeMs - 1_000);
+    const view = new FleetQueueView((storeMs) => storeMs - 1_000, { followQueue: () => undefined });
     view.learn(2_000, { baseTicket: 10, baseAt: 2_000, gap: 100 });
     const ticket = view.ticket(15);
     expect(ticket.slotWait(1_000)).toBe(500);
@@ -175,5 +196,25 @@ describe('FleetQueueView (a process’s view of the fleet’s queue)', () => {
     expect(ticket.slotWait(1_000)).toBe(250);
     expect(ticket.slotWait(1_250)).toBe(0);
     expect(ticket.holdFor(1_248)).toBe(2);
+  });
+
+  it("leads the pacer to where this process's tickets end, earlier or later with every reply (regression: a fall-back waited 7 s)", () => {
+    const ends: Array<[number, boolean | undefined]> = [];
+    const view = new FleetQueueView((storeMs) => storeMs - 1_000, { followQueue: (nextMs, moved) => ends.push([nextMs, moved]) });
+    // No ticket booked yet: nothing to follow.
+    view.learn(1_000, { baseTicket: 1, baseAt: 1_000, gap: 75 });
+    expect(ends).toEqual([]);
+    // A first guess of 13/s: this process's ticket 93 leaves 7 s out; the pacer follows to the slot after it.
+    view.learn(1_000, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 93);
+    expect(ends.at(-1)).toEqual([1_000 - 1_000 + 93 * 75, true]);
+    // The fleet re-spaced at 100/s: a sync's reply brings the end in (no booking in it).
+    view.learn(1_400, { baseTicket: 60, baseAt: 1_400, gap: 10 });
+    expect(ends.at(-1)).toEqual([400 + 34 * 10, true]);
+    // A booking answered before that sync, arriving late: its ticket counts, its epoch does not.
+    view.learn(1_300, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 95);
+    expect(ends.at(-1)).toEqual([400 + 36 * 10, true]);
+    // An earlier ticket arriving late does not pull the end back.
+    view.learn(1_350, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 90);
+    expect(ends.at(-1)).toEqual([400 + 36 * 10, true]);
   });
 });
