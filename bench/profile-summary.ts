@@ -62,3 +62,34 @@ for (const id of profile.samples) {
 }
 console.log(`\nunder kindly frames (self + callees, by nearest dist/ frame): ${pct(inKindly)} of samples`);
 for (const [k, n] of [...nearest].sort((a, b) => b[1] - a[1]).slice(0, limit)) console.log(`${pct(n)}  ${k}`);
+
+// `--per=N` (N operations profiled, warm-up included): the same attribution in µs per operation
+// of busy (non-idle) time, without the platform's `fetch` (`platformFetch`) and the attempt's
+// AbortController (`get signal`), which the HTTP floor pays too — what kindly's own code costs
+// per request (docs/benchmarks.md, "HTTP … Checked again").
+const perArg = process.argv.find((a) => a.startsWith('--per='));
+if (perArg !== undefined) {
+  const per = Number(perArg.slice('--per='.length));
+  const deltas = (profile as { timeDeltas?: number[] }).timeDeltas ?? [];
+  let busy = 0;
+  let own = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = deltas[i + 1] ?? 0;
+    let cursor: number | undefined = profile.samples[i];
+    if (byId.get(cursor as number)?.callFrame.functionName === '(idle)') continue;
+    busy += dt;
+    while (cursor !== undefined) {
+      const node = byId.get(cursor);
+      if (node === undefined) break;
+      if (node.callFrame.url.startsWith(ownDist)) {
+        const name = node.callFrame.functionName;
+        if (name !== 'platformFetch' && name !== 'get signal') own += dt;
+        break;
+      }
+      cursor = parent.get(cursor);
+    }
+  }
+  console.log(
+    `\nper operation: busy ${(busy / per).toFixed(1)} µs; kindly's own frames (not fetch, not the attempt's AbortController) ${(own / per).toFixed(2)} µs (${((100 * own) / busy).toFixed(2)} % of busy)`,
+  );
+}
