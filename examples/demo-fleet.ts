@@ -85,9 +85,11 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   const done = children.map((child) => new Promise<WorkerResult>((r) => child.once('message', (m) => r(m as WorkerResult))));
   for (const child of children) child.send('go');
   let poll: ReturnType<typeof setInterval> | undefined;
+  let pollClient: { disconnect(): void } | undefined;
   if (process.env.FLEET_POLL) {
     const { connectRedis } = await import('./support/redis-server.js');
     const c = await connectRedis(redis.port);
+    pollClient = c;
     const t0 = performance.now();
     const prefix = config.prefix;
     poll = setInterval(async () => {
@@ -99,6 +101,8 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   }
   const results = await Promise.all(done);
   if (poll) clearInterval(poll);
+  // An open connection would keep this process alive after the table.
+  pollClient?.disconnect();
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
   const log = limiter.read();
   if (process.env.FLEET_DEBUG) process.stderr.write(`  requests/served per 50 ms: ${limiter.timeline(50)}\n`);

@@ -4,7 +4,6 @@ import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from '../store/fleet-pace-rate.js';
-import type { PaceEpoch } from '../store/fleet-store.js';
 import { FleetQueueView } from '../store/fleet-ticket.js';
 import { SimulatedStore } from './simulated-store.js';
 
@@ -28,15 +27,9 @@ export class SimFleetPacing extends SimulatedStore {
     /** Until when the fleet is throttled, as this process last heard (a round trip late). */
     let activeUntil = Number.NEGATIVE_INFINITY;
     const throttling = (now: number) => pacer.throttling(now) || now < activeUntil;
-    /** Where the fleet's queue stands, as this process last heard (store time is sim time). */
-    const queue = new FleetQueueView((ms) => ms);
+    /** Where the fleet's queue stands, as this process last heard (store time is sim time); the pacer follows it. */
+    const queue = new FleetQueueView((ms) => ms, pacer);
     const tally = new PacedAnswerTally();
-    /** The last ticket this process booked; the pacer follows the queue that far (`FleetLink`). */
-    let lastTicket = 0;
-    const learn = (storeNow: number, epoch: PaceEpoch) => {
-      queue.learn(storeNow, epoch);
-      if (lastTicket > 0) pacer.followQueue(queue.slot(lastTicket + 1), true);
-    };
     const sync = (now: number) => {
       if (throttling(now)) {
         const reply = syncPace(this.ledger, now, {
@@ -53,7 +46,7 @@ export class SimFleetPacing extends SimulatedStore {
           rtt,
           (_: undefined, at) => {
             activeUntil = reply.activeUntil;
-            learn(reply.now, reply);
+            queue.learn(reply.now, reply);
             adoptFleetEstimate(pacer, reply.estimate, at);
           },
           undefined,
@@ -76,8 +69,7 @@ export class SimFleetPacing extends SimulatedStore {
         sim.schedule(
           rtt,
           (_: undefined, at) => {
-            if (reply.ticket > lastTicket) lastTicket = reply.ticket;
-            learn(reply.now, reply);
+            queue.learn(reply.now, reply, reply.ticket);
             adoptFleetEstimate(pacer, reply.estimate, at);
             waiter.granted(at, queue.ticket(reply.ticket));
           },

@@ -8,14 +8,7 @@ import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } fro
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from './fleet-pace-rate.js';
-import {
-  BREAKER_CLOSED,
-  BREAKER_OPEN,
-  type BreakerRecord,
-  type FleetStore,
-  type PaceEpoch,
-  type StoreAvailability,
-} from './fleet-store.js';
+import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
 import { FleetQueueView } from './fleet-ticket.js';
 
 /** How a downstream shares its policies' state through a fleet store. */
@@ -66,12 +59,10 @@ interface PaceLink {
   activeUntil: number;
   /** Wait hint seen locally and not yet shared: local ms it ends. */
   hintUntil: number;
-  /** Where the fleet's queue stands, as this process last heard. */
+  /** Where the fleet's queue stands, as this process last heard; the pacer follows it. */
   queue: FleetQueueView;
   /** The pacer's paced answers reported to the fleet so far. */
   tally: PacedAnswerTally;
-  /** The last ticket this process booked in the fleet's queue (0: none). */
-  lastTicket: number;
 }
 
 /**
@@ -258,9 +249,8 @@ export class FleetLink {
       pacer,
       activeUntil: Number.NEGATIVE_INFINITY,
       hintUntil: Number.NEGATIVE_INFINITY,
-      queue: new FleetQueueView((storeMs) => this.toLocal(storeMs)),
+      queue: new FleetQueueView((storeMs) => this.toLocal(storeMs), pacer),
       tally: new PacedAnswerTally(),
-      lastTicket: 0,
     });
     if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
   }
@@ -307,20 +297,9 @@ export class FleetLink {
       return undefined;
     }
     this.measured(nowMs, reply.now);
-    if (reply.ticket > link.lastTicket) link.lastTicket = reply.ticket;
-    this.learnQueue(link, reply.now, reply);
+    link.queue.learn(reply.now, reply, reply.ticket);
     adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
     return link.queue.ticket(reply.ticket);
-  }
-
-  /**
-   * A reply's epoch. The local pacer follows the fleet's queue, as far as this process's
-   * tickets reach in it under the latest epoch: start-up counts them as waiting, throttling
-   * lasts while they do, and a fall-back to local pacing books after them.
-   */
-  private learnQueue(link: PaceLink, storeNow: number, epoch: PaceEpoch): void {
-    link.queue.learn(storeNow, epoch);
-    if (link.lastTicket > 0) link.pacer.followQueue(link.queue.slot(link.lastTicket + 1), true);
   }
 
   private async syncPace(link: PaceLink): Promise<void> {
@@ -348,7 +327,7 @@ export class FleetLink {
     }
     this.measured(sentAt, reply.now);
     link.activeUntil = this.toLocal(reply.activeUntil);
-    this.learnQueue(link, reply.now, reply);
+    link.queue.learn(reply.now, reply);
     adoptFleetEstimate(link.pacer, reply.estimate, this.clock.monotonic());
   }
 

@@ -1,4 +1,5 @@
 import type { SharedTicket } from '../orchestration/stages/pacing-stage.js';
+import type { Pacer } from '../policies/pacer.js';
 import { slotOf } from './fleet-ledger.js';
 import type { PaceEpoch } from './fleet-store.js';
 
@@ -15,18 +16,35 @@ const RECHECK_MS = 40;
  * One process's view of the fleet's queue (see `PaceLedger`): the latest epoch it heard of,
  * from any reply (its bookings, its syncs). Replies may arrive out of order: the one the
  * store answered last wins. Slots are store time; `toLocal` converts them.
+ *
+ * The process's own pacer follows the queue as far as this process's tickets reach in it
+ * under that epoch (`Pacer.followQueue`): start-up counts them as waiting, throttling lasts
+ * while they do, and a fall-back to local pacing books after them. That end moves both ways
+ * with every reply: a queue booked at a first guess of 13/s ended 7 s out, and a process whose
+ * store went down after the fleet had re-spaced at 100/s would otherwise have waited for it.
  */
 export class FleetQueueView {
   private epoch: PaceEpoch = { baseTicket: 0, baseAt: 0, gap: 0 };
   private heardAt = Number.NEGATIVE_INFINITY;
+  /** The last ticket this process booked (0: none). */
+  private lastTicket = 0;
 
-  constructor(private readonly toLocal: (storeMs: number) => number) {}
+  constructor(
+    private readonly toLocal: (storeMs: number) => number,
+    private readonly pacer: Pick<Pacer, 'followQueue'>,
+  ) {}
 
-  /** An epoch from a reply the store answered at `storeNow`. */
-  learn(storeNow: number, epoch: PaceEpoch): void {
-    if (storeNow < this.heardAt) return;
-    this.heardAt = storeNow;
-    this.epoch = { baseTicket: epoch.baseTicket, baseAt: epoch.baseAt, gap: epoch.gap };
+  /**
+   * A reply the store answered at `storeNow`, with its epoch and, for a booking, the ticket
+   * it booked for this process.
+   */
+  learn(storeNow: number, epoch: PaceEpoch, booked?: number): void {
+    if (booked !== undefined && booked > this.lastTicket) this.lastTicket = booked;
+    if (storeNow >= this.heardAt) {
+      this.heardAt = storeNow;
+      this.epoch = { baseTicket: epoch.baseTicket, baseAt: epoch.baseAt, gap: epoch.gap };
+    }
+    if (this.lastTicket > 0) this.pacer.followQueue(this.slot(this.lastTicket + 1), true);
   }
 
   /** Local ms at which `ticket` leaves, as far as this process knows. */

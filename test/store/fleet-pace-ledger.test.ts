@@ -164,7 +164,7 @@ describe('the fleet pace ledger', () => {
 
 describe('FleetQueueView (a process’s view of the fleet’s queue)', () => {
   it('keeps the epoch of the reply the store answered last, and splits long waits so a moved slot is seen', () => {
-    const view = new FleetQueueView((storeMs) => storeMs - 1_000);
+    const view = new FleetQueueView((storeMs) => storeMs - 1_000, { followQueue: () => undefined });
     view.learn(2_000, { baseTicket: 10, baseAt: 2_000, gap: 100 });
     const ticket = view.ticket(15);
     expect(ticket.slotWait(1_000)).toBe(500);
@@ -175,5 +175,25 @@ describe('FleetQueueView (a process’s view of the fleet’s queue)', () => {
     expect(ticket.slotWait(1_000)).toBe(250);
     expect(ticket.slotWait(1_250)).toBe(0);
     expect(ticket.holdFor(1_248)).toBe(2);
+  });
+
+  it("leads the pacer to where this process's tickets end, earlier or later with every reply (regression: a fall-back waited 7 s)", () => {
+    const ends: Array<[number, boolean | undefined]> = [];
+    const view = new FleetQueueView((storeMs) => storeMs - 1_000, { followQueue: (nextMs, moved) => ends.push([nextMs, moved]) });
+    // No ticket booked yet: nothing to follow.
+    view.learn(1_000, { baseTicket: 1, baseAt: 1_000, gap: 75 });
+    expect(ends).toEqual([]);
+    // A first guess of 13/s: this process's ticket 93 leaves 7 s out; the pacer follows to the slot after it.
+    view.learn(1_000, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 93);
+    expect(ends.at(-1)).toEqual([1_000 - 1_000 + 93 * 75, true]);
+    // The fleet re-spaced at 100/s: a sync's reply brings the end in (no booking in it).
+    view.learn(1_400, { baseTicket: 60, baseAt: 1_400, gap: 10 });
+    expect(ends.at(-1)).toEqual([400 + 34 * 10, true]);
+    // A booking answered before that sync, arriving late: its ticket counts, its epoch does not.
+    view.learn(1_300, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 95);
+    expect(ends.at(-1)).toEqual([400 + 36 * 10, true]);
+    // An earlier ticket arriving late does not pull the end back.
+    view.learn(1_350, { baseTicket: 1, baseAt: 1_000, gap: 75 }, 90);
+    expect(ends.at(-1)).toEqual([400 + 36 * 10, true]);
   });
 });
