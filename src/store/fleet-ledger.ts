@@ -209,6 +209,8 @@ export const REFUTED_GUESS = PACER_DEFAULTS.decrease;
 export const FLEET_ANSWER_BUCKET_MS = 50;
 /** …over a window of this many buckets. */
 export const FLEET_ANSWER_BUCKETS = 6;
+/** A rejection in this many latest buckets holds the fleet's rate from rising. */
+export const FLEET_FRESH_BUCKETS = 2;
 /** The fleet's delivery rate is read once its answers span at least this long. */
 export const FLEET_DELIVERY_MIN_SPAN_MS = 200;
 /**
@@ -263,16 +265,18 @@ function fleetDelivery(
   nowMs: number,
   served: number,
   rejected: number,
-): { rate: number; rejected: boolean } | undefined {
+): { rate: number | undefined; rejected: boolean; fresh: boolean } | undefined {
   const bucket = Math.floor(nowMs / FLEET_ANSWER_BUCKET_MS);
   const oldest = bucket - FLEET_ANSWER_BUCKETS + 1;
   let servedSum = 0;
   let rejectedSum = 0;
+  let fresh = rejected > 0;
   for (const [b, [s, r]] of p.answers) {
     if (b < oldest) p.answers.delete(b);
     else {
       servedSum += s;
       rejectedSum += r;
+      if (r > 0 && b >= bucket - FLEET_FRESH_BUCKETS + 1) fresh = true;
     }
   }
   if (served > 0 || rejected > 0) {
@@ -286,9 +290,9 @@ function fleetDelivery(
     servedSum += served;
     rejectedSum += rejected;
   }
+  if (servedSum + rejectedSum === 0) return undefined;
   const span = nowMs - Math.max(oldest * FLEET_ANSWER_BUCKET_MS, p.answersFrom);
-  if (servedSum + rejectedSum === 0 || span < FLEET_DELIVERY_MIN_SPAN_MS) return undefined;
-  return { rate: servedSum / span, rejected: rejectedSum > 0 };
+  return { rate: span < FLEET_DELIVERY_MIN_SPAN_MS ? undefined : servedSum / span, rejected: rejectedSum > 0, fresh };
 }
 
 /**
@@ -373,7 +377,10 @@ function contribute(
     }
   }
   const delivered = fleetDelivery(p, nowMs, served, rejected);
-  if (delivered === undefined) p.growFrom = 0;
+  // Rejected just now: the fleet's rate may fall, not rise, whatever a process's start-up
+  // guess says.
+  if (delivered?.fresh && p.gap > 0 && estimate > 1 / p.gap) estimate = 1 / p.gap;
+  if (delivered?.rate === undefined) p.growFrom = 0;
   else {
     const cap = FLEET_DELIVERY_GAIN * delivered.rate;
     if (delivered.rejected) {

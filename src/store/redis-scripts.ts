@@ -3,6 +3,7 @@ import {
   FLEET_ANSWER_BUCKETS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
   FLEET_RESPACE_DRIFT,
   REFUTED_GUESS,
@@ -156,6 +157,7 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
   local bucket = math.floor(now / ${FLEET_ANSWER_BUCKET_MS})
   local oldest = bucket - ${FLEET_ANSWER_BUCKETS} + 1
   local servedSum, rejectedSum = 0, 0
+  local fresh = rejected > 0
   local all = redis.call('HGETALL', answersKey)
   for i = 1, #all, 2 do
     local b = tonumber(string.sub(all[i], 2))
@@ -164,7 +166,9 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
     elseif string.sub(all[i], 1, 1) == 's' then
       servedSum = servedSum + tonumber(all[i + 1])
     else
-      rejectedSum = rejectedSum + tonumber(all[i + 1])
+      local r = tonumber(all[i + 1])
+      rejectedSum = rejectedSum + r
+      if r > 0 and b >= bucket - ${FLEET_FRESH_BUCKETS} + 1 then fresh = true end
     end
   end
   local from = tonumber(redis.call('HGET', paceKey, 'answersFrom') or '0')
@@ -179,9 +183,10 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
     servedSum = servedSum + served
     rejectedSum = rejectedSum + rejected
   end
+  if servedSum + rejectedSum == 0 then return nil, false, false end
   local span = now - math.max(oldest * ${FLEET_ANSWER_BUCKET_MS}, from)
-  if servedSum + rejectedSum == 0 or span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil, false end
-  return servedSum / span, rejectedSum > 0
+  if span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil, rejectedSum > 0, fresh end
+  return servedSum / span, rejectedSum > 0, fresh
 end
 `;
 
@@ -258,7 +263,8 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
       if shares > estimate then estimate = shares end
     end
   end
-  local delivered, wasRejected = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  local delivered, wasRejected, fresh = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  if fresh and gap > 0 and estimate > 1 / gap then estimate = 1 / gap end
   local grow = 0
   if delivered then
     local cap = ${FLEET_DELIVERY_GAIN} * delivered

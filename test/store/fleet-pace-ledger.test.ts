@@ -6,6 +6,7 @@ import {
   FLEET_ANSWER_BUCKETS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
+  FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
   REFUTED_GUESS,
   slotOf,
@@ -100,6 +101,26 @@ describe('the fleet pace ledger', () => {
     // stand (the room it grows by).
     for (t = 1_310; t <= 1_700; t += 10) reply = report(t, 0);
     expect(reply.estimate).toBeCloseTo(0.16, 12);
+  });
+
+  it('a rejection in the last two buckets holds the fleet’s rate from rising, whatever a start-up guess says (regression: one process’s start-up took the fleet to 755/s for 100/s)', () => {
+    expect(FLEET_FRESH_BUCKETS).toBe(2);
+    const p = emptyPace();
+    // Process a guesses 100/s at the whole rate and books: the queue runs at 100/s.
+    let reply = bookSlot(p, 1_000, book('a', 0.1, RATE_WHOLE));
+    expect(reply.gap).toBeCloseTo(10, 9);
+    // Its start-up doubles the guess while b reports a rejection: the queue stays at 100/s.
+    reply = bookSlot(p, 1_010, { ...book('b', 0.1, RATE_WHOLE), rejected: 1 });
+    reply = bookSlot(p, 1_020, book('a', 0.2, RATE_WHOLE));
+    expect(reply.estimate).toBeCloseTo(0.1, 12);
+    expect(reply.gap).toBeCloseTo(10, 9);
+    // A lower word is taken at once.
+    reply = bookSlot(p, 1_030, book('a', 0.08, RATE_WHOLE));
+    reply = bookSlot(p, 1_040, book('b', 0.08, RATE_WHOLE));
+    expect(reply.gap).toBeCloseTo(12.5, 9);
+    // Two buckets later (the rejection was in bucket 20, now is bucket 22) the guess counts again.
+    reply = bookSlot(p, 1_100, book('a', 0.2, RATE_WHOLE));
+    expect(reply.estimate).toBeCloseTo(0.2, 12);
   });
 
   it('a fleet served in full while its tickets wait grows from 1.1 × what it got through, doubling every 400 ms, until a rejection', () => {
