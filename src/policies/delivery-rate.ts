@@ -85,6 +85,18 @@ export class DeliveryRate {
     return this.successes.flightRate(pathMs);
   }
 
+  /** Successes in the window. */
+  served(nowMs: number): number {
+    this.advance(nowMs);
+    return this.successes.count();
+  }
+
+  /** The earliest send among the answers in the window (`undefined` when there were none). */
+  earliestSend(nowMs: number): number | undefined {
+    this.advance(nowMs);
+    return this.answers.earliestSend();
+  }
+
   /** Answers (of any kind) per ms over the window, or `undefined` when there were none. */
   answerRate(nowMs: number): number | undefined {
     this.advance(nowMs);
@@ -178,6 +190,24 @@ class Extremes {
     }
     if (total === 0) return undefined;
     return total / Math.max(recvMax - sentMin - Math.max(0, pathMs), 1);
+  }
+
+  /** Answers over every bucket. */
+  count(): number {
+    let total = 0;
+    for (let i = 0; i < this.n; i++) total += this.data[this.base + i * FIELDS + COUNT]!;
+    return total;
+  }
+
+  /** The smallest send time over every bucket (`undefined`: no answers). */
+  earliestSend(): number | undefined {
+    let sentMin = Number.POSITIVE_INFINITY;
+    const d = this.data;
+    for (let i = 0; i < this.n; i++) {
+      const o = this.base + i * FIELDS;
+      if (d[o + COUNT]! > 0 && d[o + SENT_MIN]! < sentMin) sentMin = d[o + SENT_MIN]!;
+    }
+    return sentMin === Number.POSITIVE_INFINITY ? undefined : sentMin;
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */

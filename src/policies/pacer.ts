@@ -100,6 +100,12 @@ const SATURATED_MIN = 4;
 /** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
 const RESPACE_DRIFT = 0.1;
 
+/** A count of at least this many served in a row reads a window (fewer: a bucket, or what other callers left). */
+const WINDOW_MIN = 4;
+
+/** The chunk's epoch gap: tickets behind the one due are held until an answer moves it on. */
+const CHUNK_HOLD_MS = 1e9;
+
 /** A rate measured from the search's probe holds if no send gap since exceeded 1 / it by more than this (real sends wander from their slots by a few ms). */
 const SEED_GAP_SLACK = 2;
 
@@ -147,7 +153,15 @@ const CRUISE = 2;
  *     x₁ = 1 / l   (or 1 / h when no probe was rejected: D₀ held)
  *
  * — the callee restored capacity between l and h, so x₁ errs high by at most 2×, which the
- * first cut corrects with a measurement. A success to a request sent before the search that
+ * first cut corrects with a measurement. That holds for a bucket, which restored one token; a
+ * fixed window restored all of its N, and x₁ is N× low. So after a bracketed probe, a pacer
+ * alone counts: the waiting requests go one per round trip while they are served (only when
+ * the flight was served at least 4 and that many round trips fit within l — otherwise a
+ * bucket's one token would cost a rejected request for nothing). S ≥ 4 served in a row is a
+ * window: the level is S over the middle of (l, h], and the waiting requests probe for its
+ * reopening from probe + l; the first served measures T, the rate is S / T. A probe sent after
+ * probe + h and still rejected says it was no window (a bucket others share): start-up goes on
+ * from x₁. Fewer than 4 served: start-up from x₁. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
  * slot), or the third such success in a row slower than every rejection, ends it too, at
  * x₁ = the flight's successes over the callee's share of their time — from the first send to
@@ -299,6 +313,26 @@ export class Pacer {
   /** The level came from a cut to a measured delivery rate (since the search ended). */
   private cutMeasured = false;
   private probeGap = 1;
+  /** When the flight that started the search was first sent (the callee's capacity was full). */
+  private flightStart = 0;
+  /**
+   * Right after a bracketed probe was served: one request per round trip while they are
+   * served, to count what the callee restored (a fixed window's N at once, a bucket's token).
+   */
+  private chunk = false;
+  private chunkServed = 0;
+  private chunkFrom = 0;
+  private chunkUntil = 0;
+  private chunkGap = 1;
+  private chunkMax = 2;
+  /** After a chunk: probing for the window's reopening (geometric gaps); the latest rejected. */
+  private reprobe = false;
+  private reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+  /** The bracket of the probe that ended the search, from the flight's first send: (low, high]. */
+  private chunkLow = 0;
+  private chunkHigh = 0;
+  /** The level the bracket guessed (start-up's, had no chunk run). */
+  private chunkGuess = 0;
   /** Start-up goes on after a blind cut: its ceiling follows what paced requests deliver. */
   private blindStartup = false;
 
@@ -419,6 +453,15 @@ export class Pacer {
       }
       return;
     }
+    if (this.chunk) {
+      if (sent >= this.cruiseAt) this.endChunk(nowMs);
+      return;
+    }
+    if (this.reprobe) {
+      if (sent >= this.cruiseAt && sent > this.reprobeRejectedAt) this.reprobeRejectedAt = sent;
+      if (sent > this.chunkFrom + this.chunkHigh) this.refuteWindow(nowMs);
+      return;
+    }
     // One cut per episode: after a cut, only once a request sent since has been served (the
     // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
     // again — or, if nothing is served at all, after a long stretch at the new rate.
@@ -447,7 +490,7 @@ export class Pacer {
       // Nobody booked for a while: the schedule is behind, and a slot in the past would send
       // a burst. The queue starts again from now (probes keep their current gap).
       const next = this.slotOf(this.nextTicket);
-      if (next < nowMs) {
+      if (next < nowMs && !this.chunk) {
         const gap = this.geometric && this.nextTicket > this.baseTicket ? next - this.slotOf(this.nextTicket - 1) : this.gap;
         this.respace(nowMs, this.geometric, this.geometric ? Math.min(gap, this.maxSpacingMs) : this.gap);
         // Probing starts again from now: offsets are measured from here.
@@ -475,6 +518,10 @@ export class Pacer {
   holdFor(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
     this.adjust(nowMs);
+    if (this.chunk) {
+      if (this.slotOf(ticket) <= nowMs) return 0;
+      return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.chunkUntil - nowMs, RECHECK_MS));
+    }
     const wait = this.slotOf(ticket) - nowMs;
     return wait <= 0 ? 0 : this.checkAfter(wait, nowMs);
   }
@@ -485,6 +532,7 @@ export class Pacer {
    */
   slotWait(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
+    if (this.chunk) return this.chunkWait(ticket, nowMs);
     return Math.max(0, this.slotOf(ticket) - nowMs);
   }
 
@@ -673,6 +721,11 @@ export class Pacer {
       const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
+    if (this.chunk)
+      return Math.min(
+        Math.max(this.chunkWait(this.nextTicket - 1, nowMs), RECHECK_MS),
+        Math.max(this.chunkUntil - nowMs, RECHECK_MS),
+      );
     if (this.fromFlight) {
       // The search ended on the first answer of a slow flight, whose later answers raise the
       // level as they arrive — by 10× within one service time's spread (simulated: 10.9/s at
@@ -749,6 +802,11 @@ export class Pacer {
   /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
   private adjust(nowMs: number): void {
     if (this.mode !== CRUISE) return;
+    if (this.chunk) {
+      if (nowMs > this.chunkUntil) this.endChunk(nowMs);
+      return;
+    }
+    if (this.reprobe) return;
     const r = this.allowed(Math.max(nowMs, this.hintUntil));
     const drift = r * this.gap - 1;
     if (drift > RESPACE_DRIFT || drift < -RESPACE_DRIFT) this.respace(nowMs, false, 1 / r);
@@ -756,6 +814,8 @@ export class Pacer {
 
   private enter(nowMs: number): void {
     this.mode = SEARCH;
+    this.chunk = false;
+    this.reprobe = false;
     this.startup = false;
     this.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.rejectLatency = Number.POSITIVE_INFINITY;
@@ -764,6 +824,7 @@ export class Pacer {
     this.flightRun = 0;
     this.flightMixed = false;
     this.flightRejectAt = nowMs;
+    this.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.baseTicket = this.nextTicket;
@@ -813,7 +874,120 @@ export class Pacer {
       this.probeReopened = true;
       this.seedGap = 0;
       this.lastOkSent = sent;
+      if (bracketed && latency >= 0) this.startChunk(nowMs, sent, latency);
     }
+  }
+
+  /**
+   * After a probe bracketed the callee's return to capacity (rejected at l, served at h): a
+   * token bucket restored one token, a fixed window its whole N — the same bracket, rates 10×
+   * apart, and start-up from 1 / l left a fixed window's first window after the search 3 of 10
+   * used (the simulated herd took 1.21× the bound). So the waiting requests go one per round
+   * trip while they are served: S served in a row is what the callee restored. The first
+   * rejection ends it (no cut: it was expected), or S reaching what the flight found (the
+   * callee's capacity from idle), or the time l (beyond it a window may have reopened). Fewer
+   * than `WINDOW_MIN` (a bucket's token): start-up from 1 / l as before. More: `endChunk`.
+   * (Only a pacer alone: in a fleet, other processes take the callee's capacity meanwhile.)
+   * Not at all when the flight was served fewer than `WINDOW_MIN` + 1 (four processes pacing
+   * alone against one leaky bucket, each served 4 of its 25: their counts read 1–2 of the
+   * others' leftovers, and the herd took 1.9 s instead of 1.43 s), nor when counting what it
+   * found would take longer than l at one per round trip (the smoothed one: a loaded server's
+   * slow flight counts): it could not finish, and on a bucket, which restored one token, the
+   * count's second request is rejected — one more request on every simulated bucket herd.
+   */
+  private startChunk(nowMs: number, sent: number, latency: number): void {
+    const max = Math.max(2, this.estimator.served(nowMs) - 1);
+    const gap = Math.max(Math.min(latency, this.pathLatency), RECHECK_MS);
+    const low = this.rejectedProbeAt - this.flightStart;
+    if (max < WINDOW_MIN || max * Math.max(gap, this.srtt ?? 0) >= low) return;
+    this.chunk = true;
+    this.chunkServed = 1;
+    this.chunkFrom = sent;
+    this.chunkUntil = sent + Math.max(low, 0);
+    this.chunkMax = max;
+    this.chunkGuess = this.level;
+    this.chunkLow = low;
+    this.chunkHigh = sent - this.flightStart;
+    this.chunkGap = gap;
+    this.chunkRespace(nowMs);
+  }
+
+  /**
+   * The chunk's epoch: the first waiting ticket is due now, the others only once an answer
+   * moves the epoch on (one request in flight; `chunkWait` tells them when to look again).
+   */
+  private chunkRespace(nowMs: number): void {
+    this.respacedAt = nowMs;
+    this.generationCount++;
+    let first = this.baseTicket;
+    while (first < this.nextTicket && this.slotOf(first) <= nowMs) first++;
+    this.lastDueAt = first > this.baseTicket ? this.slotOf(first - 1) : this.lastDueAt;
+    this.baseTicket = first;
+    this.geometric = false;
+    this.gap = CHUNK_HOLD_MS;
+    this.baseAt = nowMs;
+  }
+
+  /** During the chunk: the wait of the ticket `j` places behind the one due (as predicted). */
+  private chunkWait(ticket: number, nowMs: number): number {
+    const j = ticket - this.baseTicket;
+    if (j < 0) return 0;
+    return Math.max(0, this.baseAt - nowMs) + j * (this.chunkGap + RECHECK_MS);
+  }
+
+  private endChunk(nowMs: number): void {
+    this.chunk = false;
+    const s = this.chunkServed;
+    if (s < WINDOW_MIN || !(this.chunkHigh > 0)) {
+      // Fewer than WINDOW_MIN: a bucket's token (or nothing more to learn). Start-up goes on from 1 / l,
+      // the chunk's request taking the next slot.
+      this.cutGateAt = nowMs;
+      this.respace(nowMs, false, 1 / this.allowed(nowMs));
+      const after = this.chunkFrom + 1 / this.allowed(nowMs);
+      if (this.baseAt < after) this.baseAt = after;
+      return;
+    }
+    // The callee restored S at once — a window, which reopens T after the probe that opened
+    // it, T in (l, h] from the flight's first send. The waiting requests probe for that
+    // reopening from probe + l, gaps doubling from the bracket's middle rate: the first one
+    // served measures T within a gap (`cruiseSuccess`), and the rate is S / T.
+    this.level = Math.max(this.level, (2 * s) / (this.chunkHigh + Math.max(this.chunkLow, 0)));
+    this.startup = false;
+    this.bracketed = false;
+    this.guessed = false;
+    this.rampLevel = true;
+    this.raiseCeiling(this.level);
+    this.reprobe = true;
+    this.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+    // The chunk's own rejection is no reopening's bracket.
+    this.reopenedAt = Number.NaN;
+    this.servedSinceReopen = 0;
+    this.exhausted = false;
+    this.probeReopened = false;
+    this.cutGateAt = nowMs;
+    this.respace(nowMs, true, 1 / this.level);
+    const from = this.chunkFrom + Math.max(this.chunkLow, 0);
+    if (this.baseAt < from) this.baseAt = from;
+  }
+
+  /**
+   * A window that restored S at once reopens at most h after the probe that opened it: a probe
+   * sent later and still rejected says the S were no window's (a bucket shared with other
+   * callers, whose tokens those took meanwhile — four processes pacing alone against one leaky
+   * bucket probed on for 0.5 s and read 5/s, the herd took 3.2 s instead of 1.4 s). Start-up
+   * goes on from the bracket's guess.
+   */
+  private refuteWindow(nowMs: number): void {
+    this.reprobe = false;
+    this.startup = true;
+    this.bracketed = true;
+    this.guessed = true;
+    this.rampLevel = false;
+    this.level = Math.max(this.chunkGuess, this.minRate);
+    this.ceiling = Number.POSITIVE_INFINITY;
+    this.grewAt = nowMs;
+    this.cutGateAt = nowMs;
+    this.respace(nowMs, false, 1 / this.level);
   }
 
   /**
@@ -892,6 +1066,8 @@ export class Pacer {
     this.probeReopened = false;
     this.rampLevel = false;
     this.blindStartup = false;
+    this.chunk = false;
+    this.reprobe = false;
     this.respace(nowMs, false, 1 / this.level);
   }
 
@@ -922,6 +1098,27 @@ export class Pacer {
       return;
     }
     this.fromFlight = false;
+    if (this.reprobe) {
+      // The window reopened between the last rejected probe and this one: T measured.
+      this.reprobe = false;
+      const end = Number.isFinite(this.reprobeRejectedAt) ? (this.reprobeRejectedAt + sent) / 2 : sent;
+      if (end > this.chunkFrom) this.level = Math.max(this.chunkServed / (end - this.chunkFrom), this.minRate);
+      this.raiseCeiling(this.level);
+      this.plateauAt = nowMs;
+      this.reopenedAt = end;
+      this.servedSinceReopen = 1;
+      this.lastOkSent = sent;
+      this.lastRejectSent = this.reprobeRejectedAt;
+      this.exhausted = false;
+      this.respace(nowMs, false, 1 / this.allowed(nowMs));
+      return;
+    }
+    if (this.chunk) {
+      this.chunkServed++;
+      if (nowMs > this.chunkUntil || this.chunkServed >= this.chunkMax) this.endChunk(nowMs);
+      else this.chunkRespace(nowMs);
+      return;
+    }
     const peak = this.pacedRate.peak(nowMs, true);
     if (this.startup) {
       // At most once per round trip: answers that arrive together were sent at one rate.

@@ -26,8 +26,9 @@ function cruising(options: PacerOptions = {}): Pacer {
 }
 
 /**
- * A token bucket or fixed window answering in 1 ms, 100 callers at t = 0, 10 served: probes at
- * 1.1, 1.3, 1.7, … 52.1 ms rejected, the one at 103.3 ms served — start-up at 1 / 51.1 ms.
+ * A token bucket answering in 1 ms, 100 callers at t = 0, 10 served: probes at 1.1, 1.3, 1.7,
+ * … 52.1 ms rejected, the one at 103.3 ms served — and the request sent right after it (one
+ * per round trip while they are served) rejected: one token restored, start-up at 1 / 51.1 ms.
  */
 function fromBracket(): Pacer {
   const p = new Pacer();
@@ -37,6 +38,8 @@ function fromBracket(): Pacer {
   expect(probes[9]).toBeCloseTo(103.3, 9);
   p.onResult(104.3, 'ok', undefined, probes[9], true);
   expect(p.searching).toBe(false);
+  p.onResult(105.3, 'rejected', undefined, 104.3, true);
+  expect(p.cuts).toBe(0);
   return p;
 }
 
@@ -418,6 +421,99 @@ describe('Pacer', () => {
     // the pacer went on at the cut's level (β × the start-up rate that overshot) for a window.
     ok(211);
     expect(p.rate(212)).toBeCloseTo(10_000 / 98, 6);
+  });
+
+  it('after a bracketed probe, one request per round trip counts what the callee restored: a window’s N, then its reopening is probed for (regression: 3 of 10 used in the first window)', () => {
+    // A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd): windows open at
+    // 0 and, at the probe that found it open, at 103.3.
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const tickets = book(p, 90, 1);
+    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
+    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    // Before, start-up went on from 1 / 51.1 ms: the next request 51 ms later. Now the next one
+    // goes at once, and each served answer lets one more go.
+    let now = 104.3;
+    for (let k = 10; k < 19; k++) {
+      expect(p.holdFor(tickets[k] as number, now), `chunk request ${k - 9}`).toBe(0);
+      expect(p.holdFor(tickets[k + 1] as number, now)).toBeGreaterThan(0);
+      p.onResult(now + 1, 'ok', undefined, now, true);
+      now += 1;
+    }
+    expect(p.cuts).toBe(0);
+    // Ten restored at once (what the flight found from idle): the window reopens T after the
+    // probe, T in (52.1, 103.3] ms from the flight's first send. Probes for it from 155.4 on.
+    const next = tickets[19] as number;
+    expect(now + p.slotWait(next, now)).toBeGreaterThan(155.4);
+    const first = now + p.slotWait(next, now);
+    const second = now + p.slotWait(tickets[20] as number, now);
+    p.onResult(first + 1, 'rejected', undefined, first, true);
+    p.onResult(second + 1, 'rejected', undefined, second, true);
+    const third = second + 1 + p.slotWait(tickets[21] as number, second + 1);
+    expect(third).toBeGreaterThan(203.3);
+    p.onResult(third + 1, 'ok', undefined, third, true);
+    expect(p.cuts).toBe(0);
+    // Reopened between the last rejected probe and this one: 10 per (that middle − 103.3).
+    expect(p.rate(third + 1)).toBeCloseTo(10_000 / ((second + third) / 2 - 103.3), 6);
+  });
+
+  it('no request goes at once to count what the callee restored when the count could not finish within the bracket (a token bucket: one rejected request more)', () => {
+    // A token bucket of 100/s answering in 1 ms: probes at 1.1 … 7.3 ms rejected, 13.7 ms served.
+    // Nine more at one per 1 ms round trip take longer than the 6.3 ms bracket: start-up from
+    // 1 / 6.3 ms as before, its next request a slot later (simulated token, leaky bucket and GCRA
+    // herds: 199 requests / 920 ms with the count, 198 / 912 ms without).
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const tickets = book(p, 90, 1);
+    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
+    for (const sent of probes.slice(0, 6)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    p.onResult(14.7, 'ok', undefined, probes[6], true);
+    expect(p.searching).toBe(false);
+    expect(p.slotWait(tickets[7] as number, 14.7)).toBeGreaterThan(5);
+  });
+
+  it('no count after a flight with fewer than four served (regression: four processes pacing alone against one leaky bucket, 1.43 → 3.18 s)', () => {
+    // One process of four sharing a bucket: its flight of 25 got 3 served. What it then counts is
+    // the others' leftovers, not a window's N.
+    const p = new Pacer();
+    burst(p, 1, 25, 3);
+    const tickets = book(p, 22, 1);
+    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
+    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    p.onResult(probes[9]! + 1, 'ok', undefined, probes[9], true);
+    expect(p.searching).toBe(false);
+    expect(p.slotWait(tickets[10] as number, probes[9]! + 1)).toBeGreaterThan(10);
+  });
+
+  it('a window that does not reopen within the bracket after the probe was none: start-up goes on from the bracket (regression: a shared bucket read as a window, 5/s)', () => {
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const tickets = book(p, 90, 1);
+    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
+    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    const guess = p.rate(104.3) as number;
+    expect(guess).toBeCloseTo(1000 / 51.1, 6);
+    let now = 104.3;
+    for (let k = 10; k < 19; k++) {
+      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+      p.onResult(now + 1, 'ok', undefined, now, true);
+      now += 1;
+    }
+    // Counted 10: probes for the reopening from 155.4 ms. Every one is rejected, also after
+    // 103.3 + 103.3 ms, when a window opened at the probe would have reopened.
+    let k = 19;
+    let sent = now;
+    while (sent <= 206.6) {
+      sent = now + p.slotWait(tickets[k++] as number, now);
+      now = sent + 1;
+      p.onResult(now, 'rejected', undefined, sent, true);
+    }
+    expect(p.cuts).toBe(0);
+    expect(p.rate(now)).toBeCloseTo(guess, 6);
+    // Start-up again: the next request a slot (51.1 ms) on.
+    expect(p.slotWait(tickets[k] as number, now)).toBeGreaterThan(40);
   });
 
   it('a fixed window: the first overshoot keeps start-up going, and the rate between two reopenings ends it (regression: cut to the ramp’s 0.55× the rate)', () => {

@@ -23,21 +23,22 @@ function ratios(setup: HerdSetup): { requests: number; time: number } {
 }
 
 describe('adaptive pacing on every server model', () => {
-  it('a fixed window: ≤ 1.1× the bound’s requests and ≤ 1.25× its time (regression: 2.1× the time)', () => {
+  it('a fixed window: ≤ 1.1× the bound’s requests and ≤ 1.2× its time (regression: 2.1×, then 1.21× the time)', () => {
     // Before, start-up from the probes' low guess sent late (callers slept through the growing
     // rate), the first overshoot cut to what the slow ramp had delivered (55/s against 100/s)
     // and CUBIC took the rest of the herd to climb back: 203 requests, 1.90 s (bound 0.90 s).
-    // Measured now: 201 requests, 1.09 s (1.21×) — the issue's 1.2× is not quite met.
+    // Then 201 requests, 1.09 s (1.21×): the first window after the search served 3 of its 10.
+    // Measured now, counting what the callee restored after the bracketed probe: 203, 1.07 s.
     const { requests, time } = ratios(herdOn('fixed-window'));
     expect(requests).toBeLessThanOrEqual(1.1);
-    expect(time).toBeLessThanOrEqual(1.25);
+    expect(time).toBeLessThanOrEqual(1.2);
   });
 
-  it('a fixed window with first tries spread over 10 ms or answers after 5 ms: ≤ 1.1× requests, ≤ 1.5× time (was 2.0–2.6×)', () => {
+  it('a fixed window with first tries spread over 10 ms or answers after 5 ms: ≤ 1.1× requests, ≤ 1.35× time (was 2.0–2.6×, then 1.29–1.45×)', () => {
     for (const options of [{ arrivalMs: 10 }, { latencyMs: 5 }, { latencyMs: 5, arrivalMs: 10 }]) {
       const { requests, time } = ratios(herdOn('fixed-window', options));
       expect(requests, JSON.stringify(options)).toBeLessThanOrEqual(1.1);
-      expect(time, JSON.stringify(options)).toBeLessThanOrEqual(1.5);
+      expect(time, JSON.stringify(options)).toBeLessThanOrEqual(1.35);
     }
   });
 
