@@ -43,6 +43,18 @@ function fromBracket(): Pacer {
   return p;
 }
 
+/**
+ * A flight of `flight` requests at t = 0 answered at 1 ms with `served` served, then the rest
+ * booked at 1 ms: the probes' send times, the first `rejected` of them rejected after 1 ms.
+ */
+function probesAfterFlight(p: Pacer, flight: number, served: number, rejected: number) {
+  burst(p, 1, flight, served);
+  const tickets = book(p, flight - served, 1);
+  const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
+  for (const sent of probes.slice(0, rejected)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+  return { tickets, probes };
+}
+
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
@@ -427,10 +439,7 @@ describe('Pacer', () => {
     // A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd): windows open at
     // 0 and, at the probe that found it open, at 103.3.
     const p = new Pacer();
-    burst(p, 1, 100, 10);
-    const tickets = book(p, 90, 1);
-    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
-    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
     p.onResult(104.3, 'ok', undefined, probes[9], true);
     // Before, start-up went on from 1 / 51.1 ms: the next request 51 ms later. Now the next one
     // goes at once, and each served answer lets one more go.
@@ -464,10 +473,7 @@ describe('Pacer', () => {
     // 1 / 6.3 ms as before, its next request a slot later (simulated token, leaky bucket and GCRA
     // herds: 199 requests / 920 ms with the count, 198 / 912 ms without).
     const p = new Pacer();
-    burst(p, 1, 100, 10);
-    const tickets = book(p, 90, 1);
-    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
-    for (const sent of probes.slice(0, 6)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const { tickets, probes } = probesAfterFlight(p, 100, 10, 6);
     p.onResult(14.7, 'ok', undefined, probes[6], true);
     expect(p.searching).toBe(false);
     expect(p.slotWait(tickets[7] as number, 14.7)).toBeGreaterThan(5);
@@ -477,10 +483,7 @@ describe('Pacer', () => {
     // One process of four sharing a bucket: its flight of 25 got 3 served. What it then counts is
     // the others' leftovers, not a window's N.
     const p = new Pacer();
-    burst(p, 1, 25, 3);
-    const tickets = book(p, 22, 1);
-    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
-    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const { tickets, probes } = probesAfterFlight(p, 25, 3, 9);
     p.onResult(probes[9]! + 1, 'ok', undefined, probes[9], true);
     expect(p.searching).toBe(false);
     expect(p.slotWait(tickets[10] as number, probes[9]! + 1)).toBeGreaterThan(10);
@@ -488,10 +491,7 @@ describe('Pacer', () => {
 
   it('a window that does not reopen within the bracket after the probe was none: start-up goes on from the bracket (regression: a shared bucket read as a window, 5/s)', () => {
     const p = new Pacer();
-    burst(p, 1, 100, 10);
-    const tickets = book(p, 90, 1);
-    const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
-    for (const sent of probes.slice(0, 9)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
     p.onResult(104.3, 'ok', undefined, probes[9], true);
     const guess = p.rate(104.3) as number;
     expect(guess).toBeCloseTo(1000 / 51.1, 6);
