@@ -299,8 +299,15 @@ export class Pacer {
   private fromFlight = false;
   /** The level came from probes' bracket (within 2×), not from a measured rate. */
   private bracketed = false;
-  /** Start-up began from a probe bracket (a guess), not from a rate a flight or probe confirmed. */
+  /**
+   * Start-up began from a guess — a probe bracket, or a first probe served, which only says
+   * the callee had room then — not from a rate a flight measured: its first cut, measured on
+   * the ramp, keeps start-up going (a real slot server's herd cut to a ramp's 50/s of 100/s
+   * and climbed back for a second). Not after a wait hint: each overshoot then costs the hint.
+   */
   private guessed = false;
+  /** A wait hint came with this search's answers. */
+  private searchHinted = false;
   /**
    * The level was set by the cut that ended start-up, on what the ramp delivered (mostly
    * below the callee's rate): the first rate measured between reopenings replaces it.
@@ -420,6 +427,7 @@ export class Pacer {
         if (this.mode !== 0 && this.baseAt < until) this.respace(nowMs, this.geometric, this.gap);
       }
       if (this.mode === 0) this.enter(nowMs);
+      if (this.mode === SEARCH) this.searchHinted = true;
     }
     if (ok) {
       if (this.mode === SEARCH) {
@@ -824,6 +832,7 @@ export class Pacer {
     this.flightRun = 0;
     this.flightMixed = false;
     this.flightRejectAt = nowMs;
+    this.searchHinted = false;
     this.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
@@ -1047,7 +1056,7 @@ export class Pacer {
     this.mode = CRUISE;
     this.startup = startup;
     this.bracketed = bracketed;
-    this.guessed = bracketed;
+    this.guessed = bracketed || (this.startedFromProbe && !this.searchHinted);
     this.measuredShare = !startup;
     this.cutMeasured = false;
     this.plateauAt = nowMs;

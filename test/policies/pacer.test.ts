@@ -543,6 +543,38 @@ describe('Pacer', () => {
     expect(p.rate(504)).toBeCloseTo(10_000 / (500 - 400), 6);
   });
 
+  it('start-up from a first probe served keeps going after its first cut, measured on the ramp (regression: a slot server’s herd stood at 50/s of 100/s for a second)', () => {
+    // Start-up from the 100/s the first probe confirmed, grown to 141/s; then one rejection.
+    // What paced requests delivered so far was measured on the ramp, below the callee's rate.
+    const p = cruising();
+    book(p, 80, 200);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    for (let sent = 210; sent <= 260; sent += 10) ok(sent);
+    p.onResult(271, 'rejected', undefined, 270, true);
+    expect(p.cuts).toBe(1);
+    const afterCut = p.rate(271) as number;
+    // Served again: start-up grows from there, as after a bracketed guess's first overshoot
+    // (held at the cut's level instead, the rate would still be below it 100 ms later).
+    for (let sent = 280; sent <= 380; sent += 10) ok(sent);
+    expect(p.rate(381) as number).toBeGreaterThan(1.3 * afterCut);
+  });
+
+  it('after a wait hint, start-up from a first probe served ends at its first cut (each overshoot costs the hint)', () => {
+    const p = new Pacer();
+    for (let i = 0; i < 100; i++) p.onResult(100, i < 10 ? 'ok' : 'rejected', i < 10 ? undefined : 50, 0);
+    const waits = slots(p, 100, 3);
+    p.onResult(200 + waits[0]!, 'ok', undefined, 150 + waits[0]!);
+    expect(p.searching).toBe(false);
+    book(p, 80, 300);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    for (let sent = 310; sent <= 360; sent += 10) ok(sent);
+    p.onResult(371, 'rejected', undefined, 370, true);
+    expect(p.cuts).toBe(1);
+    const afterCut = p.rate(371) as number;
+    for (let sent = 380; sent <= 480; sent += 10) ok(sent);
+    expect(p.rate(481) as number).toBeLessThan(1.1 * afterCut);
+  });
+
   it('a cut takes the rate measured between the last two reopenings while it is fresh (regression: one β step per window from an inflated peak)', () => {
     // Start-up from a rate the first probe confirmed, grown to 283/s; then windows of 10 per
     // 100 ms at 300, 400, 500, each served in a burst (1 ms apart: a flow peak of 1,000/s).
