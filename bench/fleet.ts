@@ -16,6 +16,7 @@ export async function fleetBench(): Promise<{
   report: () => string[];
   roundTripsPerCall: () => number;
   steadyRoundTrips: (perSecond: number, ms: number) => Promise<{ commands: number; calls: number; perCall: number }>;
+  syncCost: (windows: number, ms: number) => Promise<SyncCost>;
   close: () => Promise<void>;
 }> {
   const up = await RedisServer.start();
@@ -85,6 +86,42 @@ export async function fleetBench(): Promise<{
       const commands = upStore.counters.commands - before;
       return { commands, calls, perCall: commands / calls };
     },
+    syncCost: async (windows: number, ms: number) => {
+      // A store and client of its own: no other downstream's sync runs on them.
+      const client = await connectRedis(up.port);
+      const store = redisStore({ client, prefix: 'bench-sync' });
+      const idle: number[] = [];
+      const syncing: number[] = [];
+      const commands: number[] = [];
+      const windowCpu = async () => {
+        const cpu0 = process.cpuUsage();
+        await new Promise((r) => setTimeout(r, ms));
+        const cpu = process.cpuUsage(cpu0);
+        return (cpu.user + cpu.system) * 1000;
+      };
+      // Nothing syncs yet: what the process costs idle (its sockets, the timer of the wait).
+      for (let i = 0; i < windows; i++) idle.push(await windowCpu());
+      // What one bare timer wakeup costs on this machine (a virtual machine's can cost 100× a
+      // bare-metal one), to read the sync's figure against.
+      const wakeups = 100;
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < wakeups; i++) await new Promise((r) => setTimeout(r, 5));
+      const wakeCpu = process.cpuUsage(cpu0);
+      const wakeup = ((wakeCpu.user + wakeCpu.system) * 1000) / wakeups;
+      const api = downstream('bench-fleet-sync', { ...options, store });
+      await api.call(operation);
+      await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < windows; i++) {
+        // One call per window keeps the downstream active (a link idle for 10 s stops syncing).
+        await api.call(operation);
+        const before = store.counters.commands;
+        syncing.push(await windowCpu());
+        commands.push(store.counters.commands - before);
+      }
+      store.close();
+      client.disconnect();
+      return { idle, syncing, commands, wakeup };
+    },
     report: () => [
       `fleet: ${upStore.counters.commands} Redis round trips over ${upCalls} calls = ${(upStore.counters.commands / Math.max(1, upCalls)).toFixed(6)} per call (failures ${upStore.counters.failures})`,
     ],
@@ -97,6 +134,15 @@ export async function fleetBench(): Promise<{
       await down.dispose();
     },
   };
+}
+
+/** CPU (ns) of windows with nothing syncing, then with one downstream's background sync running, and its round trips. */
+interface SyncCost {
+  idle: number[];
+  syncing: number[];
+  commands: number[];
+  /** CPU (ns) of one bare timer wakeup of an idle process. */
+  wakeup: number;
 }
 
 /**
@@ -116,6 +162,8 @@ export async function fleetBench(): Promise<{
 export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]; ratios: Ratio[]; lines: string[] }> {
   const fleet = await fleetBench();
   try {
+    // First, while no downstream syncs in this process: the background sync's own CPU per round trip.
+    const sync = await fleet.syncCost(Math.max(3, options.runs), 1_000);
     const full = coreCases.find((c) => c.name === 'kindly:full') as BenchCase;
     const all = [full, ...fleet.cases];
     const timed: TimedCase[] = [];
@@ -166,6 +214,31 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
       name: 'kindly:fleet round trips per call at 1000/s',
       value: trips.perCall,
       unit: 'round trips',
+      runs: [],
+    });
+    // The same from its parts: the hot path, measured back to back, plus the round trips per call
+    // at what one costs in an otherwise idle process — every sync then wakes the process on its
+    // own (its timer, Redis's reply), so this is an upper bound: in a busy process some of those
+    // wakeups coincide with the calls' own. The direct figure above moves by microseconds per
+    // call from one block to the next; this one does not.
+    const perTrip = (median(sync.syncing) - median(sync.idle)) / Math.max(1, median(sync.commands));
+    const hotAdded = median(added(hot, 'kindly:fleet'));
+    const composed = hotAdded + trips.perCall * perTrip;
+    lines.push(
+      `kindly:fleet background sync, idle process: ${round(perTrip / 1000)} µs CPU per Redis round trip, about ${round(perTrip / sync.wakeup)} bare timer wakeups' worth on this machine (${round(sync.wakeup / 1000)} µs each) (1 s windows: idle ${sync.idle.map((x) => round(x / 1e6)).join(', ')} ms CPU, syncing ${sync.syncing.map((x) => round(x / 1e6)).join(', ')} ms over ${sync.commands.join(', ')} round trips)`,
+      `kindly:fleet at a steady 1,000 calls/s, upper bound from its parts: ${round(hotAdded)} ns hot path + ${trips.perCall.toFixed(4)} round trips × ${round(perTrip / 1000)} µs = ${round(composed / 1000)} µs CPU added per call`,
+    );
+    rows.push({
+      suite: 'fleet',
+      name: 'kindly:fleet cpu ns per sync round trip (idle process)',
+      nsPerCall: round(perTrip),
+      runs: [],
+    });
+    rows.push({ suite: 'fleet', name: 'cpu ns per bare timer wakeup (this machine)', nsPerCall: round(sync.wakeup), runs: [] });
+    rows.push({
+      suite: 'fleet',
+      name: 'kindly:fleet cpu ns added at 1000/s (upper bound from parts)',
+      nsPerCall: round(composed),
       runs: [],
     });
     return { rows, ratios: [], lines };
