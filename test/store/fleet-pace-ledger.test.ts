@@ -91,12 +91,12 @@ describe('the fleet pace ledger', () => {
     expect(reply.estimate).toBeCloseTo(0.16, 12);
     // At 1,200: 21 served in 200 ms (the span starts at the first report) → 0.105 per ms.
     reply = report(1_200, 1);
-    expect(reply.estimate).toBeCloseTo((21 / 200), 12);
+    expect(reply.estimate).toBeCloseTo(21 / 200, 12);
     // The queue is spaced at that rate.
     expect(bookSlot(p, 1_200, book('a', 0.04)).gap).toBeCloseTo(200 / 21, 9);
     // At 1,300 the window is buckets 21–26 (1,050–1,300): 26 served in 250 ms.
     for (t = 1_210; t <= 1_300; t += 10) reply = report(t, (t / 10) % 4 === 0 ? 1 : 0);
-    expect(reply.estimate).toBeCloseTo((26 / 250), 12);
+    expect(reply.estimate).toBeCloseTo(26 / 250, 12);
     // No rejection for a whole window: the fleet is below the callee's rate, and its shares
     // stand (the room it grows by).
     for (t = 1_310; t <= 1_700; t += 10) reply = report(t, 0);
@@ -138,14 +138,14 @@ describe('the fleet pace ledger', () => {
     expect(reply.estimate).toBeCloseTo(0.03, 12);
     // At 200 ms: 21 served over 200 ms with tickets waiting → growth starts at 0.105.
     reply = step(200);
-    expect(reply.estimate).toBeCloseTo((21 / 200), 12);
+    expect(reply.estimate).toBeCloseTo(21 / 200, 12);
     // 400 ms later (window 350–600: 26 served over 250 ms), twice that.
     for (let t = 210; t <= 600; t += 10) reply = step(t);
     expect(reply.estimate).toBeCloseTo(2 * (26 / 250), 12);
     // A rejection: the callee's rate is reached; the fleet counts for at most what it
     // got through, and growth starts again only once a whole window is served in full.
     reply = bookSlot(p, 610, { ...book('a', 0.3), served: 0, rejected: 1 });
-    expect(reply.estimate).toBeCloseTo((26 / 260), 12);
+    expect(reply.estimate).toBeCloseTo(26 / 260, 12);
     // With no ticket waiting, the fleet is not held back by its queue: no growth.
     const idle = emptyPace();
     let synced = syncPace(idle, 0, { ...sync('a', 0.03), served: 10 });
