@@ -63,6 +63,22 @@ function book(p: Pacer, count: number, nowMs: number): number[] {
   });
 }
 
+/**
+ * Start-up in cruise from `at` (80 requests waiting): paced requests served every 10 ms for
+ * 60 ms, one rejected (the first cut), then 100 ms more served. The rate right after the cut
+ * and at the end.
+ */
+function rampCutThenServed(p: Pacer, at: number): { afterCut: number; end: number } {
+  book(p, 80, at);
+  const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+  for (let sent = at + 10; sent <= at + 60; sent += 10) ok(sent);
+  p.onResult(at + 71, 'rejected', undefined, at + 70, true);
+  expect(p.cuts).toBe(1);
+  const afterCut = p.rate(at + 71) as number;
+  for (let sent = at + 80; sent <= at + 180; sent += 10) ok(sent);
+  return { afterCut, end: p.rate(at + 181) as number };
+}
+
 describe('Pacer', () => {
   it('a followed queue that was re-spaced earlier moves the point local bookings come after (regression: a fall-back waited 7 s)', () => {
     // A fleet's queue, booked at a first guess of 13/s, ended 7 s out; then the fleet re-spaced
@@ -546,17 +562,10 @@ describe('Pacer', () => {
   it('start-up from a first probe served keeps going after its first cut, measured on the ramp (regression: a slot server’s herd stood at 50/s of 100/s for a second)', () => {
     // Start-up from the 100/s the first probe confirmed, grown to 141/s; then one rejection.
     // What paced requests delivered so far was measured on the ramp, below the callee's rate.
-    const p = cruising();
-    book(p, 80, 200);
-    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
-    for (let sent = 210; sent <= 260; sent += 10) ok(sent);
-    p.onResult(271, 'rejected', undefined, 270, true);
-    expect(p.cuts).toBe(1);
-    const afterCut = p.rate(271) as number;
     // Served again: start-up grows from there, as after a bracketed guess's first overshoot
     // (held at the cut's level instead, the rate would still be below it 100 ms later).
-    for (let sent = 280; sent <= 380; sent += 10) ok(sent);
-    expect(p.rate(381) as number).toBeGreaterThan(1.3 * afterCut);
+    const { afterCut, end } = rampCutThenServed(cruising(), 200);
+    expect(end).toBeGreaterThan(1.3 * afterCut);
   });
 
   it('after a wait hint, start-up from a first probe served ends at its first cut (each overshoot costs the hint)', () => {
@@ -565,14 +574,8 @@ describe('Pacer', () => {
     const waits = slots(p, 100, 3);
     p.onResult(200 + waits[0]!, 'ok', undefined, 150 + waits[0]!);
     expect(p.searching).toBe(false);
-    book(p, 80, 300);
-    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
-    for (let sent = 310; sent <= 360; sent += 10) ok(sent);
-    p.onResult(371, 'rejected', undefined, 370, true);
-    expect(p.cuts).toBe(1);
-    const afterCut = p.rate(371) as number;
-    for (let sent = 380; sent <= 480; sent += 10) ok(sent);
-    expect(p.rate(481) as number).toBeLessThan(1.1 * afterCut);
+    const { afterCut, end } = rampCutThenServed(p, 300);
+    expect(end).toBeLessThan(1.1 * afterCut);
   });
 
   it('a cut takes the rate measured between the last two reopenings while it is fresh (regression: one β step per window from an inflated peak)', () => {
