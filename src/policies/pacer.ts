@@ -224,8 +224,11 @@ export class Pacer {
   readonly paceFirstAttempts: boolean;
 
   private readonly estimator: DeliveryRate;
-  /** The same measure over answers to requests sent since the search ended. */
-  private readonly pacedRate: DeliveryRate;
+  /**
+   * The same measure over answers to requests sent since the search ended — made when a
+   * cruise first starts: a lane that never throttles never needs it (its numbers are 560 B).
+   */
+  private pacedRate: DeliveryRate | undefined;
   /**
    * Answers counted into `pacedRate` so far: [served, rejected]. A fleet adds up its
    * processes' counts (see `FleetLink`): what the fleet as a whole got through.
@@ -384,7 +387,6 @@ export class Pacer {
     this.paceFirstAttempts = options.paceFirstAttempts ?? d.paceFirstAttempts;
     this.estimator = new DeliveryRate(this.windowMs, this.buckets);
     this.growthMs = this.windowMs / this.buckets / 2;
-    this.pacedRate = new DeliveryRate(this.windowMs, this.buckets);
     this.minRate = 1 / this.maxSpacingMs;
   }
 
@@ -416,7 +418,7 @@ export class Pacer {
         const g = sent - Math.max(this.lastOkSent, this.lastRejectSent);
         if (g > this.seedGap) this.seedGap = g;
       }
-      this.pacedRate.record(nowMs, sent, ok);
+      this.pacedRate?.record(nowMs, sent, ok);
       this.pacedAnswers[ok ? 0 : 1]++;
       this.saturation(nowMs, sent, ok);
     }
@@ -624,7 +626,7 @@ export class Pacer {
    */
   delivered(nowMs: number): number | undefined {
     if (this.mode !== CRUISE || !this.cutMeasured) return undefined;
-    const d = this.pacedRate.rate(nowMs);
+    const d = this.pacedRate?.rate(nowMs);
     return d === undefined ? undefined : d * 1000;
   }
 
@@ -1065,7 +1067,9 @@ export class Pacer {
     this.cruiseAt = nowMs;
     this.grewAt = nowMs;
     this.cutGateAt = nowMs;
-    this.pacedRate.reset();
+    // Read for its rate and peak only: no answers' extremes to keep.
+    if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
+    else this.pacedRate.reset();
     this.reopenedAt = Number.NaN;
     this.servedSinceReopen = 0;
     this.exhausted = false;
@@ -1128,7 +1132,7 @@ export class Pacer {
       else this.chunkRespace(nowMs);
       return;
     }
-    const peak = this.pacedRate.peak(nowMs, true);
+    const peak = this.pacedRate?.peak(nowMs, true);
     if (this.startup) {
       // At most once per round trip: answers that arrive together were sent at one rate.
       // Only while requests wait: sending all there is says nothing about a higher rate.
@@ -1204,7 +1208,7 @@ export class Pacer {
     this.rampLevel = false;
     this.measuredShare = this.cutMeasured = true;
     this.level = Math.max(this.saturatedRate, this.minRate);
-    this.raiseCeiling(this.pacedRate.peak(nowMs, true) ?? this.level);
+    this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.level);
     this.plateauAt = nowMs;
     this.adjust(nowMs);
   }
@@ -1212,7 +1216,7 @@ export class Pacer {
   private cut(nowMs: number): void {
     const sending = this.allowed(nowMs);
     let level = sending;
-    let peak = this.pacedRate.peak(nowMs, true);
+    let peak = this.pacedRate?.peak(nowMs, true);
     // Measured between two reopenings within the estimator's window, the callee's rate is
     // known better than by the peak of any flow: bursts at a window's start inflate that.
     const saturated = this.alone && !Number.isNaN(this.saturatedRate) && nowMs - this.saturatedAt <= this.windowMs;

@@ -48,6 +48,37 @@ describe('DeliveryRate', () => {
     );
   });
 
+  it('built without the answers’ extremes, it reads the same rate, peak and flight as with them, and no answer rate (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.double({ min: 0, max: 200, noNaN: true }),
+            latency: fc.double({ min: 0, max: 500, noNaN: true }),
+            ok: fc.boolean(),
+          }),
+          { maxLength: 200 },
+        ),
+        (answers) => {
+          const full = new DeliveryRate(500, 10);
+          const lean = new DeliveryRate(500, 10, { answers: false });
+          let sent = 0;
+          for (const a of answers) {
+            sent += a.gap;
+            const now = sent + a.latency;
+            full.record(now, sent, a.ok);
+            lean.record(now, sent, a.ok);
+            if (lean.rate(now) !== full.rate(now)) return false;
+            if (lean.peak(now, a.ok) !== full.peak(now, a.ok)) return false;
+            if (lean.flightRate(now, 5) !== full.flightRate(now, 5) || lean.served(now) !== full.served(now)) return false;
+            if (lean.answerRate(now) !== undefined || lean.earliestSend(now) !== undefined) return false;
+          }
+          return true;
+        },
+      ),
+    );
+  });
+
   it('answers bunched at slot ends are judged by when they were sent', () => {
     // 10 requests paced 10 ms apart per 100 ms slot, all answered at the end of their slot.
     const d = new DeliveryRate(1_000, 10);
