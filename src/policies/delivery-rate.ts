@@ -44,12 +44,13 @@ export class DeliveryRate {
   constructor(windowMs: number, buckets: number, options: { answers?: boolean } = {}) {
     this.bucketMs = windowMs / buckets;
     this.n = buckets;
-    const fields = options.answers === false ? FIELDS : 2 * FIELDS;
-    // One typed array for everything (successes, answers, peaks): a lane holds two of these,
-    // and each typed array costs ~250 B of its own besides its numbers.
+    const answers = options.answers !== false;
+    const fields = answers ? 2 * FIELDS : FIELDS;
+    // One typed array for everything (successes, answers, peaks): a throttling lane holds two
+    // of these, and each typed array costs ~250 B of its own besides its numbers.
     const data = new Float64Array(buckets * (fields + 1));
     this.successes = new Extremes(buckets, data, 0);
-    this.answers = options.answers === false ? undefined : new Extremes(buckets, data, buckets * FIELDS);
+    this.answers = answers ? new Extremes(buckets, data, buckets * FIELDS) : undefined;
     this.data = data;
     this.peaksAt = buckets * fields;
   }
