@@ -1,5 +1,6 @@
 import { OptionsValidator } from '../options/validate.js';
 import { DeliveryRate } from './delivery-rate.js';
+import { PacerThrottleState } from './pacer-throttle-state.js';
 
 /** What one answer told the pacer: served, rejected for load (429/503), or timed out. */
 export type PacerSignal = 'ok' | 'rejected' | 'timeout';
@@ -238,130 +239,19 @@ export class Pacer {
   /** Start-up grows the rate at most this often: half a bucket of the estimator. */
   private readonly growthMs: number;
   private mode = 0;
-  /** Cruise before its first cut: the rate grows with every paced success. */
-  private startup = false;
-  /** W: the level the cubic curve returns to, requests per ms. */
-  private level = 0;
-  /** probeGain × peak paced delivery rate. */
-  private ceiling = Number.POSITIVE_INFINITY;
-  /** tₚ: when the curve is back at W. */
-  private plateauAt = 0;
-  /** Rejections of requests sent before this were sent at an older rate and don't cut. */
-  private cutGateAt = 0;
   private lastRejectAt = Number.NEGATIVE_INFINITY;
   private hintUntil = Number.NEGATIVE_INFINITY;
   private srtt: number | undefined;
   /** Smoothed latency of successes: how long the callee takes to serve one. */
   private okLatency: number | undefined;
   private cutCount = 0;
-  private lastCutAt = Number.NEGATIVE_INFINITY;
-  /** A request sent after the last cut was served. */
-  private servedSinceCut = true;
   private pacedCount = 0;
-
-  // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
-  // after a rejected request with nothing served between them — the callee had just run out
-  // and has capacity again (a fixed window's boundary, a bucket's next token).
-  /** Send time of the latest reopening (NaN: none yet in this cruise). */
-  private reopenedAt = Number.NaN;
-  /** Paced successes sent since `reopenedAt` (answered so far). */
-  private servedSinceReopen = 0;
-  /** The latest answer by send order was a rejection: the next success sent after it reopens. */
-  private exhausted = false;
-  private lastOkSent = Number.NEGATIVE_INFINITY;
-  private lastRejectSent = Number.NEGATIVE_INFINITY;
-  /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
-  private saturatedRate = Number.NaN;
-  private saturatedAt = Number.NEGATIVE_INFINITY;
-  /** The latest reopening is the probe that ended the search. */
-  private probeReopened = false;
-  /** The longest gap between paced sends since that probe (answers in send order). */
-  private seedGap = 0;
-
-  // Search.
-  private searchBase = 0;
-  private rejectedProbeAt = Number.NEGATIVE_INFINITY;
-  /** Latency of the slowest rejection in this search (+∞: none yet). */
-  private rejectLatency = Number.POSITIVE_INFINITY;
-  /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */
-  private pathLatency = Number.POSITIVE_INFINITY;
-  /** The highest `flightRate` read at any success of this search (per ms; 0: none). */
-  private flightPeak = 0;
-  /** Answers to the flight served in a row in this search, each slower than every rejection. */
-  private flightRun = 0;
-  /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
-  private flightMixed = false;
-  /** The slow flight that ended the search was a run (its answers: slower than every rejection). */
-  private slowRun = false;
-  /** When the latest rejection of the flight came back (-∞: none in this search). */
-  private flightRejectAt = Number.NEGATIVE_INFINITY;
-  private cruiseAt = 0;
-  /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
-  private grewAt = 0;
-  /** The search ended on a slow flight's success: its later answers may raise the level. */
-  private fromFlight = false;
-  /** The level came from probes' bracket (within 2×), not from a measured rate. */
-  private bracketed = false;
-  /**
-   * Start-up began from a guess — a probe bracket, or a first probe served, which only says
-   * the callee had room then — not from a rate a flight measured: its first cut, measured on
-   * the ramp, keeps start-up going (a real slot server's herd cut to a ramp's 50/s of 100/s
-   * and climbed back for a second). Not after a wait hint: each overshoot then costs the hint.
-   */
-  private guessed = false;
-  /** A wait hint came with this search's answers. */
-  private searchHinted = false;
-  /**
-   * The level was set by the cut that ended start-up, on what the ramp delivered (mostly
-   * below the callee's rate): the first rate measured between reopenings replaces it.
-   */
-  private rampLevel = false;
-  /** The search ended on a probe served; g₀ of that search. */
-  private startedFromProbe = false;
-  /** The level came from a measurement of this pacer's own deliveries (`rateKind` 'share'). */
-  private measuredShare = false;
-  /** The level came from a cut to a measured delivery rate (since the search ended). */
-  private cutMeasured = false;
-  private probeGap = 1;
-  /** When the flight that started the search was first sent (the callee's capacity was full). */
-  private flightStart = 0;
-  /**
-   * Right after a bracketed probe was served: one request per round trip while they are
-   * served, to count what the callee restored (a fixed window's N at once, a bucket's token).
-   */
-  private chunk = false;
-  private chunkServed = 0;
-  private chunkFrom = 0;
-  private chunkUntil = 0;
-  private chunkGap = 1;
-  private chunkMax = 2;
-  /** After a chunk: probing for the window's reopening (geometric gaps); the latest rejected. */
-  private reprobe = false;
-  private reprobeRejectedAt = Number.NEGATIVE_INFINITY;
-  /** The bracket of the probe that ended the search, from the flight's first send: (low, high]. */
-  private chunkLow = 0;
-  private chunkHigh = 0;
-  /** The level the bracket guessed (start-up's, had no chunk run). */
-  private chunkGuess = 0;
-  /** Start-up goes on after a blind cut: its ceiling follows what paced requests deliver. */
-  private blindStartup = false;
-
-  // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
-  private nextTicket = 1;
-  private baseTicket = 1;
-  private baseAt = 0;
-  /** Linear epoch: the gap between slots. Search epoch: g₀. */
-  private gap = 1;
-  private geometric = false;
-  /** The slot of the ticket before baseTicket (the last one due when the queue was re-spaced). */
-  private lastDueAt = Number.NEGATIVE_INFINITY;
-  /** Tickets handed back while still ahead, ascending: the next bookings take them first. */
-  private readonly released: number[] = [];
   private ticket = 0;
   /** The end of a queue this pacer's requests were booked in elsewhere (`followQueue`). */
   private followedUntil = Number.NEGATIVE_INFINITY;
-  private respacedAt = Number.NaN;
   private generationCount = 0;
+  /** Made when the pacer first throttles (see `PacerThrottleState`): a healthy lane holds none. */
+  private throttleState: PacerThrottleState | undefined;
 
   constructor(options: PacerOptions = {}) {
     const v = new OptionsValidator('pacer');
@@ -390,6 +280,12 @@ export class Pacer {
     this.minRate = 1 / this.maxSpacingMs;
   }
 
+  /** The throttling state, made on first use: only paths that run once the pacer throttles read it. */
+  private get state(): PacerThrottleState {
+    if (this.throttleState === undefined) this.throttleState = new PacerThrottleState();
+    return this.throttleState;
+  }
+
   /**
    * Reports one answer. `hintMs` is the callee's wait hint, if any (on any signal: a
    * success saying "remaining 0, reset in 10 s" is a hint too). `sentAtMs` is when that
@@ -413,10 +309,10 @@ export class Pacer {
     if (ok && latency >= 0)
       this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
-    if (this.mode === CRUISE && sent >= this.cruiseAt) {
-      if (this.probeReopened && sent > this.lastOkSent && sent > this.lastRejectSent) {
-        const g = sent - Math.max(this.lastOkSent, this.lastRejectSent);
-        if (g > this.seedGap) this.seedGap = g;
+    if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
+      if (this.state.probeReopened && sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
+        const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
+        if (g > this.state.seedGap) this.state.seedGap = g;
       }
       this.pacedRate?.record(nowMs, sent, ok);
       this.pacedAnswers[ok ? 0 : 1]++;
@@ -426,15 +322,15 @@ export class Pacer {
       const until = nowMs + hintMs;
       if (until > this.hintUntil) {
         this.hintUntil = until;
-        if (this.mode !== 0 && this.baseAt < until) this.respace(nowMs, this.geometric, this.gap);
+        if (this.mode !== 0 && this.state.baseAt < until) this.respace(nowMs, this.state.geometric, this.state.gap);
       }
       if (this.mode === 0) this.enter(nowMs);
-      if (this.mode === SEARCH) this.searchHinted = true;
+      if (this.mode === SEARCH) this.state.searchHinted = true;
     }
     if (ok) {
       if (this.mode === SEARCH) {
-        const f = this.estimator.flightRate(nowMs, this.pathLatency);
-        if (f !== undefined && f > this.flightPeak) this.flightPeak = f;
+        const f = this.estimator.flightRate(nowMs, this.state.pathLatency);
+        if (f !== undefined && f > this.state.flightPeak) this.state.flightPeak = f;
         this.searchSuccess(nowMs, sent, latency, paced !== false);
       } else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
       return;
@@ -442,7 +338,7 @@ export class Pacer {
     this.lastRejectAt = nowMs;
     if (this.mode === 0) {
       this.enter(nowMs);
-      if (latency >= 0) this.rejectLatency = this.pathLatency = latency;
+      if (latency >= 0) this.state.rejectLatency = this.state.pathLatency = latency;
       return;
     }
     if (this.mode === SEARCH) {
@@ -450,32 +346,36 @@ export class Pacer {
       // ever are. Against the fastest one, latencies that merely vary (lognormal, σ 0.5) made
       // a success slower than twice it common, and ended searches on a false slow flight
       // (simulated token bucket, 100 callers: 224–253 requests over six seeds → 194–197).
-      if (latency >= 0 && (latency > this.rejectLatency || this.rejectLatency === Number.POSITIVE_INFINITY))
-        this.rejectLatency = latency;
+      if (latency >= 0 && (latency > this.state.rejectLatency || this.state.rejectLatency === Number.POSITIVE_INFINITY))
+        this.state.rejectLatency = latency;
       // The way there and back as the flight met it: a probe sent once the burst is through
       // comes back in a fraction of it (real express-queue: 1.4–2 ms against the flight's
       // 40–80 ms) and made the flight's serving time look that much longer (68/s for 100/s).
-      if (latency >= 0 && latency < this.pathLatency && sent < this.searchBase) this.pathLatency = latency;
-      if (paced !== false && sent >= this.searchBase && sent > this.rejectedProbeAt) this.rejectedProbeAt = sent;
-      if (sent < this.searchBase) {
-        if (this.flightRun > 0) this.flightMixed = true;
-        this.flightRejectAt = nowMs;
+      if (latency >= 0 && latency < this.state.pathLatency && sent < this.state.searchBase) this.state.pathLatency = latency;
+      if (paced !== false && sent >= this.state.searchBase && sent > this.state.rejectedProbeAt)
+        this.state.rejectedProbeAt = sent;
+      if (sent < this.state.searchBase) {
+        if (this.state.flightRun > 0) this.state.flightMixed = true;
+        this.state.flightRejectAt = nowMs;
       }
       return;
     }
-    if (this.chunk) {
-      if (sent >= this.cruiseAt) this.endChunk(nowMs);
+    if (this.state.chunk) {
+      if (sent >= this.state.cruiseAt) this.endChunk(nowMs);
       return;
     }
-    if (this.reprobe) {
-      if (sent >= this.cruiseAt && sent > this.reprobeRejectedAt) this.reprobeRejectedAt = sent;
-      if (sent > this.chunkFrom + this.chunkHigh) this.refuteWindow(nowMs);
+    if (this.state.reprobe) {
+      if (sent >= this.state.cruiseAt && sent > this.state.reprobeRejectedAt) this.state.reprobeRejectedAt = sent;
+      if (sent > this.state.chunkFrom + this.state.chunkHigh) this.refuteWindow(nowMs);
       return;
     }
     // One cut per episode: after a cut, only once a request sent since has been served (the
     // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
     // again — or, if nothing is served at all, after a long stretch at the new rate.
-    if (sent > this.cutGateAt && (this.servedSinceCut || sent - this.lastCutAt > STALL_GAPS / this.allowed(nowMs)))
+    if (
+      sent > this.state.cutGateAt &&
+      (this.state.servedSinceCut || sent - this.state.lastCutAt > STALL_GAPS / this.allowed(nowMs))
+    )
       this.cut(nowMs);
   }
 
@@ -489,8 +389,8 @@ export class Pacer {
     if (!this.throttling(nowMs)) return 0;
     this.adjust(nowMs);
     let ticket = 0;
-    while (this.released.length > 0) {
-      const t = this.released.shift() as number;
+    while (this.state.released.length > 0) {
+      const t = this.state.released.shift() as number;
       if (this.slotOf(t) > nowMs) {
         ticket = t;
         break;
@@ -499,14 +399,17 @@ export class Pacer {
     if (ticket === 0) {
       // Nobody booked for a while: the schedule is behind, and a slot in the past would send
       // a burst. The queue starts again from now (probes keep their current gap).
-      const next = this.slotOf(this.nextTicket);
-      if (next < nowMs && !this.chunk) {
-        const gap = this.geometric && this.nextTicket > this.baseTicket ? next - this.slotOf(this.nextTicket - 1) : this.gap;
-        this.respace(nowMs, this.geometric, this.geometric ? Math.min(gap, this.maxSpacingMs) : this.gap);
+      const next = this.slotOf(this.state.nextTicket);
+      if (next < nowMs && !this.state.chunk) {
+        const gap =
+          this.state.geometric && this.state.nextTicket > this.state.baseTicket
+            ? next - this.slotOf(this.state.nextTicket - 1)
+            : this.state.gap;
+        this.respace(nowMs, this.state.geometric, this.state.geometric ? Math.min(gap, this.maxSpacingMs) : this.state.gap);
         // Probing starts again from now: offsets are measured from here.
-        if (this.geometric) this.searchBase = this.baseAt;
+        if (this.state.geometric) this.state.searchBase = this.state.baseAt;
       }
-      ticket = this.nextTicket++;
+      ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait <= 0) return 0;
@@ -528,9 +431,9 @@ export class Pacer {
   holdFor(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
     this.adjust(nowMs);
-    if (this.chunk) {
+    if (this.state.chunk) {
       if (this.slotOf(ticket) <= nowMs) return 0;
-      return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.chunkUntil - nowMs, RECHECK_MS));
+      return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
     }
     const wait = this.slotOf(ticket) - nowMs;
     return wait <= 0 ? 0 : this.checkAfter(wait, nowMs);
@@ -542,7 +445,7 @@ export class Pacer {
    */
   slotWait(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
-    if (this.chunk) return this.chunkWait(ticket, nowMs);
+    if (this.state.chunk) return this.chunkWait(ticket, nowMs);
     return Math.max(0, this.slotOf(ticket) - nowMs);
   }
 
@@ -566,15 +469,15 @@ export class Pacer {
    * a slot still ahead was handed back.
    */
   release(ticket: number, nowMs: number): boolean {
-    if (ticket === 0 || this.mode === 0 || ticket < this.baseTicket || ticket >= this.nextTicket) return false;
-    if (this.slotOf(ticket) <= nowMs || this.released.includes(ticket)) return false;
+    if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
+    if (this.slotOf(ticket) <= nowMs || this.state.released.includes(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
     this.pacedCount--;
-    if (ticket === this.nextTicket - 1) {
-      this.nextTicket--;
+    if (ticket === this.state.nextTicket - 1) {
+      this.state.nextTicket--;
       return true;
     }
-    const r = this.released;
+    const r = this.state.released;
     let i = r.length;
     r.push(ticket);
     while (i > 0 && r[i - 1]! > ticket) {
@@ -617,7 +520,7 @@ export class Pacer {
    */
   rateKind(nowMs: number): PacerRateKind {
     if (this.throttling(nowMs) && this.mode === SEARCH) return 'probe';
-    return this.measuredShare ? 'share' : 'whole';
+    return this.throttleState?.measuredShare === true ? 'share' : 'whole';
   }
 
   /**
@@ -625,7 +528,7 @@ export class Pacer {
    * the current rate, not the peak the cuts use — once a cut measured it (`undefined` before).
    */
   delivered(nowMs: number): number | undefined {
-    if (this.mode !== CRUISE || !this.cutMeasured) return undefined;
+    if (this.mode !== CRUISE || !this.state.cutMeasured) return undefined;
     const d = this.pacedRate?.rate(nowMs);
     return d === undefined ? undefined : d * 1000;
   }
@@ -638,8 +541,8 @@ export class Pacer {
    */
   adopt(ratePerSecond: number, nowMs: number): boolean {
     if (this.mode !== SEARCH || !(ratePerSecond > 0) || !this.throttling(nowMs)) return false;
-    this.fromFlight = false;
-    this.startedFromProbe = false;
+    this.state.fromFlight = false;
+    this.state.startedFromProbe = false;
     this.startCruise(nowMs, ratePerSecond / 1000, true, true);
     return true;
   }
@@ -660,15 +563,15 @@ export class Pacer {
     if (
       this.mode !== 0 &&
       nowMs - this.lastRejectAt >= this.quietMs &&
-      this.slotOf(this.nextTicket - 1) <= nowMs &&
+      this.slotOf(this.state.nextTicket - 1) <= nowMs &&
       this.hintUntil <= nowMs &&
       this.followedUntil <= nowMs
     ) {
       this.mode = 0;
-      this.startup = false;
-      this.released.length = 0;
-      this.baseTicket = this.nextTicket;
-      this.lastDueAt = Number.NEGATIVE_INFINITY;
+      this.state.startup = false;
+      this.state.released.length = 0;
+      this.state.baseTicket = this.state.nextTicket;
+      this.state.lastDueAt = Number.NEGATIVE_INFINITY;
     }
     return this.mode !== 0;
   }
@@ -692,8 +595,8 @@ export class Pacer {
    */
   private probeGapAt(t: number): number {
     const cap = this.maxSpacingMs;
-    let at = this.searchBase;
-    let g = this.gap;
+    let at = this.state.searchBase;
+    let g = this.state.gap;
     while (g < cap) {
       at += g;
       if (at > t) return g;
@@ -718,12 +621,12 @@ export class Pacer {
    * any answer and bring every slot in.
    */
   private checkAfter(wait: number, nowMs: number): number {
-    if (this.geometric) {
-      let probe = this.baseTicket;
-      while (probe < this.nextTicket && this.slotOf(probe) <= nowMs) probe++;
+    if (this.state.geometric) {
+      let probe = this.state.baseTicket;
+      while (probe < this.state.nextTicket && this.slotOf(probe) <= nowMs) probe++;
       // At the instant the probes were (re)spaced, more answers of that flight may follow and
       // respace them again: check again right after it.
-      if (nowMs === this.respacedAt) return Math.min(wait, RECHECK_MS);
+      if (nowMs === this.state.respacedAt) return Math.min(wait, RECHECK_MS);
       // The search ends when an answer arrives: a parked caller checks again at the next
       // probe, or half a round trip from now if sooner — but at least a quarter of the way to
       // that probe, so that polling costs a few checks per probe, not one per gap.
@@ -731,53 +634,53 @@ export class Pacer {
       const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       return Math.min(wait, step);
     }
-    if (this.chunk)
+    if (this.state.chunk)
       return Math.min(
-        Math.max(this.chunkWait(this.nextTicket - 1, nowMs), RECHECK_MS),
-        Math.max(this.chunkUntil - nowMs, RECHECK_MS),
+        Math.max(this.chunkWait(this.state.nextTicket - 1, nowMs), RECHECK_MS),
+        Math.max(this.state.chunkUntil - nowMs, RECHECK_MS),
       );
-    if (this.fromFlight) {
+    if (this.state.fromFlight) {
       // The search ended on the first answer of a slow flight, whose later answers raise the
       // level as they arrive — by 10× within one service time's spread (simulated: 10.9/s at
       // the first of ten answers spread over 17 ms by ±5 % service times, 92/s at the last):
       // a caller far back that slept half its wait computed at the first answer slept for
       // seconds (the herd took 4.2 s instead of 1.1 s). Until a paced request is answered,
       // parked callers check again every quarter of a service time.
-      return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.gap, (this.okLatency ?? this.gap) / 4)));
+      return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.state.gap, (this.okLatency ?? this.state.gap) / 4)));
     }
-    if (this.startup && this.alone) {
+    if (this.state.startup && this.alone) {
       // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
       // caller that slept longer would send late, and the send rate would lag the allowed one
       // (measured: a fixed window's start-up sent one request per first gap, 51 ms, while the
       // allowed rate grew 8×). Not while a fleet's shared queue releases this pacer's sends
       // (`alone`): its own tickets are then leftovers of the search, which must not race it.
-      return Math.min(wait, Math.max(this.gap, this.growthMs / 2));
+      return Math.min(wait, Math.max(this.state.gap, this.growthMs / 2));
     }
-    return wait <= 2 * this.gap ? wait : Math.min(wait, Math.max(2 * this.gap, wait / 2));
+    return wait <= 2 * this.state.gap ? wait : Math.min(wait, Math.max(2 * this.state.gap, wait / 2));
   }
 
   /** rate(t) of the doc comment, requests per ms (cruise). */
   private allowed(t: number): number {
     let r: number;
-    if (this.startup) r = this.level;
+    if (this.state.startup) r = this.state.level;
     else {
-      let u = (t - this.plateauAt) / this.recoveryMs;
+      let u = (t - this.state.plateauAt) / this.recoveryMs;
       if (u < -1) u = -1;
-      r = this.level * (1 + (1 - this.decrease) * u * u * u);
+      r = this.state.level * (1 + (1 - this.decrease) * u * u * u);
     }
-    if (r > this.ceiling) r = this.ceiling;
+    if (r > this.state.ceiling) r = this.state.ceiling;
     return Math.max(r, this.minRate);
   }
 
   /** The slot of `ticket` under the current epoch (−∞ for tickets due before it). */
   private slotOf(ticket: number): number {
-    const j = ticket - this.baseTicket;
-    if (j < 0) return ticket === this.baseTicket - 1 ? this.lastDueAt : Number.NEGATIVE_INFINITY;
-    if (!this.geometric) return this.baseAt + j * this.gap;
+    const j = ticket - this.state.baseTicket;
+    if (j < 0) return ticket === this.state.baseTicket - 1 ? this.state.lastDueAt : Number.NEGATIVE_INFINITY;
+    if (!this.state.geometric) return this.state.baseAt + j * this.state.gap;
     // Probes: gaps g₀, 2g₀, 4g₀, … up to maxSpacingMs, then maxSpacingMs each.
     const cap = this.maxSpacingMs;
-    let at = this.baseAt;
-    let g = this.gap;
+    let at = this.state.baseAt;
+    let g = this.state.gap;
     for (let k = 0; k <= j; k++) {
       if (g >= cap) return at + (j - k + 1) * cap;
       at += g;
@@ -792,99 +695,99 @@ export class Pacer {
    * due + gap and any wait hint.
    */
   private respace(nowMs: number, geometric: boolean, gap: number): void {
-    this.respacedAt = nowMs;
+    this.state.respacedAt = nowMs;
     this.generationCount++;
-    let first = this.baseTicket;
-    while (first < this.nextTicket && this.slotOf(first) <= nowMs) first++;
-    const lastDue = first > this.baseTicket ? this.slotOf(first - 1) : this.lastDueAt;
-    this.lastDueAt = lastDue;
-    this.baseTicket = first;
-    this.geometric = geometric;
-    this.gap = gap;
+    let first = this.state.baseTicket;
+    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
+    const lastDue = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
+    this.state.lastDueAt = lastDue;
+    this.state.baseTicket = first;
+    this.state.geometric = geometric;
+    this.state.gap = gap;
     // Geometric: the first probe is base + g₀, so the base is the last due slot itself.
     const after = geometric ? lastDue : lastDue + gap;
-    this.baseAt = Math.max(geometric ? nowMs : nowMs, after, this.hintUntil - (geometric ? gap : 0));
-    if (!geometric && this.baseAt < this.hintUntil) this.baseAt = this.hintUntil;
+    this.state.baseAt = Math.max(geometric ? nowMs : nowMs, after, this.hintUntil - (geometric ? gap : 0));
+    if (!geometric && this.state.baseAt < this.hintUntil) this.state.baseAt = this.hintUntil;
     // Requests booked in a followed queue leave until its end: local bookings come after them.
-    if (this.baseAt < this.followedUntil) this.baseAt = this.followedUntil - (geometric ? gap : 0);
+    if (this.state.baseAt < this.followedUntil) this.state.baseAt = this.followedUntil - (geometric ? gap : 0);
   }
 
   /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
   private adjust(nowMs: number): void {
     if (this.mode !== CRUISE) return;
-    if (this.chunk) {
-      if (nowMs > this.chunkUntil) this.endChunk(nowMs);
+    if (this.state.chunk) {
+      if (nowMs > this.state.chunkUntil) this.endChunk(nowMs);
       return;
     }
-    if (this.reprobe) return;
+    if (this.state.reprobe) return;
     const r = this.allowed(Math.max(nowMs, this.hintUntil));
-    const drift = r * this.gap - 1;
+    const drift = r * this.state.gap - 1;
     if (drift > RESPACE_DRIFT || drift < -RESPACE_DRIFT) this.respace(nowMs, false, 1 / r);
   }
 
   private enter(nowMs: number): void {
     this.mode = SEARCH;
-    this.chunk = false;
-    this.reprobe = false;
-    this.startup = false;
-    this.rejectedProbeAt = Number.NEGATIVE_INFINITY;
-    this.rejectLatency = Number.POSITIVE_INFINITY;
-    this.pathLatency = Number.POSITIVE_INFINITY;
-    this.flightPeak = 0;
-    this.flightRun = 0;
-    this.flightMixed = false;
-    this.flightRejectAt = nowMs;
-    this.searchHinted = false;
-    this.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
+    this.state.chunk = false;
+    this.state.reprobe = false;
+    this.state.startup = false;
+    this.state.rejectedProbeAt = Number.NEGATIVE_INFINITY;
+    this.state.rejectLatency = Number.POSITIVE_INFINITY;
+    this.state.pathLatency = Number.POSITIVE_INFINITY;
+    this.state.flightPeak = 0;
+    this.state.flightRun = 0;
+    this.state.flightMixed = false;
+    this.state.flightRejectAt = nowMs;
+    this.state.searchHinted = false;
+    this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
-    this.baseTicket = this.nextTicket;
-    this.lastDueAt = Number.NEGATIVE_INFINITY;
-    this.released.length = 0;
+    this.state.baseTicket = this.state.nextTicket;
+    this.state.lastDueAt = Number.NEGATIVE_INFINITY;
+    this.state.released.length = 0;
     this.respace(nowMs, true, 1 / d0);
-    this.searchBase = this.baseAt;
+    this.state.searchBase = this.state.baseAt;
   }
 
   private searchSuccess(nowMs: number, sent: number, latency: number, probe: boolean): void {
     let x: number | undefined;
     let bracketed = false;
-    this.fromFlight = false;
-    this.startedFromProbe = false;
-    if (sent >= this.searchBase && probe) {
+    this.state.fromFlight = false;
+    this.state.startedFromProbe = false;
+    if (sent >= this.state.searchBase && probe) {
       // A probe was served: capacity came back between the last rejected probe and it.
-      const rejected = this.rejectedProbeAt < sent ? this.rejectedProbeAt - this.searchBase : 0;
-      const span = rejected > 0 ? rejected : sent - this.searchBase;
-      x = 1 / Math.max(span, this.gap);
+      const rejected = this.state.rejectedProbeAt < sent ? this.state.rejectedProbeAt - this.state.searchBase : 0;
+      const span = rejected > 0 ? rejected : sent - this.state.searchBase;
+      x = 1 / Math.max(span, this.state.gap);
       // Bracketed by probes, the rate is known within 2× only: start up from it. The first
       // probe served: D₀ held, and probing beyond it is CUBIC's business.
       bracketed = rejected > 0;
-      this.startedFromProbe = true;
-      this.probeGap = this.gap;
+      this.state.startedFromProbe = true;
+      this.state.probeGap = this.state.gap;
     } else if (latency >= 0 && this.slowFlight(nowMs, sent, latency)) {
       // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
       x = this.flightLevel(nowMs);
-      this.fromFlight = true;
-    } else if (sent < this.searchBase) {
+      this.state.fromFlight = true;
+    } else if (sent < this.state.searchBase) {
       // More of the flight that started the search (answers read one by one): a higher D₀
       // brings the probes in.
       const d = this.estimator.peak(nowMs);
-      if (d !== undefined && d * this.gap > 1 + RESPACE_DRIFT) this.respace(nowMs, true, 1 / d);
+      if (d !== undefined && d * this.state.gap > 1 + RESPACE_DRIFT) this.respace(nowMs, true, 1 / d);
       return;
     }
     if (x === undefined) return;
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
-    this.startCruise(nowMs, x, !this.fromFlight, bracketed);
-    if (this.startedFromProbe && this.alone) {
+    this.startCruise(nowMs, x, !this.state.fromFlight, bracketed);
+    if (this.state.startedFromProbe && this.alone) {
       // The probe found the callee serving again after the flight's rejections: a reopening,
       // so the first reopening in cruise measures the callee's rate already (real
       // express-rate-limit herds overshot by 2× for two more windows, 16–25 paced requests
       // rejected, before the second one did).
-      this.reopenedAt = sent;
-      this.servedSinceReopen = 1;
-      this.probeReopened = true;
-      this.seedGap = 0;
-      this.lastOkSent = sent;
+      this.state.reopenedAt = sent;
+      this.state.servedSinceReopen = 1;
+      this.state.probeReopened = true;
+      this.state.seedGap = 0;
+      this.state.lastOkSent = sent;
       if (bracketed && latency >= 0) this.startChunk(nowMs, sent, latency);
     }
   }
@@ -908,18 +811,18 @@ export class Pacer {
    */
   private startChunk(nowMs: number, sent: number, latency: number): void {
     const max = Math.max(2, this.estimator.served(nowMs) - 1);
-    const gap = Math.max(Math.min(latency, this.pathLatency), RECHECK_MS);
-    const low = this.rejectedProbeAt - this.flightStart;
+    const gap = Math.max(Math.min(latency, this.state.pathLatency), RECHECK_MS);
+    const low = this.state.rejectedProbeAt - this.state.flightStart;
     if (max < WINDOW_MIN || max * Math.max(gap, this.srtt ?? 0) >= low) return;
-    this.chunk = true;
-    this.chunkServed = 1;
-    this.chunkFrom = sent;
-    this.chunkUntil = sent + Math.max(low, 0);
-    this.chunkMax = max;
-    this.chunkGuess = this.level;
-    this.chunkLow = low;
-    this.chunkHigh = sent - this.flightStart;
-    this.chunkGap = gap;
+    this.state.chunk = true;
+    this.state.chunkServed = 1;
+    this.state.chunkFrom = sent;
+    this.state.chunkUntil = sent + Math.max(low, 0);
+    this.state.chunkMax = max;
+    this.state.chunkGuess = this.state.level;
+    this.state.chunkLow = low;
+    this.state.chunkHigh = sent - this.state.flightStart;
+    this.state.chunkGap = gap;
     this.chunkRespace(nowMs);
   }
 
@@ -928,57 +831,57 @@ export class Pacer {
    * moves the epoch on (one request in flight; `chunkWait` tells them when to look again).
    */
   private chunkRespace(nowMs: number): void {
-    this.respacedAt = nowMs;
+    this.state.respacedAt = nowMs;
     this.generationCount++;
-    let first = this.baseTicket;
-    while (first < this.nextTicket && this.slotOf(first) <= nowMs) first++;
-    this.lastDueAt = first > this.baseTicket ? this.slotOf(first - 1) : this.lastDueAt;
-    this.baseTicket = first;
-    this.geometric = false;
-    this.gap = CHUNK_HOLD_MS;
-    this.baseAt = nowMs;
+    let first = this.state.baseTicket;
+    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
+    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
+    this.state.baseTicket = first;
+    this.state.geometric = false;
+    this.state.gap = CHUNK_HOLD_MS;
+    this.state.baseAt = nowMs;
   }
 
   /** During the chunk: the wait of the ticket `j` places behind the one due (as predicted). */
   private chunkWait(ticket: number, nowMs: number): number {
-    const j = ticket - this.baseTicket;
+    const j = ticket - this.state.baseTicket;
     if (j < 0) return 0;
-    return Math.max(0, this.baseAt - nowMs) + j * (this.chunkGap + RECHECK_MS);
+    return Math.max(0, this.state.baseAt - nowMs) + j * (this.state.chunkGap + RECHECK_MS);
   }
 
   private endChunk(nowMs: number): void {
-    this.chunk = false;
-    const s = this.chunkServed;
-    if (s < WINDOW_MIN || !(this.chunkHigh > 0)) {
+    this.state.chunk = false;
+    const s = this.state.chunkServed;
+    if (s < WINDOW_MIN || !(this.state.chunkHigh > 0)) {
       // Fewer than WINDOW_MIN: a bucket's token (or nothing more to learn). Start-up goes on from 1 / l,
       // the chunk's request taking the next slot.
-      this.cutGateAt = nowMs;
+      this.state.cutGateAt = nowMs;
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
-      const after = this.chunkFrom + 1 / this.allowed(nowMs);
-      if (this.baseAt < after) this.baseAt = after;
+      const after = this.state.chunkFrom + 1 / this.allowed(nowMs);
+      if (this.state.baseAt < after) this.state.baseAt = after;
       return;
     }
     // The callee restored S at once — a window, which reopens T after the probe that opened
     // it, T in (l, h] from the flight's first send. The waiting requests probe for that
     // reopening from probe + l, gaps doubling from the bracket's middle rate: the first one
     // served measures T within a gap (`cruiseSuccess`), and the rate is S / T.
-    this.level = Math.max(this.level, (2 * s) / (this.chunkHigh + Math.max(this.chunkLow, 0)));
-    this.startup = false;
-    this.bracketed = false;
-    this.guessed = false;
-    this.rampLevel = true;
-    this.raiseCeiling(this.level);
-    this.reprobe = true;
-    this.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+    this.state.level = Math.max(this.state.level, (2 * s) / (this.state.chunkHigh + Math.max(this.state.chunkLow, 0)));
+    this.state.startup = false;
+    this.state.bracketed = false;
+    this.state.guessed = false;
+    this.state.rampLevel = true;
+    this.raiseCeiling(this.state.level);
+    this.state.reprobe = true;
+    this.state.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
     // The chunk's own rejection is no reopening's bracket.
-    this.reopenedAt = Number.NaN;
-    this.servedSinceReopen = 0;
-    this.exhausted = false;
-    this.probeReopened = false;
-    this.cutGateAt = nowMs;
-    this.respace(nowMs, true, 1 / this.level);
-    const from = this.chunkFrom + Math.max(this.chunkLow, 0);
-    if (this.baseAt < from) this.baseAt = from;
+    this.state.reopenedAt = Number.NaN;
+    this.state.servedSinceReopen = 0;
+    this.state.exhausted = false;
+    this.state.probeReopened = false;
+    this.state.cutGateAt = nowMs;
+    this.respace(nowMs, true, 1 / this.state.level);
+    const from = this.state.chunkFrom + Math.max(this.state.chunkLow, 0);
+    if (this.state.baseAt < from) this.state.baseAt = from;
   }
 
   /**
@@ -989,16 +892,16 @@ export class Pacer {
    * goes on from the bracket's guess.
    */
   private refuteWindow(nowMs: number): void {
-    this.reprobe = false;
-    this.startup = true;
-    this.bracketed = true;
-    this.guessed = true;
-    this.rampLevel = false;
-    this.level = Math.max(this.chunkGuess, this.minRate);
-    this.ceiling = Number.POSITIVE_INFINITY;
-    this.grewAt = nowMs;
-    this.cutGateAt = nowMs;
-    this.respace(nowMs, false, 1 / this.level);
+    this.state.reprobe = false;
+    this.state.startup = true;
+    this.state.bracketed = true;
+    this.state.guessed = true;
+    this.state.rampLevel = false;
+    this.state.level = Math.max(this.state.chunkGuess, this.minRate);
+    this.state.ceiling = Number.POSITIVE_INFINITY;
+    this.state.grewAt = nowMs;
+    this.state.cutGateAt = nowMs;
+    this.respace(nowMs, false, 1 / this.state.level);
   }
 
   /**
@@ -1014,9 +917,9 @@ export class Pacer {
    * later (1.2–1.6 s herds).
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
-    if (sent >= this.searchBase) return false;
-    if (latency > 2 * this.rejectLatency) {
-      this.slowRun = false;
+    if (sent >= this.state.searchBase) return false;
+    if (latency > 2 * this.state.rejectLatency) {
+      this.state.slowRun = false;
       return true;
     }
     // Slower because it came back later, not because it left earlier: a callee that holds
@@ -1025,12 +928,16 @@ export class Pacer {
     // rejections' by no more than the time the flight took to leave (a real slot server, Retry-After
     // releasing the herd over 26 ms: three successes 26 ms slower than every rejection, read
     // within 1 ms of them, made a slow flight of 297/s against 100/s).
-    if (this.flightMixed || !(latency > this.rejectLatency) || 2 * (nowMs - this.flightRejectAt) < latency - this.rejectLatency) {
-      this.flightMixed = this.flightRun > 0 || this.flightMixed;
+    if (
+      this.state.flightMixed ||
+      !(latency > this.state.rejectLatency) ||
+      2 * (nowMs - this.state.flightRejectAt) < latency - this.state.rejectLatency
+    ) {
+      this.state.flightMixed = this.state.flightRun > 0 || this.state.flightMixed;
       return false;
     }
-    if (++this.flightRun < FLIGHT_RUN) return false;
-    this.slowRun = true;
+    if (++this.state.flightRun < FLIGHT_RUN) return false;
+    this.state.slowRun = true;
     return true;
   }
 
@@ -1043,97 +950,102 @@ export class Pacer {
    */
   private flightLevel(nowMs: number): number | undefined {
     const raw = this.estimator.peak(nowMs);
-    const served = this.estimator.flightRate(nowMs, this.pathLatency);
+    const served = this.estimator.flightRate(nowMs, this.state.pathLatency);
     if (raw === undefined || served === undefined) return raw;
     // The best the flight proved at any of its answers, as the delivery-rate peak filter does:
     // a straggler that waited in the callee's queue (express-queue's one waiting request,
     // answered a service time after the rest) must not pull it down — since the search waits
     // for a success slower than twice the slowest rejection, that straggler is often the one
     // that ends it (measured: 10 per 101 ms at the tenth answer, 11 per 196 ms at the 11th).
-    return Math.max(raw, served, this.flightPeak);
+    return Math.max(raw, served, this.state.flightPeak);
   }
 
   /** Ends the search at level `x` (requests per ms). */
   private startCruise(nowMs: number, x: number, startup: boolean, bracketed: boolean): void {
     this.mode = CRUISE;
-    this.startup = startup;
-    this.bracketed = bracketed;
-    this.guessed = bracketed || (this.startedFromProbe && !this.searchHinted);
-    this.measuredShare = !startup;
-    this.cutMeasured = false;
-    this.plateauAt = nowMs;
-    this.level = Math.max(x, this.minRate);
-    this.ceiling = Number.POSITIVE_INFINITY;
-    this.cruiseAt = nowMs;
-    this.grewAt = nowMs;
-    this.cutGateAt = nowMs;
+    this.state.startup = startup;
+    this.state.bracketed = bracketed;
+    this.state.guessed = bracketed || (this.state.startedFromProbe && !this.state.searchHinted);
+    this.state.measuredShare = !startup;
+    this.state.cutMeasured = false;
+    this.state.plateauAt = nowMs;
+    this.state.level = Math.max(x, this.minRate);
+    this.state.ceiling = Number.POSITIVE_INFINITY;
+    this.state.cruiseAt = nowMs;
+    this.state.grewAt = nowMs;
+    this.state.cutGateAt = nowMs;
     // Read for its rate and peak only: no answers' extremes to keep.
     if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
     else this.pacedRate.reset();
-    this.reopenedAt = Number.NaN;
-    this.servedSinceReopen = 0;
-    this.exhausted = false;
-    this.lastOkSent = Number.NEGATIVE_INFINITY;
-    this.lastRejectSent = Number.NEGATIVE_INFINITY;
-    this.saturatedRate = Number.NaN;
-    this.probeReopened = false;
-    this.rampLevel = false;
-    this.blindStartup = false;
-    this.chunk = false;
-    this.reprobe = false;
-    this.respace(nowMs, false, 1 / this.level);
+    this.state.reopenedAt = Number.NaN;
+    this.state.servedSinceReopen = 0;
+    this.state.exhausted = false;
+    this.state.lastOkSent = Number.NEGATIVE_INFINITY;
+    this.state.lastRejectSent = Number.NEGATIVE_INFINITY;
+    this.state.saturatedRate = Number.NaN;
+    this.state.probeReopened = false;
+    this.state.rampLevel = false;
+    this.state.blindStartup = false;
+    this.state.chunk = false;
+    this.state.reprobe = false;
+    this.respace(nowMs, false, 1 / this.state.level);
   }
 
   private cruiseSuccess(nowMs: number, sent: number, latency: number): void {
-    if (sent > this.lastCutAt) this.servedSinceCut = true;
-    if (sent < this.cruiseAt && sent >= this.searchBase) {
+    if (sent > this.state.lastCutAt) this.state.servedSinceCut = true;
+    if (sent < this.state.cruiseAt && sent >= this.state.searchBase) {
       // Another probe of the search, answered with the one that ended it (answers read in any
       // order): an earlier probe served, with none rejected before it, means a higher rate.
-      if (!this.bracketed && this.rejectedProbeAt < this.searchBase && this.startedFromProbe) {
-        const x = 1 / Math.max(sent - this.searchBase, this.probeGap);
-        if (x > this.level) {
-          this.level = x;
+      if (!this.state.bracketed && this.state.rejectedProbeAt < this.state.searchBase && this.state.startedFromProbe) {
+        const x = 1 / Math.max(sent - this.state.searchBase, this.state.probeGap);
+        if (x > this.state.level) {
+          this.state.level = x;
           this.adjust(nowMs);
         }
       }
       return;
     }
-    if (sent < this.cruiseAt) {
+    if (sent < this.state.cruiseAt) {
       // The rest of a slow flight that ended the search (answers arriving one by one): the
       // level follows what the flight measures, as long as nothing paced has been answered.
-      if (this.fromFlight && sent < this.searchBase && latency > (this.slowRun ? 1 : 2) * this.rejectLatency) {
+      if (
+        this.state.fromFlight &&
+        sent < this.state.searchBase &&
+        latency > (this.state.slowRun ? 1 : 2) * this.state.rejectLatency
+      ) {
         const d = this.flightLevel(nowMs);
-        if (d !== undefined && d > this.level) {
-          this.level = d;
+        if (d !== undefined && d > this.state.level) {
+          this.state.level = d;
           this.adjust(nowMs);
         }
       }
       return;
     }
-    this.fromFlight = false;
-    if (this.reprobe) {
+    this.state.fromFlight = false;
+    if (this.state.reprobe) {
       // The window reopened between the last rejected probe and this one: T measured.
-      this.reprobe = false;
-      const end = Number.isFinite(this.reprobeRejectedAt) ? (this.reprobeRejectedAt + sent) / 2 : sent;
-      if (end > this.chunkFrom) this.level = Math.max(this.chunkServed / (end - this.chunkFrom), this.minRate);
-      this.raiseCeiling(this.level);
-      this.plateauAt = nowMs;
-      this.reopenedAt = end;
-      this.servedSinceReopen = 1;
-      this.lastOkSent = sent;
-      this.lastRejectSent = this.reprobeRejectedAt;
-      this.exhausted = false;
+      this.state.reprobe = false;
+      const end = Number.isFinite(this.state.reprobeRejectedAt) ? (this.state.reprobeRejectedAt + sent) / 2 : sent;
+      if (end > this.state.chunkFrom)
+        this.state.level = Math.max(this.state.chunkServed / (end - this.state.chunkFrom), this.minRate);
+      this.raiseCeiling(this.state.level);
+      this.state.plateauAt = nowMs;
+      this.state.reopenedAt = end;
+      this.state.servedSinceReopen = 1;
+      this.state.lastOkSent = sent;
+      this.state.lastRejectSent = this.state.reprobeRejectedAt;
+      this.state.exhausted = false;
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       return;
     }
-    if (this.chunk) {
-      this.chunkServed++;
-      if (nowMs > this.chunkUntil || this.chunkServed >= this.chunkMax) this.endChunk(nowMs);
+    if (this.state.chunk) {
+      this.state.chunkServed++;
+      if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax) this.endChunk(nowMs);
       else this.chunkRespace(nowMs);
       return;
     }
     const peak = this.pacedRate?.peak(nowMs, true);
-    if (this.startup) {
+    if (this.state.startup) {
       // At most once per round trip: answers that arrive together were sent at one rate.
       // Only while requests wait: sending all there is says nothing about a higher rate.
       // And at most once per half a bucket of the estimator: on a fast path (loopback, ~1 ms)
@@ -1144,17 +1056,18 @@ export class Pacer {
       // grow 10×. A success sent at `sent` proves the rate held from the last growth until
       // then (not until its answer: a slow answer proves nothing more); up to 4 steps at once.
       // (Requests wait here, or in a followed queue: a fleet's, where this process books.)
-      const steps = Math.floor((sent - this.grewAt) / this.growthMs);
-      const waiting = this.slotOf(this.nextTicket - 1) > nowMs || this.followedUntil > nowMs;
-      if (steps >= 1 && nowMs - this.grewAt >= this.growthMs && waiting) {
-        this.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
-        this.grewAt = nowMs;
+      const steps = Math.floor((sent - this.state.grewAt) / this.growthMs);
+      const waiting = this.slotOf(this.state.nextTicket - 1) > nowMs || this.followedUntil > nowMs;
+      if (steps >= 1 && nowMs - this.state.grewAt >= this.growthMs && waiting) {
+        this.state.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
+        this.state.grewAt = nowMs;
       }
       // After a blind cut the ceiling (probeGain × the halved guess) follows what paced requests
       // deliver, as cruise's does: fixed, it held start-up there for good — nothing is rejected
       // that slowly (a real express-rate-limit herd paced at 18/s for 4.4 s after a blind cut
       // to 12/s).
-      if (this.blindStartup && peak !== undefined && this.probeGain * peak > this.ceiling) this.ceiling = this.probeGain * peak;
+      if (this.state.blindStartup && peak !== undefined && this.probeGain * peak > this.state.ceiling)
+        this.state.ceiling = this.probeGain * peak;
     } else if (peak !== undefined) this.raiseCeiling(peak);
     this.adjust(nowMs);
   }
@@ -1164,7 +1077,7 @@ export class Pacer {
    * requests to send (app-limited) delivers little and must not pull the learned rate down.
    */
   private raiseCeiling(peak: number): void {
-    this.ceiling = this.probeGain * Math.max(peak, this.level);
+    this.state.ceiling = this.probeGain * Math.max(peak, this.state.level);
   }
 
   /**
@@ -1179,37 +1092,37 @@ export class Pacer {
   private saturation(nowMs: number, sent: number, ok: boolean): void {
     if (!this.alone) return;
     if (!ok) {
-      if (sent > this.lastRejectSent) this.lastRejectSent = sent;
-      if (sent > this.lastOkSent) this.exhausted = true;
+      if (sent > this.state.lastRejectSent) this.state.lastRejectSent = sent;
+      if (sent > this.state.lastOkSent) this.state.exhausted = true;
       return;
     }
-    if (sent > this.lastOkSent) this.lastOkSent = sent;
-    if (!(sent < this.reopenedAt)) this.servedSinceReopen++;
-    if (!this.exhausted || sent < this.lastRejectSent) return;
-    this.exhausted = false;
-    const from = this.reopenedAt;
-    const served = this.servedSinceReopen - 1;
+    if (sent > this.state.lastOkSent) this.state.lastOkSent = sent;
+    if (!(sent < this.state.reopenedAt)) this.state.servedSinceReopen++;
+    if (!this.state.exhausted || sent < this.state.lastRejectSent) return;
+    this.state.exhausted = false;
+    const from = this.state.reopenedAt;
+    const served = this.state.servedSinceReopen - 1;
     if (!Number.isNaN(from) && served < SATURATED_MIN) return;
     // Capacity came back somewhere between the last rejected send and this one: the middle.
-    const at = Number.isFinite(this.lastRejectSent) ? (this.lastRejectSent + sent) / 2 : sent;
-    this.reopenedAt = at;
-    this.servedSinceReopen = 1;
-    const fromProbe = this.probeReopened;
-    this.probeReopened = false;
+    const at = Number.isFinite(this.state.lastRejectSent) ? (this.state.lastRejectSent + sent) / 2 : sent;
+    this.state.reopenedAt = at;
+    this.state.servedSinceReopen = 1;
+    const fromProbe = this.state.probeReopened;
+    this.state.probeReopened = false;
     if (Number.isNaN(from) || !(at > from)) return;
     // From the probe that ended the search, only if every send since came within about 1 / the
     // rate measured: start-up from a low guess leaves gaps in which a fixed window may expire
     // half-used, or a slot pass (nothing then says so), and what was served is not what it had.
-    if (fromProbe && (served * this.seedGap) / (at - from) > SEED_GAP_SLACK) return;
-    this.saturatedRate = served / (at - from);
-    this.saturatedAt = nowMs;
-    if (!this.startup && !this.rampLevel) return;
-    this.startup = false;
-    this.rampLevel = false;
-    this.measuredShare = this.cutMeasured = true;
-    this.level = Math.max(this.saturatedRate, this.minRate);
-    this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.level);
-    this.plateauAt = nowMs;
+    if (fromProbe && (served * this.state.seedGap) / (at - from) > SEED_GAP_SLACK) return;
+    this.state.saturatedRate = served / (at - from);
+    this.state.saturatedAt = nowMs;
+    if (!this.state.startup && !this.state.rampLevel) return;
+    this.state.startup = false;
+    this.state.rampLevel = false;
+    this.state.measuredShare = this.state.cutMeasured = true;
+    this.state.level = Math.max(this.state.saturatedRate, this.minRate);
+    this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.state.level);
+    this.state.plateauAt = nowMs;
     this.adjust(nowMs);
   }
 
@@ -1219,43 +1132,43 @@ export class Pacer {
     let peak = this.pacedRate?.peak(nowMs, true);
     // Measured between two reopenings within the estimator's window, the callee's rate is
     // known better than by the peak of any flow: bursts at a window's start inflate that.
-    const saturated = this.alone && !Number.isNaN(this.saturatedRate) && nowMs - this.saturatedAt <= this.windowMs;
-    if (saturated) peak = this.saturatedRate;
+    const saturated = this.alone && !Number.isNaN(this.state.saturatedRate) && nowMs - this.state.saturatedAt <= this.windowMs;
+    if (saturated) peak = this.state.saturatedRate;
     if (peak !== undefined) {
       if (peak < level) level = peak;
     } else {
       // Nothing paced measured yet: a level measured on a flight stands (β below it), one
       // bracketed by probes may be 2× high.
-      level *= this.bracketed ? BLIND_CUT : 1;
+      level *= this.state.bracketed ? BLIND_CUT : 1;
     }
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
-    const blind = this.startup && peak === undefined && this.bracketed;
+    const blind = this.state.startup && peak === undefined && this.state.bracketed;
     // The first overshoot of start-up: what paced requests delivered so far was measured on
     // the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 per
     // window says nothing about the 10). Start-up goes on from β below it, until the callee
     // has been saturated between two reopenings (`saturation`), which measures its rate.
-    const ramp = this.startup && !blind && peak !== undefined && this.guessed && this.alone;
-    this.rampLevel = this.startup && !blind && !ramp;
-    this.startup = blind || ramp;
-    if (peak !== undefined) this.measuredShare = this.cutMeasured = true;
-    this.bracketed = false;
-    this.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
+    const ramp = this.state.startup && !blind && peak !== undefined && this.state.guessed && this.alone;
+    this.state.rampLevel = this.state.startup && !blind && !ramp;
+    this.state.startup = blind || ramp;
+    if (peak !== undefined) this.state.measuredShare = this.state.cutMeasured = true;
+    this.state.bracketed = false;
+    this.state.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
     // Start-up goes on below the rate that just proved too high, and at most probeGain × what
     // the ramp delivered — the cap cruise keeps too (2× overshot more: fixed window 1.24× the
     // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests).
-    if (ramp) this.ceiling = Math.min(sending, this.probeGain * (peak as number));
-    else this.raiseCeiling(peak ?? this.level);
-    this.blindStartup = blind;
+    if (ramp) this.state.ceiling = Math.min(sending, this.probeGain * (peak as number));
+    else this.raiseCeiling(peak ?? this.state.level);
+    this.state.blindStartup = blind;
     // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
     // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
     // bucket's rate for a second. Cut to anything else, CUBIC climbs back over K.
-    this.plateauAt = saturated && !ramp ? nowMs : nowMs + this.recoveryMs;
+    this.state.plateauAt = saturated && !ramp ? nowMs : nowMs + this.recoveryMs;
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
-    this.cutGateAt = nowMs + (this.okLatency ?? 0);
-    this.lastCutAt = nowMs;
-    this.servedSinceCut = false;
+    this.state.cutGateAt = nowMs + (this.okLatency ?? 0);
+    this.state.lastCutAt = nowMs;
+    this.state.servedSinceCut = false;
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }

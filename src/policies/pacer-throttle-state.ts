@@ -1,0 +1,123 @@
+/**
+ * What a `Pacer` knows only once it has throttled: the learned level and its curve, the
+ * search, the count of a window (the chunk), the saturation points and the send queue. A lane
+ * that never throttles never makes one — most lanes of a downstream keyed by host or tenant
+ * never do, and these ~60 numbers were half of what each lane held (bench/memory.ts).
+ * Made on the first rejection, timeout or wait hint and kept from then on, so nothing learned
+ * is lost between two throttling episodes. Field meanings are the pacer's (see `Pacer`).
+ */
+export class PacerThrottleState {
+  /** Cruise before its first cut: the rate grows with every paced success. */
+  startup = false;
+  /** W: the level the cubic curve returns to, requests per ms. */
+  level = 0;
+  /** probeGain × peak paced delivery rate. */
+  ceiling = Number.POSITIVE_INFINITY;
+  /** tₚ: when the curve is back at W. */
+  plateauAt = 0;
+  /** Rejections of requests sent before this were sent at an older rate and don't cut. */
+  cutGateAt = 0;
+  lastCutAt = Number.NEGATIVE_INFINITY;
+  /** A request sent after the last cut was served. */
+  servedSinceCut = true;
+
+  // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
+  // after a rejected request with nothing served between them — the callee had just run out
+  // and has capacity again (a fixed window's boundary, a bucket's next token).
+  /** Send time of the latest reopening (NaN: none yet in this cruise). */
+  reopenedAt = Number.NaN;
+  /** Paced successes sent since `reopenedAt` (answered so far). */
+  servedSinceReopen = 0;
+  /** The latest answer by send order was a rejection: the next success sent after it reopens. */
+  exhausted = false;
+  lastOkSent = Number.NEGATIVE_INFINITY;
+  lastRejectSent = Number.NEGATIVE_INFINITY;
+  /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
+  saturatedRate = Number.NaN;
+  saturatedAt = Number.NEGATIVE_INFINITY;
+  /** The latest reopening is the probe that ended the search. */
+  probeReopened = false;
+  /** The longest gap between paced sends since that probe (answers in send order). */
+  seedGap = 0;
+
+  // Search.
+  searchBase = 0;
+  rejectedProbeAt = Number.NEGATIVE_INFINITY;
+  /** Latency of the slowest rejection in this search (+∞: none yet). */
+  rejectLatency = Number.POSITIVE_INFINITY;
+  /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */
+  pathLatency = Number.POSITIVE_INFINITY;
+  /** The highest `flightRate` read at any success of this search (per ms; 0: none). */
+  flightPeak = 0;
+  /** Answers to the flight served in a row in this search, each slower than every rejection. */
+  flightRun = 0;
+  /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
+  flightMixed = false;
+  /** The slow flight that ended the search was a run (its answers: slower than every rejection). */
+  slowRun = false;
+  /** When the latest rejection of the flight came back (-∞: none in this search). */
+  flightRejectAt = Number.NEGATIVE_INFINITY;
+  cruiseAt = 0;
+  /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
+  grewAt = 0;
+  /** The search ended on a slow flight's success: its later answers may raise the level. */
+  fromFlight = false;
+  /** The level came from probes' bracket (within 2×), not from a measured rate. */
+  bracketed = false;
+  /**
+   * Start-up began from a guess — a probe bracket, or a first probe served, which only says
+   * the callee had room then — not from a rate a flight measured: its first cut, measured on
+   * the ramp, keeps start-up going (a real slot server's herd cut to a ramp's 50/s of 100/s
+   * and climbed back for a second). Not after a wait hint: each overshoot then costs the hint.
+   */
+  guessed = false;
+  /** A wait hint came with this search's answers. */
+  searchHinted = false;
+  /**
+   * The level was set by the cut that ended start-up, on what the ramp delivered (mostly
+   * below the callee's rate): the first rate measured between reopenings replaces it.
+   */
+  rampLevel = false;
+  /** The search ended on a probe served; g₀ of that search. */
+  startedFromProbe = false;
+  /** The level came from a measurement of this pacer's own deliveries (`rateKind` 'share'). */
+  measuredShare = false;
+  /** The level came from a cut to a measured delivery rate (since the search ended). */
+  cutMeasured = false;
+  probeGap = 1;
+  /** When the flight that started the search was first sent (the callee's capacity was full). */
+  flightStart = 0;
+  /**
+   * Right after a bracketed probe was served: one request per round trip while they are
+   * served, to count what the callee restored (a fixed window's N at once, a bucket's token).
+   */
+  chunk = false;
+  chunkServed = 0;
+  chunkFrom = 0;
+  chunkUntil = 0;
+  chunkGap = 1;
+  chunkMax = 2;
+  /** After a chunk: probing for the window's reopening (geometric gaps); the latest rejected. */
+  reprobe = false;
+  reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+  /** The bracket of the probe that ended the search, from the flight's first send: (low, high]. */
+  chunkLow = 0;
+  chunkHigh = 0;
+  /** The level the bracket guessed (start-up's, had no chunk run). */
+  chunkGuess = 0;
+  /** Start-up goes on after a blind cut: its ceiling follows what paced requests deliver. */
+  blindStartup = false;
+
+  // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
+  nextTicket = 1;
+  baseTicket = 1;
+  baseAt = 0;
+  /** Linear epoch: the gap between slots. Search epoch: g₀. */
+  gap = 1;
+  geometric = false;
+  /** The slot of the ticket before baseTicket (the last one due when the queue was re-spaced). */
+  lastDueAt = Number.NEGATIVE_INFINITY;
+  /** Tickets handed back while still ahead, ascending: the next bookings take them first. */
+  readonly released: number[] = [];
+  respacedAt = Number.NaN;
+}
