@@ -15,7 +15,10 @@ export async function fleetBench(): Promise<{
   cases: BenchCase[];
   report: () => string[];
   roundTripsPerCall: () => number;
-  steadyRoundTrips: (perSecond: number, ms: number) => Promise<{ commands: number; calls: number; perCall: number }>;
+  steadyRoundTrips: (
+    perSecond: number,
+    ms: number,
+  ) => Promise<{ commands: number; operations: number; calls: number; perCall: number }>;
   syncCost: (windows: number, ms: number) => Promise<SyncCost>;
   close: () => Promise<void>;
 }> {
@@ -70,10 +73,14 @@ export async function fleetBench(): Promise<{
     cases,
     roundTripsPerCall: () => upStore.counters.commands / Math.max(1, upCalls),
     steadyRoundTrips: async (perSecond: number, ms: number) => {
-      const api = downstream('bench-fleet-steady', { ...options, store: upStore });
+      // A store and client of its own: the other cases' downstreams go on syncing on `upStore`
+      // (every 80 ms while their breakers were used within 10 s), and were counted here too.
+      const client = await connectRedis(up.port);
+      const store = redisStore({ client, prefix: 'bench-steady' });
+      const api = downstream('bench-fleet-steady', { ...options, store });
       await api.call(operation);
       await new Promise((r) => setTimeout(r, 100));
-      const before = upStore.counters.commands;
+      const before = { ...store.counters };
       let calls = 0;
       const batch = perSecond / 100;
       for (let t = 0; t < ms; t += 10) {
@@ -83,8 +90,11 @@ export async function fleetBench(): Promise<{
         await Promise.all(all);
         await new Promise((r) => setTimeout(r, 10));
       }
-      const commands = upStore.counters.commands - before;
-      return { commands, calls, perCall: commands / calls };
+      const commands = store.counters.commands - before.commands;
+      const operations = store.counters.operations - before.operations;
+      store.close();
+      client.disconnect();
+      return { commands, operations, calls, perCall: commands / calls };
     },
     syncCost: async (windows: number, ms: number) => {
       // A store and client of its own: no other downstream's sync runs on them.
@@ -211,7 +221,7 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
     // Round trips per call at a steady, realistic rate (mitata-style loops never yield to timers).
     const trips = await fleet.steadyRoundTrips(1_000, 2_000);
     lines.push(
-      `kindly:fleet at a steady 1,000 calls/s for 2 s: ${trips.commands} round trips over ${trips.calls} calls = ${trips.perCall.toFixed(4)} per call`,
+      `kindly:fleet at a steady 1,000 calls/s for 2 s: ${trips.commands} round trips (${trips.operations} store operations) over ${trips.calls} calls = ${trips.perCall.toFixed(4)} per call`,
     );
     rows.push({
       suite: 'fleet',

@@ -351,3 +351,40 @@ end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return { num(now), num(activeUntil), num(hintUntil), num(baseTicket), num(baseAt), num(gap), num(estimate) }
 `;
+
+/**
+ * The scripts a batch can run, by position (the id a batch sends is the index + 1). Each runs
+ * in the batch exactly as it would alone: its text becomes the body of a function whose
+ * parameters are named KEYS and ARGV, so it reads its own slice of the batch's keys and
+ * arguments under the names it was written with.
+ */
+export const BATCHABLE_SCRIPTS = [BUDGET_SCRIPT, BREAKER_SCRIPT, BOOK_SLOT_SCRIPT, PACE_SYNC_SCRIPT] as const;
+
+/**
+ * Several operations of one downstream in one round trip: ARGV[1] is their count, then per
+ * operation its script id, its number of keys, its number of arguments and those arguments;
+ * KEYS are every operation's keys in order. Replies come back as one array, one entry per
+ * operation. The operations run one after the other inside one atomic script — as they would
+ * have run back to back — and all keys share the downstream's hash tag (Redis Cluster).
+ */
+export const BATCH_SCRIPT = `
+local scripts = {
+${BATCHABLE_SCRIPTS.map((s) => `function(KEYS, ARGV)\n${s}\nend`).join(',\n')}
+}
+local n = tonumber(ARGV[1])
+local k = 1
+local a = 2
+local out = {}
+for i = 1, n do
+  local id = tonumber(ARGV[a])
+  local nk = tonumber(ARGV[a + 1])
+  local na = tonumber(ARGV[a + 2])
+  a = a + 3
+  local keys = {}
+  for j = 1, nk do keys[j] = KEYS[k]; k = k + 1 end
+  local args = {}
+  for j = 1, na do args[j] = ARGV[a]; a = a + 1 end
+  out[i] = scripts[id](keys, args)
+end
+return out
+`;

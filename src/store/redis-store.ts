@@ -17,7 +17,14 @@ import {
   type StoreAvailability,
 } from './fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from './redis-client.js';
-import { BOOK_SLOT_SCRIPT, BREAKER_SCRIPT, BUDGET_SCRIPT, PACE_SYNC_SCRIPT } from './redis-scripts.js';
+import {
+  BATCH_SCRIPT,
+  BATCHABLE_SCRIPTS,
+  BOOK_SLOT_SCRIPT,
+  BREAKER_SCRIPT,
+  BUDGET_SCRIPT,
+  PACE_SYNC_SCRIPT,
+} from './redis-scripts.js';
 
 export interface RedisStoreOptions {
   /**
@@ -55,21 +62,37 @@ const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'clock'] as const;
 interface Script {
   source: string;
   sha: string;
+  /** Its id in `BATCH_SCRIPT` (0: not batchable). */
+  id: number;
 }
 
 function script(source: string): Script {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
+  const id = (BATCHABLE_SCRIPTS as readonly string[]).indexOf(source) + 1;
+  return { source, sha: createHash('sha1').update(source).digest('hex'), id };
 }
 
 const BUDGET = script(BUDGET_SCRIPT);
 const BREAKER = script(BREAKER_SCRIPT);
 const BOOK_SLOT = script(BOOK_SLOT_SCRIPT);
 const PACE_SYNC = script(PACE_SYNC_SCRIPT);
+const BATCH = script(BATCH_SCRIPT);
+
+/** One operation waiting for the round trip it will be sent in. */
+interface PendingOperation {
+  script: Script;
+  keys: string[];
+  argv: string[];
+  /** The reply entry kept as sent (a string), −1: none. */
+  stringAt: number;
+  resolve: (reply: number[] | undefined) => void;
+}
 
 /** Counters for tests and benchmarks. */
 export interface RedisStoreCounters {
-  /** Script runs sent to Redis (each one round trip). */
+  /** Script runs sent to Redis (each one round trip; a batch of operations is one). */
   commands: number;
+  /** Operations asked of the store and sent (several may share one round trip). */
+  operations: number;
   /** Operations that failed or timed out (each fell back to local state). */
   failures: number;
   /** Operations not even sent, because the store was known to be down. */
@@ -84,6 +107,11 @@ export interface RedisStoreCounters {
  * key of one downstream in one Redis Cluster slot. Every key has a TTL refreshed on write,
  * so keys of downstreams no longer called expire.
  *
+ * Operations of one downstream asked for in the same turn of the event loop (a background
+ * sync's budget and breaker steps, a herd's slot bookings) are sent together, as one script
+ * run (`BATCH_SCRIPT`): one round trip instead of one each, and each operation still atomic,
+ * in the order asked.
+ *
  * Failure semantics: an operation that errors or takes longer than `timeoutMs` resolves to
  * `undefined` (its caller uses local state); an error, or three timeouts in a row, mark the
  * store down. While down, operations are not sent at all (the
@@ -97,7 +125,10 @@ export class RedisStore implements FleetStore {
   readonly prefix: string;
   readonly timeoutMs: number;
   readonly reconnectMs: number;
-  readonly counters: RedisStoreCounters = { commands: 0, failures: 0, skipped: 0 };
+  readonly counters: RedisStoreCounters = { commands: 0, operations: 0, failures: 0, skipped: 0 };
+  /** Operations waiting for this turn's round trip, per downstream (hash tag). */
+  private readonly pending = new Map<string, PendingOperation[]>();
+  private flushQueued = false;
   private readonly send: SendCommand;
   private readonly clock: Clock;
   private readonly listeners = new Set<(change: StoreAvailability) => void>();
@@ -156,6 +187,7 @@ export class RedisStore implements FleetStore {
   async budget(scope: FleetScope, r: BudgetSyncRequest): Promise<BudgetSyncReply | undefined> {
     const reply = await this.run(
       BUDGET,
+      scope,
       [this.key(scope, 'budget')],
       [
         r.bucketMs,
@@ -179,6 +211,7 @@ export class RedisStore implements FleetStore {
   async breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {
     const reply = await this.run(
       BREAKER,
+      scope,
       [this.key(scope, 'breaker')],
       [
         r.owner,
@@ -210,6 +243,7 @@ export class RedisStore implements FleetStore {
   async bookSlot(scope: FleetScope, r: PaceBookRequest): Promise<PaceBookReply | undefined> {
     const reply = await this.run(
       BOOK_SLOT,
+      scope,
       [this.key(scope, 'pace'), this.key(scope, 'pace-rates'), this.key(scope, 'pace-answers')],
       [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs), r.kind ?? RATE_SHARE, r.served ?? 0, r.rejected ?? 0],
     );
@@ -227,6 +261,7 @@ export class RedisStore implements FleetStore {
   async pace(scope: FleetScope, r: PaceSyncRequest): Promise<PaceSyncReply | undefined> {
     const reply = await this.run(
       PACE_SYNC,
+      scope,
       [this.key(scope, 'pace'), this.key(scope, 'pace-rates'), this.key(scope, 'pace-answers')],
       [
         r.owner,
@@ -255,16 +290,77 @@ export class RedisStore implements FleetStore {
   }
 
   /**
-   * Runs a script; resolves to its reply as numbers (the entry at `stringAt`, if any, kept as
-   * sent), or `undefined` on failure, timeout or while down. Never rejects.
+   * Runs one operation's script; resolves to its reply as numbers (the entry at `stringAt`, if
+   * any, kept as sent), or `undefined` on failure, timeout or while down. Never rejects. The
+   * operation is sent at the end of this turn of the event loop, with any other operations of
+   * the same downstream asked for meanwhile.
    */
-  private run(s: Script, keys: string[], args: (string | number)[], stringAt = -1): Promise<number[] | undefined> {
+  private run(
+    s: Script,
+    scope: FleetScope,
+    keys: string[],
+    args: (string | number)[],
+    stringAt = -1,
+  ): Promise<number[] | undefined> {
     if (!this.up || this.closed) {
       this.counters.skipped++;
       return Promise.resolve(undefined);
     }
+    return new Promise((resolve) => {
+      let queue = this.pending.get(scope.downstream);
+      if (queue === undefined) this.pending.set(scope.downstream, (queue = []));
+      queue.push({ script: s, keys, argv: args.map(String), stringAt, resolve });
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        queueMicrotask(() => this.flush());
+      }
+    });
+  }
+
+  /** Sends every waiting operation: one round trip per downstream. */
+  private flush(): void {
+    this.flushQueued = false;
+    const queues = [...this.pending.values()];
+    this.pending.clear();
+    for (const queue of queues) this.sendOperations(queue);
+  }
+
+  private sendOperations(ops: PendingOperation[]): void {
+    if (!this.up || this.closed) {
+      this.counters.skipped += ops.length;
+      for (const op of ops) op.resolve(undefined);
+      return;
+    }
+    this.counters.operations += ops.length;
+    if (ops.length === 1) {
+      const op = ops[0] as PendingOperation;
+      void this.execute(op.script, op.keys, op.argv, 1).then((reply) => op.resolve(asNumbers(reply, op.stringAt)));
+      return;
+    }
+    const keys: string[] = [];
+    const argv: string[] = [String(ops.length)];
+    for (const op of ops) {
+      keys.push(...op.keys);
+      argv.push(String(op.script.id), String(op.keys.length), String(op.argv.length), ...op.argv);
+    }
+    void this.execute(BATCH, keys, argv, ops.length).then((replies) => {
+      if (replies !== undefined && replies.length !== ops.length) {
+        this.fail(`unexpected batch reply of ${replies.length} entries for ${ops.length} operations`);
+        replies = undefined;
+      }
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i] as PendingOperation;
+        op.resolve(asNumbers(replies?.[i], op.stringAt));
+      }
+    });
+  }
+
+  /**
+   * Sends one script run (one round trip) for `weight` operations; resolves to its reply
+   * array, or `undefined` on failure, timeout or a reply that is not an array. Never rejects.
+   */
+  private execute(s: Script, keys: string[], argv: string[], weight: number): Promise<unknown[] | undefined> {
     this.counters.commands++;
-    const argv = args.map(String);
     const sentAt = this.clock.monotonic();
     return new Promise((resolve) => {
       let settled = false;
@@ -277,10 +373,10 @@ export class RedisStore implements FleetStore {
       const timedOut = () => {
         if (settled) return;
         settled = true;
-        // One slow answer (a busy event loop here or there) only skips this operation;
+        // One slow answer (a busy event loop here or there) only skips these operations;
         // several in a row mean Redis is slow, and the store is taken down. Operations that
         // were in flight together (a burst at start-up) count as one piece of evidence.
-        this.counters.failures++;
+        this.counters.failures += weight;
         if (sentAt >= this.lastSlowAt) {
           this.lastSlowAt = this.clock.monotonic();
           if (++this.slowInRow >= SLOW_TO_DOWN) this.fail(`${SLOW_TO_DOWN} answers in a row slower than ${this.timeoutMs} ms`);
@@ -297,7 +393,7 @@ export class RedisStore implements FleetStore {
           resolve(undefined);
           return;
         }
-        resolve(value.map((x, i) => (i === stringAt ? x : Number(x))) as number[]);
+        resolve(value);
       };
       const failed = (error: unknown) => {
         if (settled) return;
@@ -375,6 +471,12 @@ export class RedisStore implements FleetStore {
 /** Creates the Redis fleet store: `downstream(name, { store: redisStore({ client }) })`. */
 export function redisStore(options: RedisStoreOptions): RedisStore {
   return new RedisStore(options);
+}
+
+/** One operation's reply as numbers (the entry at `stringAt` kept as sent); `undefined` if it is not an array. */
+function asNumbers(reply: unknown, stringAt: number): number[] | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  return reply.map((x, i) => (i === stringAt ? x : Number(x))) as number[];
 }
 
 /** TTL of a key: at least a minute, so a brief lull does not reset fleet state. */

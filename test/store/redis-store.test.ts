@@ -165,6 +165,87 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     expect(store.counters.failures).toBe(0);
   });
 
+  it("sends one downstream's operations of one turn in one round trip, each answered as alone, in order", async () => {
+    const store = new RedisStore({ client, prefix: 'batch', timeoutMs: 10_000 });
+    const scope = { downstream: 'batch', key: 'k' };
+    const budget: BudgetLedger = { buckets: new Map() };
+    const pace: PaceLedger = emptyPace();
+    const budgetRequest = (requests: number) => ({
+      owner: 'a',
+      bucketMs: 1000,
+      windowBuckets: 10,
+      ratio: 0.2,
+      reserve: 5,
+      requests,
+      returned: 0,
+      returnBucket: 0,
+      spent: 0,
+      want: 3,
+    });
+    const breakerRequest = {
+      owner: 'a',
+      generation: -1,
+      report: 'open' as const,
+      breakMs: 5_000,
+      breakGrowth: 2,
+      maxBreakMs: 40_000,
+      breakJitter: 0,
+      u: 0.5,
+      wantProbe: false,
+      probeLeaseMs: 10_000,
+      ttlMs: 60_000,
+    };
+    const bookRequest = {
+      owner: 'a',
+      rate: 0.05,
+      kind: RATE_SHARE as RateKindCode,
+      contributionMs: 2_000,
+      minRate: 0.001,
+      ttlMs: 60_000,
+    };
+    const paceRequest = {
+      owner: 'a',
+      rate: 0.05,
+      kind: RATE_SHARE as RateKindCode,
+      contributionMs: 2_000,
+      minRate: 0.001,
+      active: true,
+      quietMs: 2_000,
+      hintMs: 0,
+      ttlMs: 60_000,
+    };
+    // A first batch loads the batch script into Redis (a NOSCRIPT, then EVAL: one more command).
+    const warm = { downstream: 'batch-warm', key: 'k' };
+    await Promise.all([store.budget(warm, budgetRequest(1)), store.budget(warm, budgetRequest(1))]);
+    const before = { ...store.counters };
+    // Asked in one synchronous turn, as the background sync and a herd's bookings ask them.
+    const replies = await Promise.all([
+      store.budget(scope, budgetRequest(4)),
+      store.breaker(scope, breakerRequest),
+      store.bookSlot(scope, bookRequest),
+      store.bookSlot(scope, bookRequest),
+      store.pace(scope, paceRequest),
+      store.budget(scope, budgetRequest(2)),
+      // Another downstream: another hash tag (another Cluster slot), so another round trip.
+      store.budget({ downstream: 'batch-other', key: 'k' }, budgetRequest(1)),
+    ]);
+    expect(store.counters.commands - before.commands).toBe(2);
+    expect(store.counters.operations - before.operations).toBe(7);
+    expect(store.counters.failures).toBe(0);
+    const [b1, br, s1, s2, p1, b2, other] = replies;
+    // Each reply is what the ledger gives for that operation applied after the ones before it.
+    expect(b1).toEqual(syncBudget(budget, b1!.now, budgetRequest(4)));
+    expect(br).toEqual(syncBreaker(closedBreaker(), br!.now, breakerRequest));
+    expect(br!.state).toBe(1);
+    expectSameNumbers(s1!, bookSlot(pace, s1!.now, bookRequest));
+    expectSameNumbers(s2!, bookSlot(pace, s2!.now, bookRequest));
+    expect(s2!.ticket).toBe(s1!.ticket + 1);
+    expectSameNumbers(p1!, syncPace(pace, p1!.now, paceRequest));
+    expect(b2).toEqual(syncBudget(budget, b2!.now, budgetRequest(2)));
+    expect(b2!.requests).toBe(6);
+    expect(other).toEqual(syncBudget({ buckets: new Map() }, other!.now, budgetRequest(1)));
+  });
+
   it('grows a fleet served in full while its tickets wait, in Lua as in the ledger', async () => {
     const store = new RedisStore({ client, prefix: 'grow', timeoutMs: 10_000 });
     const pace: PaceLedger = emptyPace();
