@@ -13,6 +13,11 @@
  *   switches on promise hooks for the whole process and slows every promise — bare `fetch`
  *   included — so this group gets a process of its own and its floor pays the same toll.
  *
+ * - `rejected`: the same three answered `503 busy` (a short text body, no wait hint), and
+ *   kindly with `retry: false`, so the call ends on it: what each rejected answer costs the
+ *   caller — the status classified, the body looked at for a wait hint, the error that stands
+ *   for it, the response handed back. No target: the figure a herd pays per rejection.
+ *
  * Run through `bench/index.ts` (`npm run bench`), which prints the ratios.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -25,7 +30,7 @@ import { FULL_HTTP_PIPELINE, PLAIN_PIPELINE } from './pipelines.js';
 import { interleavedRounds, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
 
-export type HttpGroup = 'plain' | 'deadline';
+export type HttpGroup = 'plain' | 'deadline' | 'rejected';
 
 /** Targets from the performance issue: kindly ≤ 3 % over the floor, the full pipeline ≤ 5 %. */
 export const HTTP_TARGETS = { kindly: 1.03, full: 1.05 } as const;
@@ -43,6 +48,11 @@ async function startServer(): Promise<{ url: string; child: ChildProcess }> {
 async function readOk(response: Response): Promise<void> {
   const text = await response.text();
   if (response.status !== 200 || text !== 'ok') throw new Error(`unexpected answer ${response.status} ${text}`);
+}
+
+async function readBusy(response: Response): Promise<void> {
+  const text = await response.text();
+  if (response.status !== 503 || text !== 'busy\n') throw new Error(`unexpected answer ${response.status} ${text}`);
 }
 
 /** One case: `request` sends one request; the case reads its body. */
@@ -80,17 +90,21 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
       { name: 'ky', request: () => client.get(url) },
     ];
   }
+  if (group === 'rejected') {
+    const api = downstream('http-rejected', { ...PLAIN_PIPELINE, retry: false });
+    return [bare, floorCase(url, {}), { name: 'kindly', request: () => fetchThrough(api, url) }];
+  }
   const full = downstream('http-full', FULL_HTTP_PIPELINE);
   return [bare, floorCase(url, {}), { name: 'kindly-full', request: () => fetchThrough(full, url) }];
 }
 
 /** The floor and kindly must send the same header names, or the comparison is not fair. */
-async function checkSameHeaders(cases: HttpCase[]): Promise<void> {
+async function checkSameHeaders(cases: HttpCase[], read: (response: Response) => Promise<void>): Promise<void> {
   const seen = new Map<string, string>();
   for (const c of cases) {
     const response = await c.request();
     seen.set(c.name, response.headers.get('x-seen-headers') ?? '');
-    await readOk(response);
+    await read(response);
   }
   const floor = seen.get('floor');
   for (const name of ['kindly', 'kindly-full']) {
@@ -114,9 +128,11 @@ const CONCURRENT = { batches: 16 } as const;
 export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; ratios: Ratio[] }> {
   const { url, child } = await startServer();
   try {
-    const httpCases = casesFor(options.group, url);
-    await checkSameHeaders(httpCases);
-    const cases: TimedCase[] = httpCases.map((c) => ({ name: c.name, once: async () => readOk(await c.request()) }));
+    const rejected = options.group === 'rejected';
+    const httpCases = casesFor(options.group, rejected ? url.replace(/\/item$/, '/busy') : url);
+    const read = rejected ? readBusy : readOk;
+    await checkSameHeaders(httpCases, read);
+    const cases: TimedCase[] = httpCases.map((c) => ({ name: c.name, once: async () => read(await c.request()) }));
     const rows: Row[] = [];
     const ratios: Ratio[] = [];
     for (const [mode, batches, ops, concurrency] of [
@@ -141,6 +157,9 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
           ratios.push(ratioOf(suite, 'floor / bare', runs('floor'), runs('bare')));
           ratios.push(ratioOf(suite, 'ky / bare', runs('ky'), runs('bare')));
           ratios.push(ratioOf(suite, 'ky / kindly', runs('ky'), runs('kindly')));
+        } else if (rejected) {
+          ratios.push(ratioOf(suite, 'kindly / floor', runs('kindly'), runs('floor')));
+          ratios.push(ratioOf(suite, 'kindly / bare', runs('kindly'), runs('bare')));
         } else {
           ratios.push(ratioOf(suite, 'kindly-full / floor', runs('kindly-full'), runs('floor'), target(HTTP_TARGETS.full)));
           ratios.push(ratioOf(suite, 'kindly-full / bare', runs('kindly-full'), runs('bare')));

@@ -58,7 +58,7 @@ if (only.has('core')) {
 }
 
 if (only.has('http')) {
-  for (const group of ['plain', 'deadline'] as HttpGroup[]) {
+  for (const group of ['plain', 'deadline', 'rejected'] as HttpGroup[]) {
     // A fresh process per group: see http.ts on AsyncLocalStorage and promise hooks.
     const extra = runs === undefined ? [] : [`--blocks=${runs}`];
     const out = execFileSync(

@@ -1,13 +1,25 @@
 // The HTTP benchmarks' callee: a keep-alive node:http server on loopback port 0, in its own
 // process so that its work does not share the client's event loop. Prints its port, answers
-// every request `200 ok` (2 bytes), and exits when its parent closes stdin. `x-seen-headers`
+// every request `200 ok` (2 bytes) — `/busy` with `503 busy` —, and exits when its parent closes stdin. `x-seen-headers`
 // lists the request's header names, so the bench can check that a floor sends what kindly sends.
 import { createServer } from 'node:http';
 
 const body = Buffer.from('ok');
+const busy = Buffer.from('busy\n');
 const server = createServer((request, response) => {
   request.resume();
   const seen = Object.keys(request.headers).sort().join(',');
+  // `/busy`: what an overloaded callee answers (a concurrency limiter's 503, as express-queue
+  // sends it: a short text body, no wait hint).
+  if (request.url === '/busy') {
+    response.writeHead(503, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': busy.length,
+      'x-seen-headers': seen,
+    });
+    response.end(busy);
+    return;
+  }
   response.writeHead(200, { 'content-type': 'text/plain', 'content-length': body.length, 'x-seen-headers': seen });
   response.end(body);
 });
