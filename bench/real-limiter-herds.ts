@@ -14,7 +14,12 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated] [--server-process]
+ *
+ * The limiters run in this process by default, as the integration test runs them (nginx and
+ * redis-server are processes of their own anyway). `--server-process` starts the limiter in a
+ * child process instead, as a real callee is: its timers and the herd's reads then do not
+ * share one event loop.
  */
 import { fetchThrough } from '../src/http/index.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
@@ -23,6 +28,7 @@ import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../src/sim/models/index.js';
 import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
 import { systemClock } from '../src/time/system-clock.js';
+import { startLimiterProcess } from '../test/support/limiter-process.js';
 import {
   type LimitedServer,
   startConcurrencyServer,
@@ -35,21 +41,35 @@ import { startNginx } from '../test/support/nginx.js';
 /** Each limiter; its name is the simulator model that stands for it. */
 type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
 
-const LIMITERS: Record<string, { label: string; start: () => Promise<LimitedServer>; model: Server }> = {
+type Counts = ReturnType<LimitedServer['requests']>;
+
+/** A limiter in this process (`LimitedServer`) or in a child process (`startLimiterProcess`). */
+interface Limiter {
+  url: string;
+  requests(): Counts | Promise<Counts>;
+  serviceTimes?(): number[] | Promise<number[]>;
+  resetCounts(): void | Promise<void>;
+  close(): Promise<void>;
+}
+
+const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; model: Server; inProcess?: object }> = {
   'token-bucket': {
     label: "limiter's TokenBucket",
     start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }),
     model: { model: 'token-bucket' },
+    inProcess: { ratePerSecond: 100, burst: 10 },
   },
   'fixed-window': {
     label: 'express-rate-limit',
     start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }),
     model: { model: 'fixed-window' },
+    inProcess: { limit: 10, windowMs: 100 },
   },
   concurrency: {
     label: 'express-queue',
     start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
     model: { model: 'concurrency', queue: 1 },
+    inProcess: { concurrency: 10, queue: 1, serviceMs: 100 },
   },
   'leaky-bucket': {
     label: 'nginx limit_req',
@@ -59,7 +79,12 @@ const LIMITERS: Record<string, { label: string; start: () => Promise<LimitedServ
     },
     model: { model: 'leaky-bucket' },
   },
-  gcra: { label: 'redis-gcra', start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }), model: { model: 'gcra' } },
+  gcra: {
+    label: 'redis-gcra',
+    start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }),
+    model: { model: 'gcra' },
+    inProcess: { ratePerSecond: 100, burst: 10 },
+  },
 };
 
 const UNTIL_SERVED = { maxAttempts: Number.POSITIVE_INFINITY, maxElapsedMs: 60_000 } as const;
@@ -96,14 +121,19 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-const name = process.argv[2] ?? 'token-bucket';
-const herds = Number(process.argv[3] ?? 8);
-const strategy = process.argv[4] ?? 'adaptive';
+const serverProcess = process.argv.includes('--server-process');
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const name = positional[0] ?? 'token-bucket';
+const herds = Number(positional[1] ?? 8);
+const strategy = positional[2] ?? 'adaptive';
 const limiter = LIMITERS[name];
 if (limiter === undefined) throw new Error(`Unknown limiter '${name}': one of ${Object.keys(LIMITERS).join(', ')}`);
 const options = STRATEGIES[strategy];
 if (options === undefined) throw new Error(`Unknown strategy '${strategy}': one of ${Object.keys(STRATEGIES).join(', ')}`);
-const server = await limiter.start();
+const server: Limiter =
+  serverProcess && limiter.inProcess !== undefined
+    ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', limiter.inProcess)
+    : await limiter.start();
 // A first herd opens the pooled connections, as a warm client's would be.
 await herd(server.url, options);
 const requests: number[] = [];
@@ -112,10 +142,10 @@ const serviceTimes: number[] = [];
 for (let i = 0; i < herds; i++) {
   // Lets the limiter fill or reset completely before the next herd.
   await systemClock.sleep(300);
-  server.resetCounts();
+  await server.resetCounts();
   times.push(await herd(server.url, options));
-  requests.push(server.requests().total);
-  serviceTimes.push(...(server.serviceTimes?.() ?? []));
+  requests.push((await server.requests()).total);
+  serviceTimes.push(...((await server.serviceTimes?.()) ?? []));
 }
 await server.close();
 const model: Server =
@@ -150,7 +180,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${serverProcess && limiter.inProcess !== undefined ? ', in its own process' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 if (model.service !== undefined)
   console.log(`  (model fed ${serviceTimes.length} measured service times, mean ${model.service.ms.toFixed(1)} ms)`);
