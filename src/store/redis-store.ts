@@ -312,6 +312,8 @@ export class RedisStore implements FleetStore {
       queue.push({ script: s, keys, argv: args.map(String), stringAt, resolve });
       if (!this.flushQueued) {
         this.flushQueued = true;
+        // A microtask: what runs before it — the rest of this synchronous code and the
+        // microtasks already queued — joins the batch; the write is not delayed to a later task.
         queueMicrotask(() => this.flush());
       }
     });
