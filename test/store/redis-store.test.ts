@@ -398,3 +398,89 @@ describe('RedisStore timeouts (virtual clock, a scripted client)', () => {
     store.close();
   });
 });
+
+describe('RedisStore batches (virtual clock, a scripted client)', () => {
+  const scope = { downstream: 'd', key: 'd' };
+  const request = { owner: 'a', rate: 0.1, contributionMs: 2000, minRate: 0.001, ttlMs: 60_000 };
+  /** Records each command; `answer` decides what it gets, after `delayMs` on the clock. */
+  function scriptedClient(
+    clock: VirtualClock,
+    delayMs: number,
+    answer: (args: string[]) => unknown,
+  ): {
+    client: RedisClientLike;
+    sent: string[][];
+  } {
+    const sent: string[][] = [];
+    const client = {
+      sendCommand(args: string[]): Promise<unknown> {
+        sent.push(args);
+        return new Promise((resolve, reject) => {
+          clock.schedule(delayMs, () => {
+            const value = answer(args);
+            if (value instanceof Error) reject(value);
+            else resolve(value);
+          });
+        });
+      },
+    };
+    return { client, sent };
+  }
+  const bookReply = (ticket: number) => [1000, ticket, 1, 1000, 10, 0];
+
+  it('three operations of one turn are one command; each gets its own entry of the reply', async () => {
+    const clock = new VirtualClock();
+    const { client, sent } = scriptedClient(clock, 1, (args) =>
+      args[0] === 'EVALSHA' ? [bookReply(1), bookReply(2), bookReply(3)] : 'PONG',
+    );
+    const store = new RedisStore({ client, timeoutMs: 5, clock });
+    const replies = Promise.all([1, 2, 3].map(() => store.bookSlot(scope, request)));
+    await clock.advance(1);
+    expect((await replies).map((r) => r?.ticket)).toEqual([1, 2, 3]);
+    expect(sent).toHaveLength(1);
+    // EVALSHA sha numkeys keys… then the count, and per operation its id, key count, argument count, arguments.
+    const [command, , numKeys, ...rest] = sent[0] as string[];
+    expect(command).toBe('EVALSHA');
+    expect(Number(numKeys)).toBe(9);
+    expect(rest[9]).toBe('3');
+    expect(store.counters).toMatchObject({ commands: 1, operations: 3, failures: 0 });
+    store.close();
+  });
+
+  it('a batch answered late fails each of its operations, as one piece of evidence', async () => {
+    const clock = new VirtualClock();
+    const { client } = scriptedClient(clock, 8, () => [bookReply(1), bookReply(2), bookReply(3)]);
+    const store = new RedisStore({ client, timeoutMs: 5, clock });
+    const replies = Promise.all([1, 2, 3].map(() => store.bookSlot(scope, request)));
+    await clock.advance(10);
+    expect(await replies).toEqual([undefined, undefined, undefined]);
+    expect(store.counters.failures).toBe(3);
+    // One slow answer is not a slow Redis: the store stays up (three in a row would not).
+    expect(store.available).toBe(true);
+    store.close();
+  });
+
+  it('a batch that errors fails each of its operations and takes the store down once', async () => {
+    const clock = new VirtualClock();
+    const { client } = scriptedClient(clock, 1, (args) => (args[0] === 'PING' ? 'PONG' : new Error('ERR boom')));
+    const store = new RedisStore({ client, timeoutMs: 5, clock });
+    const changes: StoreAvailability[] = [];
+    store.onAvailability((c) => changes.push(c));
+    const replies = Promise.all([1, 2].map(() => store.bookSlot(scope, request)));
+    await clock.advance(1);
+    expect(await replies).toEqual([undefined, undefined]);
+    expect(changes).toEqual([{ available: false, reason: 'ERR boom' }]);
+    store.close();
+  });
+
+  it('a batch reply of the wrong length fails every operation and takes the store down', async () => {
+    const clock = new VirtualClock();
+    const { client } = scriptedClient(clock, 1, () => [bookReply(1)]);
+    const store = new RedisStore({ client, timeoutMs: 5, clock });
+    const replies = Promise.all([1, 2].map(() => store.bookSlot(scope, request)));
+    await clock.advance(1);
+    expect(await replies).toEqual([undefined, undefined]);
+    expect(store.available).toBe(false);
+    store.close();
+  });
+});
