@@ -60,7 +60,7 @@ interface WorkerResult {
   failed: number;
   gaveUp: Record<string, number>;
   storeDown: number;
-  storeOps?: { commands: number; failures: number; skipped: number };
+  storeOps?: { commands: number; operations: number; failures: number; skipped: number };
 }
 
 let measured = 0;
@@ -115,7 +115,8 @@ async function measure(variant: (typeof variants)[number]): Promise<Row> {
   if (!json && downs > 0) process.stderr.write(`  store fell back to local policies ${downs} time(s)\n`);
   // Operations slower than the store's timeoutMs (5 ms) were decided locally: on a loaded
   // machine many are, and the processes then pace more on their own than together.
-  const ops = results.reduce((n, r) => n + (r.storeOps?.commands ?? 0), 0);
+  // (Operations, not round trips: a turn's operations share one round trip.)
+  const ops = results.reduce((n, r) => n + (r.storeOps?.operations ?? 0), 0);
   const late = results.reduce((n, r) => n + (r.storeOps?.failures ?? 0), 0);
   if (!json && ops > 0)
     process.stderr.write(`  store: ${late} of ${ops} operations failed or answered too late (decided locally)\n`);
