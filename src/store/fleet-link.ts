@@ -333,18 +333,8 @@ export class FleetLink {
 
   // ---- background sync -----------------------------------------------------------------
 
-  /**
-   * The next sync, at the next multiple of `FLEET_SYNC_MS` on this process's clock: every
-   * downstream of the process syncs at the same instants, so their timers wake the process
-   * once per period, not once each, and their operations leave together.
-   */
   private schedule(): void {
-    const now = this.clock.monotonic();
-    let wait = FLEET_SYNC_MS - (now % FLEET_SYNC_MS);
-    // A timer may fire a little before its instant (Node reads a cached loop time): the
-    // boundary just ahead is then this period's own, and the sync it would run a duplicate.
-    if (wait < FLEET_SYNC_MS / 4) wait += FLEET_SYNC_MS;
-    this.timer = this.clock.schedule(wait, () => this.tick());
+    this.timer = this.clock.schedule(FLEET_SYNC_MS, () => this.tick());
   }
 
   private tick(): void {

@@ -220,28 +220,4 @@ describe('FleetLink when the store loses its state', () => {
     // Still open for both: the record came back from the processes, not a fresh closed one.
     for (const m of members) expect(((await settle(clock, m.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
   });
-  it("a process's downstreams sync at the same instants: one wake-up per period, not one each", async () => {
-    const clock = new VirtualClock();
-    const store = new MemoryFleetStore(clock);
-    const syncs: Array<{ name: string; at: number }> = [];
-    const breaker = store.breaker.bind(store);
-    store.breaker = (scope, request) => {
-      syncs.push({ name: scope.downstream, at: clock.monotonic() });
-      return breaker(scope, request);
-    };
-    const options: DownstreamOptions = { clock, store, retry: false, budget: false, breaker: {} };
-    const payments = downstream('payments', { ...options, random: new SeededRandom(1) });
-    const search = downstream('search', { ...options, random: new SeededRandom(2) });
-    await clock.advance(5);
-    await settle(clock, payments.call(ok));
-    await clock.advance(32); // the second downstream's first call comes 32 ms later
-    await settle(clock, search.call(ok));
-    const firstCalls = syncs.length; // each lane reads the fleet's breaker when it is made
-    await clock.advance(5 * FLEET_SYNC_MS);
-    const periodic = syncs.slice(firstCalls);
-    expect(periodic.length).toBeGreaterThanOrEqual(8);
-    for (const sync of periodic) expect(sync.at % FLEET_SYNC_MS).toBe(0);
-    const at = (name: string) => periodic.filter((x) => x.name === name).map((x) => x.at);
-    expect(at('search')).toEqual(at('payments'));
-  });
 });
