@@ -38,7 +38,7 @@ import {
 } from '../test/support/limiter-servers.js';
 import { startNginx } from '../test/support/nginx.js';
 
-/** Each limiter; its name is the simulator model that stands for it. */
+/** A simulator server model, without the herd's capacity and slot. */
 type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
 
 type Counts = ReturnType<LimitedServer['requests']>;
@@ -52,24 +52,32 @@ interface Limiter {
   close(): Promise<void>;
 }
 
-const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; model: Server; inProcess?: object }> = {
+const BUCKET = { ratePerSecond: 100, burst: 10 };
+const WINDOW = { limit: 10, windowMs: 100 };
+const QUEUE = { concurrency: 10, queue: 1, serviceMs: 100 };
+
+/**
+ * Each limiter; its name is the simulator model that stands for it. `processOptions`: what
+ * `--server-process` starts it with in a child process (absent: a process of its own already).
+ */
+const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; model: Server; processOptions?: object }> = {
   'token-bucket': {
     label: "limiter's TokenBucket",
-    start: () => startTokenBucketServer({ ratePerSecond: 100, burst: 10 }),
+    start: () => startTokenBucketServer(BUCKET),
     model: { model: 'token-bucket' },
-    inProcess: { ratePerSecond: 100, burst: 10 },
+    processOptions: BUCKET,
   },
   'fixed-window': {
     label: 'express-rate-limit',
-    start: () => startFixedWindowServer({ limit: 10, windowMs: 100 }),
+    start: () => startFixedWindowServer(WINDOW),
     model: { model: 'fixed-window' },
-    inProcess: { limit: 10, windowMs: 100 },
+    processOptions: WINDOW,
   },
   concurrency: {
     label: 'express-queue',
-    start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
+    start: () => startConcurrencyServer(QUEUE),
     model: { model: 'concurrency', queue: 1 },
-    inProcess: { concurrency: 10, queue: 1, serviceMs: 100 },
+    processOptions: QUEUE,
   },
   'leaky-bucket': {
     label: 'nginx limit_req',
@@ -81,9 +89,9 @@ const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; m
   },
   gcra: {
     label: 'redis-gcra',
-    start: () => startGcraServer({ ratePerSecond: 100, burst: 10 }),
+    start: () => startGcraServer(BUCKET),
     model: { model: 'gcra' },
-    inProcess: { ratePerSecond: 100, burst: 10 },
+    processOptions: BUCKET,
   },
 };
 
@@ -130,9 +138,10 @@ const limiter = LIMITERS[name];
 if (limiter === undefined) throw new Error(`Unknown limiter '${name}': one of ${Object.keys(LIMITERS).join(', ')}`);
 const options = STRATEGIES[strategy];
 if (options === undefined) throw new Error(`Unknown strategy '${strategy}': one of ${Object.keys(STRATEGIES).join(', ')}`);
+const processOptions = serverProcess ? limiter.processOptions : undefined;
 const server: Limiter =
-  serverProcess && limiter.inProcess !== undefined
-    ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', limiter.inProcess)
+  processOptions !== undefined
+    ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', processOptions)
     : await limiter.start();
 // A first herd opens the pooled connections, as a warm client's would be.
 await herd(server.url, options);
@@ -180,7 +189,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}${serverProcess && limiter.inProcess !== undefined ? ', in its own process' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 if (model.service !== undefined)
   console.log(`  (model fed ${serviceTimes.length} measured service times, mean ${model.service.ms.toFixed(1)} ms)`);
