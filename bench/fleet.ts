@@ -176,8 +176,10 @@ interface SyncCost {
 export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]; ratios: Ratio[]; lines: string[] }> {
   const fleet = await fleetBench();
   try {
-    // First, while no downstream syncs in this process: the background sync's own CPU per round trip.
-    const sync = await fleet.syncCost(Math.max(3, options.runs), 1_000);
+    // First, while no downstream syncs in this process: the background sync's own CPU per round
+    // trip. Windows of 2 s: a calm downstream syncs once a second while Redis pushes breaker news.
+    const syncWindowMs = 2_000;
+    const sync = await fleet.syncCost(Math.max(3, options.runs), syncWindowMs);
     const full = coreCases.find((c) => c.name === 'kindly:full') as BenchCase;
     const all = [full, ...fleet.cases];
     const timed: TimedCase[] = [];
@@ -187,7 +189,7 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
       timed.push({ name: c.name, once: async () => void (await fn()) });
     }
     const hot = await interleavedRounds(timed, { blocks: options.runs, batches: 20, ops: 2_000, concurrency: 1 });
-    const steady = await steadyRounds(timed.slice(0, 2), { blocks: options.runs, perSecond: 1_000, ms: 1_000 });
+    const steady = await steadyRounds(timed.slice(0, 2), { blocks: options.runs, perSecond: 1_000, ms: 2_000 });
     const rows: Row[] = [];
     const lines = [...fleet.report()];
     const cpuOf = (m: Map<string, Measured>, name: string) => m.get(name)?.cpu ?? [];
@@ -219,9 +221,9 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
       runs: perSteady.map(round),
     });
     // Round trips per call at a steady, realistic rate (mitata-style loops never yield to timers).
-    const trips = await fleet.steadyRoundTrips(1_000, 2_000);
+    const trips = await fleet.steadyRoundTrips(1_000, 5_000);
     lines.push(
-      `kindly:fleet at a steady 1,000 calls/s for 2 s: ${trips.commands} round trips (${trips.operations} store operations) over ${trips.calls} calls = ${trips.perCall.toFixed(4)} per call`,
+      `kindly:fleet at a steady 1,000 calls/s for 5 s: ${trips.commands} round trips (${trips.operations} store operations) over ${trips.calls} calls = ${trips.perCall.toFixed(4)} per call`,
     );
     rows.push({
       suite: 'fleet',
@@ -236,11 +238,14 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
     // wakeups coincide with the calls' own. The direct figure above moves by microseconds per
     // call from one block to the next; this one moved less, but still by half between
     // runs on one VM (0.78–1.15 ms per round trip over three).
-    const perTrip = (median(sync.syncing) - median(sync.idle)) / Math.max(1, median(sync.commands));
+    // The idle floor is the quietest idle window: on a virtual machine a window now and then
+    // costs tens of ms with nothing running (seen idle and syncing alike), and a median of
+    // few windows can land on one, which made this figure negative.
+    const perTrip = (median(sync.syncing) - Math.min(...sync.idle)) / Math.max(1, median(sync.commands));
     const hotAdded = median(added(hot, 'kindly:fleet'));
     const composed = hotAdded + trips.perCall * perTrip;
     lines.push(
-      `kindly:fleet background sync, idle process: ${round(perTrip / 1000)} µs CPU per Redis round trip, about ${round(perTrip / sync.wakeup)} bare timer wakeups' worth on this machine (${round(sync.wakeup / 1000)} µs each) (1 s windows: idle ${sync.idle.map((x) => round(x / 1e6)).join(', ')} ms CPU, syncing ${sync.syncing.map((x) => round(x / 1e6)).join(', ')} ms over ${sync.commands.join(', ')} round trips)`,
+      `kindly:fleet background sync, idle process: ${round(perTrip / 1000)} µs CPU per Redis round trip, about ${round(perTrip / sync.wakeup)} bare timer wakeups' worth on this machine (${round(sync.wakeup / 1000)} µs each) (${syncWindowMs / 1000} s windows: idle ${sync.idle.map((x) => round(x / 1e6)).join(', ')} ms CPU, syncing ${sync.syncing.map((x) => round(x / 1e6)).join(', ')} ms over ${sync.commands.join(', ')} round trips)`,
       `kindly:fleet at a steady 1,000 calls/s, upper bound from its parts: ${round(hotAdded)} ns hot path + ${trips.perCall.toFixed(4)} round trips × ${round(perTrip / 1000)} µs = ${round(composed / 1000)} µs CPU added per call`,
     );
     rows.push({

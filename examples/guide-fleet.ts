@@ -29,7 +29,7 @@ inProcessB.on('store-availability', (e) => console.log(`store ${e.available ? 'u
 
 await inProcessB.call(async () => 'ok'); // B is calling too
 for (let i = 0; i < 3; i++) await inProcessA.call(dead).catch(() => undefined); // A trips its breaker
-await new Promise((r) => setTimeout(r, 200)); // within one sync period (80 ms) + a round trip
+await new Promise((r) => setTimeout(r, 200)); // news takes a round trip or two (80 ms + one without news)
 const b = await inProcessB.call(async () => 'ok').catch((error) => error.reason);
 console.log(`B's next call: ${b}`); // circuit-open: B never reached the dead callee
 // #endregion

@@ -141,6 +141,11 @@ export class BudgetLease {
     return this.pending;
   }
 
+  /** Nothing to sync but deposits: no retry spent, credit used, claim waiting or lease to give back. */
+  get calm(): boolean {
+    return this.debt === 0 && this.spentSinceSync === 0 && this.claims === 0 && this.toReturn.length === 0;
+  }
+
   /** Whether a sync has something to say or to ask (a lease to renew, top up or give back). */
   wantsSync(nowMs: number): boolean {
     this.expire(nowMs);

@@ -8,7 +8,14 @@ import { KeyedRetryBudgets, RETRY_BUDGET_DEFAULTS, type RetryBudgetOptions } fro
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from './fleet-pace-rate.js';
-import { BREAKER_CLOSED, BREAKER_OPEN, type BreakerRecord, type FleetStore, type StoreAvailability } from './fleet-store.js';
+import {
+  BREAKER_CLOSED,
+  BREAKER_OPEN,
+  type BreakerRecord,
+  type FleetScope,
+  type FleetStore,
+  type StoreAvailability,
+} from './fleet-store.js';
 import { FleetQueueView } from './fleet-ticket.js';
 
 /** How a downstream shares its policies' state through a fleet store. */
@@ -27,10 +34,22 @@ export interface FleetLinkOptions {
 }
 
 /**
- * Background sync period, ms. Bounds how long an opened breaker takes to reach the other
- * processes: one period plus about 1.5 round trips (its report, then their next read).
+ * Background sync period, ms, while anything is happening that the fleet shares: a failure
+ * or retry within the last `FLEET_QUIET_SYNC_MS`, a breaker not closed (here or in the
+ * fleet), pacing, or a store that cannot push breaker news. Without news, it bounds how long
+ * an opened breaker takes to reach the other processes: one period plus about 1.5 round trips
+ * (its report, then their next read).
  */
 export const FLEET_SYNC_MS = 80;
+/**
+ * Background sync period, ms, of a calm downstream (every call succeeding, breakers closed,
+ * no retry, no pacing) while the store pushes breaker news (`FleetStore.onBreakerNews`): an
+ * opened breaker then reaches it as news, in about two round trips, whatever this period.
+ * What waits for it is the budget's deposits (first attempts counted into the fleet's window
+ * up to this much late: the fleet then grants fewer retry tokens, never more) and the
+ * renewal of leases no retry is using. A failure or retry goes back to `FLEET_SYNC_MS` at once.
+ */
+export const FLEET_QUIET_SYNC_MS = 1_000;
 /** A downstream with no call for this long stops syncing until its next call. */
 const IDLE_MS = 10_000;
 /** Most tokens one process leases at once. */
@@ -50,6 +69,8 @@ interface BreakerLink {
   generation: number;
   /** Last call through this lane (local ms): only processes still calling take a probe lease. */
   lastCallAt: number;
+  /** Whether the fleet's record read closed at the last sync (false until one answered). */
+  fleetClosed: boolean;
 }
 
 interface PaceLink {
@@ -101,9 +122,14 @@ export class FleetLink {
   private offsetRtt = Number.POSITIVE_INFINITY;
   private synced = false;
   private timer: Cancel | undefined;
+  /** Local ms the scheduled sync is due. */
+  private timerDueAt = Number.NEGATIVE_INFINITY;
+  /** Last failure, retry, trip or throttling seen (local ms): the fast period holds a while after. */
+  private troubleAt = Number.NEGATIVE_INFINITY;
   private lastActivity = Number.NEGATIVE_INFINITY;
   private applying = false;
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeNews: (() => void) | undefined;
 
   constructor(options: FleetLinkOptions) {
     this.store = options.store;
@@ -128,11 +154,13 @@ export class FleetLink {
       if (change.available) this.resync();
       else this.fellBack();
     });
+    this.unsubscribeNews = this.store.onBreakerNews?.((scope) => this.heard(scope));
   }
 
   /** Stops syncing (the downstream is no longer used). */
   close(): void {
     this.unsubscribe();
+    this.unsubscribeNews?.();
     this.timer?.();
     this.timer = undefined;
   }
@@ -150,14 +178,50 @@ export class FleetLink {
   /** A call went through: keeps the background sync running. */
   touch(nowMs: number): void {
     this.lastActivity = nowMs;
-    if (this.timer === undefined) this.schedule();
+    if (this.timer === undefined) this.schedule(FLEET_SYNC_MS);
+  }
+
+  /**
+   * A failure, retry, trip, wait hint or throttling: what the fleet shares is moving, so the
+   * background sync runs at the fast period from now on, until a quiet period passes without
+   * any. A calm sync due later is brought forward to now: the fleet hears of the trouble (and
+   * this process of the fleet) sooner than a fast period's phase would have allowed.
+   */
+  trouble(nowMs: number): void {
+    this.troubleAt = nowMs;
+    if (this.timer !== undefined && this.timerDueAt > nowMs + FLEET_SYNC_MS) {
+      this.timer();
+      this.schedule(0);
+    }
+  }
+
+  /** News from the store: a process opened `scope`'s breaker (`undefined`: news may have been lost). */
+  private heard(scope: FleetScope | undefined): void {
+    const now = this.clock.monotonic();
+    if (scope === undefined) {
+      // Nothing to read at once: the fast period reads every breaker in use.
+      this.trouble(now);
+      return;
+    }
+    if (scope.downstream !== this.scopeName) return;
+    const link = this.breakers.get(scope.key);
+    // Open here already: most likely this process's own trip, which it reported itself.
+    if (link === undefined || link.breaker.state(now) === 'open') return;
+    this.trouble(now);
+    void this.syncBreaker(link, 'none');
   }
 
   // ---- breaker -------------------------------------------------------------------------
 
   /** Registers a lane's breaker (called when the lane is created). */
   attachBreaker(key: string, breaker: CircuitBreaker): void {
-    const link: BreakerLink = { key, breaker, generation: -1, lastCallAt: Number.NEGATIVE_INFINITY };
+    const link: BreakerLink = {
+      key,
+      breaker,
+      generation: -1,
+      lastCallAt: Number.NEGATIVE_INFINITY,
+      fleetClosed: false,
+    };
     this.breakers.set(key, link);
     if (this.breakers.size > 4 * 1024) this.breakers.delete(this.breakers.keys().next().value as string);
     // Learn the fleet's state at once: a process new to the key may join an open breaker.
@@ -176,6 +240,7 @@ export class FleetLink {
     if (this.applying) return;
     const link = this.breakers.get(key);
     if (link === undefined) return;
+    this.trouble(this.clock.monotonic());
     if (to === 'open' && from !== 'open') void this.syncBreaker(link, 'open');
     else if (to === 'closed' && from === 'half-open') void this.syncBreaker(link, 'close');
   }
@@ -214,6 +279,7 @@ export class FleetLink {
       return;
     }
     link.generation = rec.generation;
+    link.fleetClosed = rec.state === BREAKER_CLOSED;
     // How long a hold lasts without news: a few sync periods, so that a process that loses
     // the store finds its own breaker back soon (fail-open to local policies).
     const hold = now + 3 * FLEET_SYNC_MS;
@@ -257,7 +323,10 @@ export class FleetLink {
 
   /** Whether attempts on `key` are paced now: this process is throttled, or the fleet is. */
   throttling(key: string, pacer: Pacer, nowMs: number): boolean {
-    if (pacer.throttling(nowMs)) return true;
+    if (pacer.throttling(nowMs)) {
+      this.trouble(nowMs);
+      return true;
+    }
     if (!this.sharing) return false;
     const link = this.paces.get(key);
     return link !== undefined && nowMs < link.activeUntil;
@@ -267,6 +336,7 @@ export class FleetLink {
   hint(key: string, nowMs: number, hintMs: number): void {
     const link = this.paces.get(key);
     if (link !== undefined && nowMs + hintMs > link.hintUntil) link.hintUntil = nowMs + hintMs;
+    this.trouble(nowMs);
   }
 
   /**
@@ -333,31 +403,39 @@ export class FleetLink {
 
   // ---- background sync -----------------------------------------------------------------
 
-  private schedule(): void {
-    this.timer = this.clock.schedule(FLEET_SYNC_MS, () => this.tick());
+  private schedule(ms: number): void {
+    this.timerDueAt = this.clock.monotonic() + ms;
+    this.timer = this.clock.schedule(ms, () => this.tick());
   }
 
   private tick(): void {
     this.timer = undefined;
     const now = this.clock.monotonic();
     let busy = now - this.lastActivity < IDLE_MS;
+    // Calm: news would bring a trip, and nothing else shared is moving (see FLEET_QUIET_SYNC_MS).
+    let calm = this.store.newsLive === true && now - this.troubleAt >= FLEET_QUIET_SYNC_MS;
     if (this.store.available) {
-      this.budgets?.sync(now);
+      if (this.budgets !== undefined) {
+        if (!this.budgets.calm()) calm = false;
+        this.budgets.sync(now);
+      }
       for (const link of this.breakers.values()) {
         const state = link.breaker.state(now);
         if (state !== 'closed' || now - link.lastCallAt < IDLE_MS) {
           busy = true;
+          if (state !== 'closed' || !link.fleetClosed) calm = false;
           void this.syncBreaker(link, 'none');
         }
       }
       for (const link of this.paces.values()) {
         if (link.pacer.throttling(now) || now < link.activeUntil || link.hintUntil > now) {
           busy = true;
+          calm = false;
           void this.syncPace(link);
         }
       }
     }
-    if (busy) this.schedule();
+    if (busy) this.schedule(calm ? FLEET_QUIET_SYNC_MS : FLEET_SYNC_MS);
   }
 
   /** A reply's store time, sent at local `sentAt` and received now: refines the clock offset. */
@@ -463,6 +541,7 @@ export class FleetBudgets {
 
   /** A retry that must be decided now (a hedge): a leased token, credit, or no. */
   tryRetry(key: string, nowMs: number): boolean {
+    this.link.trouble(nowMs);
     if (!this.link.sharing) return this.local.tryRetry(key, nowMs);
     const lease = this.leases.get(key);
     if (lease === undefined) return this.local.tryRetry(key, nowMs);
@@ -474,6 +553,7 @@ export class FleetBudgets {
 
   /** A retry after a failure: a leased token or credit now, else a claim the store decides. */
   claimRetry(key: string, nowMs: number): boolean | RetryClaim {
+    this.link.trouble(nowMs);
     if (!this.link.sharing) return this.local.tryRetry(key, nowMs);
     const lease = this.leases.get(key);
     if (lease === undefined) return this.local.tryRetry(key, nowMs);
@@ -490,6 +570,13 @@ export class FleetBudgets {
     return claim;
   }
 
+  /** Whether no lease has anything but deposits to sync: no retry, credit, claim or return. */
+  calm(): boolean {
+    if (this.claims.size > 0) return false;
+    for (const lease of this.leases.values()) if (!lease.calm) return false;
+    return true;
+  }
+
   available(key: string, nowMs: number): number {
     if (!this.link.sharing) return this.local.available(key, nowMs);
     return this.leases.get(key)?.tokens(nowMs) ?? 0;
@@ -497,6 +584,7 @@ export class FleetBudgets {
 
   recordOutcome(key: string, nowMs: number, ok: boolean): void {
     this.local.recordOutcome(key, nowMs, ok);
+    if (!ok) this.link.trouble(nowMs);
   }
 
   /** Background: every key with something to deposit, ask or give back. */

@@ -19,6 +19,18 @@ export interface FleetStore {
   readonly available: boolean;
   /** Subscribes to availability changes; returns the unsubscribe function. */
   onAvailability(listener: (change: StoreAvailability) => void): () => void;
+  /**
+   * Optional: tells `listener` at once when any process of the fleet opened a breaker (the
+   * `breaker` operation with `report: 'open'` that opened it), with that breaker's scope — or
+   * with `undefined` when news may have been lost (the store's news connection dropped).
+   * Returns the unsubscribe function. While news arrives (`newsLive`), a downstream whose
+   * policies are calm syncs every `FLEET_QUIET_SYNC_MS` instead of every `FLEET_SYNC_MS`: an
+   * opened breaker still reaches it within a round trip or two. A store without it is polled
+   * at the fast period.
+   */
+  onBreakerNews?(listener: (scope: FleetScope | undefined) => void): () => void;
+  /** Whether news from `onBreakerNews` is being received now. */
+  readonly newsLive?: boolean;
 
   budget(scope: FleetScope, request: BudgetSyncRequest): Promise<BudgetSyncReply | undefined>;
   breaker(scope: FleetScope, request: BreakerSyncRequest): Promise<BreakerRecord | undefined>;

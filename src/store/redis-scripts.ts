@@ -91,7 +91,10 @@ redis.call('PEXPIRE', KEYS[1], ttl)
 return { num(now), num(bucket), num(granted), num(available - granted), num(R), num(T + granted), num(others + 1) }
 `;
 
-/** KEYS[1] breaker hash. */
+/**
+ * KEYS[1] breaker hash. ARGV[12] (optional): a channel to PUBLISH ARGV[13] on when a report
+ * opens the breaker — the other processes' news (`RedisStore.onBreakerNews`).
+ */
 export const BREAKER_SCRIPT = `${PRELUDE}
 local owner = ARGV[1]
 local gen = tonumber(ARGV[2])
@@ -104,6 +107,7 @@ local u = tonumber(ARGV[8])
 local wantProbe = ARGV[9] == '1'
 local probeLeaseMs = tonumber(ARGV[10])
 local ttl = tonumber(ARGV[11])
+local newsChannel = ARGV[12] or ''
 local h = redis.call('HMGET', KEYS[1], 'state', 'generation', 'openUntil', 'opensInRow', 'probeOwner', 'probeUntil')
 local state = tonumber(h[1] or '0')
 local generation = tonumber(h[2] or '0')
@@ -124,6 +128,7 @@ if report == 'open' and current then
     generation = generation + 1
     probeOwner = ''
     probeUntil = 0
+    if newsChannel ~= '' then redis.call('PUBLISH', newsChannel, ARGV[13]) end
   end
 elseif report == 'close' and current and state == 2 and probeOwner == owner then
   state = 0

@@ -17,6 +17,7 @@ import {
   type StoreAvailability,
 } from './fleet-store.js';
 import { commandSender, type RedisClientLike, type SendCommand } from './redis-client.js';
+import { BreakerNews, newsConnection } from './redis-news.js';
 import {
   BATCH_SCRIPT,
   BATCHABLE_SCRIPTS,
@@ -44,6 +45,14 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
   /** While down, a `PING` is tried this often (in the background) to find Redis again. @default 500 */
   reconnectMs?: number;
+  /**
+   * The connection breaker news arrives on (Redis pub/sub: a subscribed connection can do
+   * nothing else). By default a `duplicate()` of `client`, opened when the first downstream
+   * uses the store and closed by `close()`; a client you pass is yours (kindly only
+   * unsubscribes). `false`: no news — downstreams then read the shared breakers every 80 ms
+   * while called, as they do whenever news is not arriving.
+   */
+  subscriber?: RedisClientLike | false;
   /** @default the system clock */
   clock?: Clock;
 }
@@ -57,7 +66,7 @@ export const REDIS_STORE_DEFAULTS = {
 /** Timeouts in a row that take the store down (an error does at once). */
 const SLOW_TO_DOWN = 3;
 
-const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'clock'] as const;
+const KEYS = ['client', 'prefix', 'timeoutMs', 'reconnectMs', 'subscriber', 'clock'] as const;
 
 interface Script {
   source: string;
@@ -137,6 +146,14 @@ export class RedisStore implements FleetStore {
   private closed = false;
   private slowInRow = 0;
   private lastSlowAt = Number.NEGATIVE_INFINITY;
+  private readonly client: unknown;
+  private readonly subscriber: unknown;
+  /** Made when the first listener asks for news (`undefined`: not yet, or none possible). */
+  private news: BreakerNews | undefined;
+  private newsTried = false;
+  private readonly newsListeners = new Set<(scope: FleetScope | undefined) => void>();
+  /** Where breakers' opening is published: `<prefix>:breaker-news`. */
+  readonly newsChannel: string;
 
   constructor(options: RedisStoreOptions) {
     const v = new OptionsValidator('redis store');
@@ -152,12 +169,19 @@ export class RedisStore implements FleetStore {
       options?.prefix === undefined || (typeof options.prefix === 'string' && options.prefix.length > 0),
       `Expected \`prefix\` to be a non-empty string, got ${JSON.stringify(options?.prefix)}`,
     );
+    v.check(
+      options?.subscriber === undefined || options.subscriber === false || commandSender(options.subscriber) !== undefined,
+      `Expected \`subscriber\` to be an ioredis or node-redis client, or false, got ${typeof options?.subscriber}`,
+    );
     v.done();
+    this.client = options.client;
+    this.subscriber = options.subscriber;
     this.send = send as SendCommand;
     this.prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
     this.timeoutMs = options.timeoutMs ?? REDIS_STORE_DEFAULTS.timeoutMs;
     this.reconnectMs = options.reconnectMs ?? REDIS_STORE_DEFAULTS.reconnectMs;
     this.clock = options.clock ?? systemClock;
+    this.newsChannel = `${this.prefix}:breaker-news`;
   }
 
   get available(): boolean {
@@ -177,6 +201,44 @@ export class RedisStore implements FleetStore {
     this.closed = true;
     this.reconnecting?.();
     this.reconnecting = undefined;
+    this.news?.close();
+    this.news = undefined;
+    this.newsListeners.clear();
+  }
+
+  get newsLive(): boolean {
+    return this.news?.live === true;
+  }
+
+  onBreakerNews(listener: (scope: FleetScope | undefined) => void): () => void {
+    this.newsListeners.add(listener);
+    if (!this.newsTried && !this.closed) {
+      this.newsTried = true;
+      const connection = newsConnection(this.client, this.subscriber);
+      if (connection !== undefined) {
+        this.news = new BreakerNews(
+          connection.sub,
+          connection.owned,
+          this.newsChannel,
+          (message) => this.tellNews(parseNews(message)),
+          () => this.tellNews(undefined),
+          connection.source,
+        );
+      }
+    }
+    return () => this.newsListeners.delete(listener);
+  }
+
+  private tellNews(scope: FleetScope | undefined | null): void {
+    // Anyone with access to the channel can publish on it: what does not parse is dropped.
+    if (scope === null) return;
+    for (const listener of this.newsListeners) {
+      try {
+        listener(scope);
+      } catch {
+        // A listener's bug must not stop the others or the subscription.
+      }
+    }
   }
 
   /** The Redis key of one policy's record, e.g. `kindly:{payments}:breaker:payments`. */
@@ -225,6 +287,10 @@ export class RedisStore implements FleetStore {
         r.wantProbe ? '1' : '0',
         r.probeLeaseMs,
         ttl(r.ttlMs),
+        // Only a report can open the breaker; news goes out only if it did.
+        ...(r.report === 'open' && this.news !== undefined
+          ? [this.newsChannel, JSON.stringify([scope.downstream, scope.key])]
+          : []),
       ],
       5,
     );
@@ -479,6 +545,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 function asNumbers(reply: unknown, stringAt: number): number[] | undefined {
   if (!Array.isArray(reply)) return undefined;
   return reply.map((x, i) => (i === stringAt ? x : Number(x))) as number[];
+}
+
+/** A news message, `[downstream, key]` as JSON; `null` when it is anything else. */
+function parseNews(message: string): FleetScope | null {
+  if (message.length > 64 * 1024) return null;
+  try {
+    const value: unknown = JSON.parse(message);
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+      return { downstream: value[0], key: value[1] };
+    }
+  } catch {
+    // Not JSON: not ours.
+  }
+  return null;
 }
 
 /** TTL of a key: at least a minute, so a brief lull does not reset fleet state. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
-import { FLEET_BUDGET_CREDIT, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
+import { FLEET_BUDGET_CREDIT, FLEET_QUIET_SYNC_MS, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { MemoryFleetStore } from '../support/memory-fleet-store.js';
 
@@ -9,9 +9,9 @@ const fail = () => Promise.reject(status(503));
 const ok = () => Promise.resolve('ok');
 
 /** Several downstreams on one virtual clock standing for processes of one fleet. */
-function fleet(processes: number, options: DownstreamOptions) {
+function fleet(processes: number, options: DownstreamOptions, storeOptions: { news?: boolean } = {}) {
   const clock = new VirtualClock();
-  const store = new MemoryFleetStore(clock);
+  const store = new MemoryFleetStore(clock, storeOptions);
   const members = Array.from({ length: processes }, (_, i) =>
     downstream('api', { clock, random: new SeededRandom(100 + i), store, ...options }),
   );
@@ -54,8 +54,8 @@ async function burstFleet(reservePerSecond: number) {
 }
 
 describe('FleetLink (memory fleet store, virtual clock)', () => {
-  it('one process seeing the callee dead opens the breaker for the others within one sync period', async () => {
-    const { clock, members } = fleet(3, breakerOnly);
+  it('one process seeing the callee dead opens the breaker for the others within one sync period (no news)', async () => {
+    const { clock, members } = fleet(3, breakerOnly, { news: false });
     const [a, b, c] = members as [ReturnType<typeof downstream>, ReturnType<typeof downstream>, ReturnType<typeof downstream>];
     await settle(clock, b.call(ok));
     await settle(clock, c.call(ok));
@@ -219,5 +219,120 @@ describe('FleetLink when the store loses its state', () => {
     await clock.advance(3 * FLEET_SYNC_MS);
     // Still open for both: the record came back from the processes, not a fresh closed one.
     for (const m of members) expect(((await settle(clock, m.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+  });
+});
+
+describe('FleetLink: calm downstreams sync slowly while the store pushes breaker news', () => {
+  const calmOptions: DownstreamOptions = {
+    retry: { maxAttempts: 3, backoff: { baseMs: 10, jitter: 'none' } },
+    budget: {},
+    breaker: { threshold: 3, breakMs: 1_000, breakJitter: 0 },
+  };
+
+  /** Store operations while one downstream is called every 10 ms for `ms`, every call succeeding. */
+  async function steadyOperations(news: boolean, ms: number) {
+    const { clock, store, members } = fleet(1, calmOptions, { news });
+    const api = members[0]!;
+    // One quiet period to settle (the first syncs, the first lease).
+    for (let t = 0; t < FLEET_QUIET_SYNC_MS; t += 10) {
+      await settle(clock, api.call(ok));
+      await clock.advance(10);
+    }
+    const before = store.operations;
+    for (let t = 0; t < ms; t += 10) {
+      await settle(clock, api.call(ok));
+      await clock.advance(10);
+    }
+    return store.operations - before;
+  }
+
+  it('a calm downstream syncs once per quiet period with news, every fast period without', async () => {
+    const ms = 5_000;
+    const withNews = await steadyOperations(true, ms);
+    const withoutNews = await steadyOperations(false, ms);
+    // Each sync is two operations here: the budget's deposit and the breaker's read.
+    expect(withNews).toBeLessThanOrEqual(2 * (ms / FLEET_QUIET_SYNC_MS + 1));
+    expect(withoutNews).toBeGreaterThanOrEqual(2 * (ms / FLEET_SYNC_MS - 1));
+  });
+
+  /** Fails `api`'s calls until its own breaker opens; resolves to that instant. */
+  async function trip(clock: VirtualClock, api: ReturnType<typeof downstream>): Promise<number> {
+    let openedAt: number | undefined;
+    api.on('breaker-state', (e) => {
+      if (e.to === 'open' && openedAt === undefined) openedAt = clock.monotonic();
+    });
+    for (let i = 0; i < 10 && openedAt === undefined; i++) {
+      const calling = api.call(fail).catch(() => undefined);
+      while (openedAt === undefined && clock.nextAt() !== undefined) {
+        await clock.advance(0);
+        if (openedAt === undefined) await clock.advanceTo(clock.nextAt() as number);
+      }
+      if (openedAt === undefined) await calling;
+    }
+    if (openedAt === undefined) throw new Error('the breaker never opened');
+    return openedAt;
+  }
+
+  it('a trip reaches calm processes as news at once, not at their next sync', async () => {
+    const { clock, members } = fleet(3, calmOptions);
+    const [a, b, c] = members as [ReturnType<typeof downstream>, ReturnType<typeof downstream>, ReturnType<typeof downstream>];
+    for (let t = 0; t < 2 * FLEET_QUIET_SYNC_MS; t += 10) {
+      for (const m of members) await settle(clock, m.call(ok));
+      await clock.advance(10);
+    }
+    // b and c are calm now: their next sync is up to a quiet period away.
+    const openedAt = await trip(clock, a);
+    for (let i = 0; i < 20; i++) await clock.advance(0);
+    expect(clock.monotonic()).toBe(openedAt);
+    for (const m of [b, c]) {
+      const r = await settle(clock, m.call(ok));
+      expect((r.error as { reason?: string } | undefined)?.reason).toBe('circuit-open');
+    }
+    expect(clock.monotonic()).toBe(openedAt);
+  });
+
+  it('a failure ends the calm at once: the breakers are read again within one fast period', async () => {
+    const { clock, store, members } = fleet(1, calmOptions);
+    const api = members[0]!;
+    // Half-way between two calm syncs.
+    for (let t = 0; t < 2.5 * FLEET_QUIET_SYNC_MS; t += 10) {
+      await settle(clock, api.call(ok));
+      await clock.advance(10);
+    }
+    // One failed attempt, then a success: no trip (threshold 3), a retry.
+    let attempts = 0;
+    const flaky = () => (++attempts === 1 ? fail() : ok());
+    const before = store.breakerOperations;
+    const startedAt = clock.monotonic();
+    await settle(clock, api.call(flaky));
+    while (store.breakerOperations === before && clock.monotonic() - startedAt <= FLEET_SYNC_MS) await clock.advance(1);
+    expect(store.breakerOperations).toBeGreaterThan(before);
+    expect(clock.monotonic() - startedAt).toBeLessThanOrEqual(FLEET_SYNC_MS);
+  });
+
+  it('while news is cut, a calm process reads the breakers every fast period again', async () => {
+    const { clock, store, members } = fleet(1, calmOptions);
+    const api = members[0]!;
+    const callFor = async (ms: number) => {
+      for (let t = 0; t < ms; t += 10) {
+        await settle(clock, api.call(ok));
+        await clock.advance(10);
+      }
+    };
+    await callFor(2 * FLEET_QUIET_SYNC_MS);
+    let before = store.breakerOperations;
+    await callFor(FLEET_QUIET_SYNC_MS + FLEET_QUIET_SYNC_MS / 2);
+    expect(store.breakerOperations - before).toBeLessThanOrEqual(2);
+    // Cut half-way between two calm syncs: the fast period starts at once.
+    store.setNews(false);
+    before = store.breakerOperations;
+    await callFor(FLEET_QUIET_SYNC_MS / 2);
+    expect(store.breakerOperations - before).toBeGreaterThanOrEqual(FLEET_QUIET_SYNC_MS / 2 / FLEET_SYNC_MS - 1);
+    // News back: calm again after a quiet period.
+    store.setNews(true);
+    await callFor(FLEET_QUIET_SYNC_MS + FLEET_SYNC_MS);
+    before = store.breakerOperations;
+    await callFor(FLEET_QUIET_SYNC_MS);
+    expect(store.breakerOperations - before).toBeLessThanOrEqual(2);
   });
 });

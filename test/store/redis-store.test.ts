@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { downstream } from '../../src/index.js';
 import { SeededRandom } from '../../src/random/random.js';
 import {
   type BudgetLedger,
@@ -324,6 +325,46 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     for (const key of keys) expect(Number(await send(['PTTL', key]))).toBeGreaterThan(0);
   });
 
+  it('a breaker opened in one process reaches another as pub/sub news, with no sync of its own', async () => {
+    // Virtual clocks that never move: neither downstream's background sync ever runs, so the
+    // only way b can learn of a's trip is the news.
+    const clock = new VirtualClock();
+    const storeA = new RedisStore({ client, prefix: 'news', timeoutMs: 10_000 });
+    const storeB = new RedisStore({ client, prefix: 'news', timeoutMs: 10_000 });
+    const options = { clock, retry: false, budget: false, breaker: { threshold: 1, breakMs: 60_000 } } as const;
+    const a = downstream('news-api', { ...options, random: new SeededRandom(1), store: storeA });
+    const b = downstream('news-api', { ...options, random: new SeededRandom(2), store: storeB });
+    const ok = () => Promise.resolve('ok');
+    const reason = async (call: Promise<unknown>) =>
+      (await call.then(
+        () => undefined,
+        (e: { reason?: string }) => e.reason,
+      )) ?? 'ok';
+    expect(await reason(b.call(ok))).toBe('ok');
+    expect(await reason(a.call(ok))).toBe('ok');
+    // Bounded waits (5 s leaves room for a loaded machine); they fail only if nothing arrives.
+    const until = async (done: () => boolean | Promise<boolean>) => {
+      for (let i = 0; i < 250 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await until(() => storeB.newsLive);
+    expect(storeB.newsLive).toBe(true);
+    // Anyone may publish on the channel: what is not news is dropped, and nothing breaks.
+    await send(['PUBLISH', storeB.newsChannel, 'not json']);
+    await send(['PUBLISH', storeB.newsChannel, JSON.stringify(['other-api', 'other-api'])]);
+    await send(['PUBLISH', storeB.newsChannel, JSON.stringify({ downstream: 1 })]);
+    expect(await reason(b.call(ok))).toBe('ok');
+    const fail = () => Promise.reject(Object.assign(new Error('HTTP 503'), { status: 503 }));
+    expect(await reason(a.call(fail))).not.toBe('circuit-open');
+    expect(await reason(a.call(ok))).toBe('circuit-open');
+    let seen = 'ok';
+    await until(async () => (seen = await reason(b.call(ok))) === 'circuit-open');
+    expect(seen).toBe('circuit-open');
+    expect(clock.monotonic()).toBe(0);
+    storeA.close();
+    storeB.close();
+    expect(storeB.newsLive).toBe(false);
+  });
+
   it('fails open when Redis dies, skips it while down, and finds it again after a restart', async () => {
     const store = new RedisStore({ client, prefix: 'down', timeoutMs: 10_000, reconnectMs: 20 });
     const changes: StoreAvailability[] = [];
@@ -350,6 +391,62 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     // The restarted server has no scripts cached: NOSCRIPT, then EVAL.
     expect(await store.bookSlot(scope, request)).toBeDefined();
     expect(changes.map((c) => c.available)).toEqual([false, true]);
+    store.close();
+  });
+
+  it('the news connection ends with the client it was duplicated from (a process that only disconnects its client exits)', async () => {
+    const own = await connect(server.port);
+    const store = new RedisStore({ client: own.client, prefix: 'news-end', timeoutMs: 10_000 });
+    store.onBreakerNews(() => {});
+    const subscribers = async () =>
+      String(await send(['CLIENT', 'LIST']))
+        .split('\n')
+        .filter((line) => / sub=[1-9]/.test(line)).length;
+    const until = async (done: () => Promise<boolean>) => {
+      for (let i = 0; i < 250 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    const before = await subscribers();
+    await until(async () => store.newsLive);
+    expect(store.newsLive).toBe(true);
+    expect(await subscribers()).toBe(before + 1);
+    own.close();
+    await until(async () => (await subscribers()) === before);
+    expect(await subscribers()).toBe(before);
+    expect(store.newsLive).toBe(false);
+  });
+
+  it('news stops with Redis (listeners are told), and comes back subscribed after a restart', async () => {
+    const store = new RedisStore({ client, prefix: 'news-restart', timeoutMs: 10_000, reconnectMs: 20 });
+    const heard: (string | undefined)[] = [];
+    store.onBreakerNews((scope) => heard.push(scope?.key));
+    // Bounded waits (30 s leaves room for a loaded machine and the clients' reconnect delays).
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 1_500 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await until(() => store.newsLive);
+    expect(store.newsLive).toBe(true);
+    await server.stop();
+    await until(() => !store.newsLive);
+    expect(store.newsLive).toBe(false);
+    expect(heard).toContain(undefined);
+    await server.start();
+    await until(() => store.newsLive);
+    expect(store.newsLive).toBe(true);
+    // The command client reconnects on its own schedule: publish until it answers and the news is heard.
+    const message = JSON.stringify(['news-restart-api', 'k']);
+    const publishUntilHeard = () => {
+      if (heard.includes('k')) return true;
+      send(['PUBLISH', store.newsChannel, message]).catch(() => {});
+      return false;
+    };
+    await until(publishUntilHeard);
+    expect(heard.filter((k) => k === 'k').length).toBeGreaterThanOrEqual(1);
+    // Subscribed once, not once per reconnect: one message is heard once.
+    await send(['PUBLISH', store.newsChannel, JSON.stringify(['news-restart-api', 'once'])]);
+    await until(() => heard.includes('once'));
+    await send(['PING']);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(heard.filter((k) => k === 'once')).toEqual(['once']);
     store.close();
   });
 });

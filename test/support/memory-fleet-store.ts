@@ -8,18 +8,19 @@ import {
   syncBudget,
   syncPace,
 } from '../../src/store/fleet-ledger.js';
-import type {
-  BreakerRecord,
-  BreakerSyncRequest,
-  BudgetSyncReply,
-  BudgetSyncRequest,
-  FleetScope,
-  FleetStore,
-  PaceBookReply,
-  PaceBookRequest,
-  PaceSyncReply,
-  PaceSyncRequest,
-  StoreAvailability,
+import {
+  BREAKER_OPEN,
+  type BreakerRecord,
+  type BreakerSyncRequest,
+  type BudgetSyncReply,
+  type BudgetSyncRequest,
+  type FleetScope,
+  type FleetStore,
+  type PaceBookReply,
+  type PaceBookRequest,
+  type PaceSyncReply,
+  type PaceSyncRequest,
+  type StoreAvailability,
 } from '../../src/store/fleet-store.js';
 import type { Clock } from '../../src/time/clock.js';
 
@@ -33,13 +34,39 @@ export class MemoryFleetStore implements FleetStore {
   readonly fleetStore = true as const;
   /** Operations answered. */
   operations = 0;
+  /** Breaker operations answered (reads and reports). */
+  breakerOperations = 0;
   private up = true;
   private readonly budgets = new Map<string, BudgetLedger>();
   private readonly breakers = new Map<string, BreakerRecord>();
   private readonly paces = new Map<string, PaceLedger>();
   private readonly listeners = new Set<(change: StoreAvailability) => void>();
+  private readonly newsListeners = new Set<(scope: FleetScope | undefined) => void>();
+  private newsUp: boolean;
 
-  constructor(private readonly clock: Pick<Clock, 'monotonic'>) {}
+  /** `news: false` makes a store that cannot push breaker news (downstreams then poll it). */
+  constructor(
+    private readonly clock: Pick<Clock, 'monotonic'>,
+    options: { news?: boolean } = {},
+  ) {
+    this.newsUp = options.news ?? true;
+  }
+
+  get newsLive(): boolean {
+    return this.up && this.newsUp;
+  }
+
+  onBreakerNews(listener: (scope: FleetScope | undefined) => void): () => void {
+    this.newsListeners.add(listener);
+    return () => this.newsListeners.delete(listener);
+  }
+
+  /** Cuts or restores the news (a dropped subscriber connection); listeners hear of a cut. */
+  setNews(live: boolean): void {
+    if (live === this.newsUp) return;
+    this.newsUp = live;
+    if (!live) for (const l of this.newsListeners) l(undefined);
+  }
 
   get available(): boolean {
     return this.up;
@@ -75,9 +102,17 @@ export class MemoryFleetStore implements FleetStore {
 
   breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {
     return this.answer(() => {
+      this.breakerOperations++;
       const id = `${scope.downstream}\0${scope.key}`;
-      const rec = syncBreaker(this.breakers.get(id) ?? closedBreaker(), this.clock.monotonic(), r);
+      const before = this.breakers.get(id) ?? closedBreaker();
+      const rec = syncBreaker(before, this.clock.monotonic(), r);
       this.breakers.set(id, rec);
+      if (this.newsUp && r.report === 'open' && rec.state === BREAKER_OPEN && rec.generation !== before.generation) {
+        // Published now, heard after this answer (as Redis delivers a script's PUBLISH).
+        queueMicrotask(() => {
+          for (const l of this.newsListeners) l(scope);
+        });
+      }
       return rec;
     });
   }
