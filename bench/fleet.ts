@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { downstream } from '../dist/index.js';
 import { redisStore } from '../dist/redis.js';
 import { connectRedis, RedisServer } from '../examples/support/redis-server.js';
@@ -20,6 +21,7 @@ export async function fleetBench(): Promise<{
     ms: number,
   ) => Promise<{ commands: number; operations: number; calls: number; perCall: number }>;
   syncCost: (windows: number, ms: number) => Promise<SyncCost>;
+  processSteady: (pairs: number) => Promise<Record<SteadyVariant, number[]>>;
   close: () => Promise<void>;
 }> {
   const up = await RedisServer.start();
@@ -130,6 +132,23 @@ export async function fleetBench(): Promise<{
       client.disconnect();
       return { idle, syncing, commands, wakeup };
     },
+    processSteady: async (pairs: number) => {
+      const result: Record<SteadyVariant, number[]> = { full: [], fleet: [], 'fleet-polling': [] };
+      const order: SteadyVariant[] = ['full', 'fleet', 'fleet-polling'];
+      const child = new URL('./fleet-steady-child.ts', import.meta.url).pathname;
+      for (let pair = 0; pair < pairs; pair++) {
+        // Alternate the order, so that neither case always runs first after the other.
+        for (const variant of pair % 2 === 0 ? order : [...order].reverse()) {
+          const out = await new Promise<string>((resolve, reject) =>
+            execFile(process.execPath, ['--import', 'tsx', child, String(up.port), variant], (error, stdout) =>
+              error ? reject(error) : resolve(stdout),
+            ),
+          );
+          result[variant].push((JSON.parse(out.trim().split('\n').pop() as string) as { cpuNsPerCall: number }).cpuNsPerCall);
+        }
+      }
+      return result;
+    },
     report: () => [
       `fleet: ${upStore.counters.commands} Redis round trips over ${upCalls} calls = ${(upStore.counters.commands / Math.max(1, upCalls)).toFixed(6)} per call (failures ${upStore.counters.failures})`,
     ],
@@ -149,6 +168,8 @@ function cpuNsSince(start: NodeJS.CpuUsage): number {
   const cpu = process.cpuUsage(start);
   return (cpu.user + cpu.system) * 1000;
 }
+
+type SteadyVariant = 'full' | 'fleet' | 'fleet-polling';
 
 /** CPU (ns) of windows with nothing syncing, then with one downstream's background sync running, and its round trips. */
 interface SyncCost {
@@ -261,6 +282,22 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
       nsPerCall: round(composed),
       runs: [],
     });
+    // The steady figure once more, each case in a process of its own (nothing else syncing or
+    // reconnecting beside it), alternating: the difference per pair, then its median.
+    const own = await fleet.processSteady(options.runs);
+    for (const name of ['fleet', 'fleet-polling'] as const) {
+      const per = own[name].map((x, i) => x - (own.full[i] as number));
+      const label = name === 'fleet' ? 'kindly:fleet' : 'kindly:fleet without news (subscriber: false)';
+      lines.push(
+        `${label} at a steady 1,000 calls/s, each case in a process of its own: ${round(median(per) / 1000)} µs CPU added per call over kindly:full (pairs: ${per.map((x) => round(x / 1000)).join(', ')} µs; kindly:full ${round(median(own.full) / 1000)} µs per call)`,
+      );
+      rows.push({
+        suite: 'fleet',
+        name: `${label} cpu ns added at 1000/s (own process)`,
+        nsPerCall: round(median(per)),
+        runs: per.map(round),
+      });
+    }
     return { rows, ratios: [], lines };
   } finally {
     await fleet.close();
