@@ -26,6 +26,7 @@ interface IoRedisSubscriber {
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   disconnect(): void;
+  connect?(): Promise<unknown>;
   duplicate?(): IoRedisSubscriber;
 }
 
@@ -117,6 +118,8 @@ export class BreakerNews {
       conn.on('ready', () => this.subscribe());
       conn.on('message', (channel, message) => this.listener(message as string, channel as string));
       if (sub.conn.status === 'ready') this.subscribe();
+      // A duplicate of a `lazyConnect` client waits for a first command: connect it now.
+      else if (owned && sub.conn.status === 'wait') sub.conn.connect?.().catch(() => this.gap());
     } else {
       conn.on('end', () => this.gap());
       conn.on('reconnecting', () => this.gap());

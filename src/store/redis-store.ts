@@ -287,10 +287,9 @@ export class RedisStore implements FleetStore {
         r.wantProbe ? '1' : '0',
         r.probeLeaseMs,
         ttl(r.ttlMs),
-        // Only a report can open the breaker; news goes out only if it did.
-        ...(r.report === 'open' && this.news !== undefined
-          ? [this.newsChannel, JSON.stringify([scope.downstream, scope.key])]
-          : []),
+        // Only a report can open the breaker; news goes out only if it did — from every
+        // process, also one that does not listen itself (`subscriber: false`).
+        ...(r.report === 'open' ? [this.newsChannel, JSON.stringify([scope.downstream, scope.key])] : []),
       ],
       5,
     );

@@ -329,7 +329,8 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     // Virtual clocks that never move: neither downstream's background sync ever runs, so the
     // only way b can learn of a's trip is the news.
     const clock = new VirtualClock();
-    const storeA = new RedisStore({ client, prefix: 'news', timeoutMs: 10_000 });
+    // a does not listen (`subscriber: false`): its trip is news all the same.
+    const storeA = new RedisStore({ client, prefix: 'news', timeoutMs: 10_000, subscriber: false });
     const storeB = new RedisStore({ client, prefix: 'news', timeoutMs: 10_000 });
     const options = { clock, retry: false, budget: false, breaker: { threshold: 1, breakMs: 60_000 } } as const;
     const a = downstream('news-api', { ...options, random: new SeededRandom(1), store: storeA });
@@ -448,6 +449,23 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     await new Promise((r) => setTimeout(r, 50));
     expect(heard.filter((k) => k === 'once')).toEqual(['once']);
     store.close();
+  });
+});
+
+describe('RedisStore news with an ioredis client made with lazyConnect', () => {
+  it('connects the duplicate itself and subscribes', async () => {
+    const server = await RedisServer.start();
+    const { Redis } = await import('ioredis');
+    const client = new Redis(server.port, '127.0.0.1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    await client.connect();
+    const store = new RedisStore({ client, prefix: 'lazy', timeoutMs: 10_000 });
+    store.onBreakerNews(() => {});
+    for (let i = 0; i < 250 && !store.newsLive; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(store.newsLive).toBe(true);
+    store.close();
+    client.disconnect();
+    await server.dispose();
   });
 });
 
