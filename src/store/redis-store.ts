@@ -50,7 +50,8 @@ export interface RedisStoreOptions {
    * nothing else). By default a `duplicate()` of `client`, opened when the first downstream
    * uses the store and closed by `close()`; a client you pass is yours (kindly only
    * unsubscribes). `false`: no news — downstreams then read the shared breakers every 80 ms
-   * while called, as they do whenever news is not arriving.
+   * while called, as they do whenever news is not arriving (this process still publishes its
+   * own breakers' openings for the others).
    */
   subscriber?: RedisClientLike | false;
   /** @default the system clock */
