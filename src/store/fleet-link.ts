@@ -413,7 +413,7 @@ export class FleetLink {
     const now = this.clock.monotonic();
     let busy = now - this.lastActivity < IDLE_MS;
     // Calm: news would bring a trip, and nothing else shared is moving (see FLEET_QUIET_SYNC_MS).
-    let calm = this.store.newsLive === true && now - this.troubleAt >= FLEET_QUIET_SYNC_MS;
+    let calm = this.store.available && this.store.newsLive === true && now - this.troubleAt >= FLEET_QUIET_SYNC_MS;
     if (this.store.available) {
       if (this.budgets !== undefined) {
         if (!this.budgets.calm()) calm = false;

@@ -68,7 +68,7 @@ function asSubscriber(client: unknown): Subscriber | undefined {
 export function newsConnection(
   client: unknown,
   subscriber: unknown,
-): { sub: Subscriber; owned: boolean; source?: EventSource } | undefined {
+): { sub: Subscriber; owned: boolean; source?: ClientEvents } | undefined {
   if (subscriber === false) return undefined;
   if (subscriber !== undefined) {
     const sub = asSubscriber(subscriber);
@@ -83,11 +83,11 @@ export function newsConnection(
     return undefined;
   }
   const sub = asSubscriber(copy);
-  return sub === undefined ? undefined : { sub, owned: true, source: client as EventSource };
+  return sub === undefined ? undefined : { sub, owned: true, source: client as ClientEvents };
 }
 
 /** The client a subscriber was duplicated from: its end ends the duplicate. */
-interface EventSource {
+interface ClientEvents {
   on(event: string, listener: () => void): unknown;
   removeListener?(event: string, listener: () => void): unknown;
 }
@@ -106,7 +106,7 @@ export class BreakerNews {
     private readonly channel: string,
     private readonly onMessage: (message: string) => void,
     private readonly onGap: () => void,
-    private readonly source?: EventSource,
+    private readonly source?: ClientEvents,
   ) {
     source?.on('end', this.sourceEnded);
     const conn = sub.conn;
