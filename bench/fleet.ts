@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { downstream } from '../dist/index.js';
 import { redisStore } from '../dist/redis.js';
 import { connectRedis, RedisServer } from '../examples/support/redis-server.js';
+import { type FleetOutageRun, runFleetOutage } from '../test/support/fleet-outage.js';
 import { type BenchCase, cases as coreCases } from './cases.js';
 import { interleavedRounds, type Measured, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row } from './stats.js';
@@ -21,7 +22,9 @@ export async function fleetBench(): Promise<{
     ms: number,
   ) => Promise<{ commands: number; operations: number; calls: number; perCall: number }>;
   syncCost: (windows: number, ms: number) => Promise<SyncCost>;
-  processSteady: (pairs: number) => Promise<Record<SteadyVariant, number[]>>;
+  processSteady: (pairs: number) => Promise<Record<SteadyVariant, SteadyFigures>>;
+  /** Real processes calling a dead callee, with one fleet budget in Redis or a budget each. */
+  outage: (setup: { processes: number; rate: number; durationMs: number; shared: boolean }) => Promise<FleetOutageRun>;
   close: () => Promise<void>;
 }> {
   const up = await RedisServer.start();
@@ -133,7 +136,11 @@ export async function fleetBench(): Promise<{
       return { idle, syncing, commands, wakeup };
     },
     processSteady: async (pairs: number) => {
-      const result: Record<SteadyVariant, number[]> = { full: [], fleet: [], 'fleet-polling': [] };
+      const result: Record<SteadyVariant, SteadyFigures> = {
+        full: { cpu: [], mainThread: [] },
+        fleet: { cpu: [], mainThread: [] },
+        'fleet-polling': { cpu: [], mainThread: [] },
+      };
       const order: SteadyVariant[] = ['full', 'fleet', 'fleet-polling'];
       const child = new URL('./fleet-steady-child.ts', import.meta.url).pathname;
       for (let pair = 0; pair < pairs; pair++) {
@@ -144,11 +151,17 @@ export async function fleetBench(): Promise<{
               error ? reject(error) : resolve(stdout),
             ),
           );
-          result[variant].push((JSON.parse(out.trim().split('\n').pop() as string) as { cpuNsPerCall: number }).cpuNsPerCall);
+          const figures = JSON.parse(out.trim().split('\n').pop() as string) as {
+            cpuNsPerCall: number;
+            mainThreadNsPerCall?: number;
+          };
+          result[variant].cpu.push(figures.cpuNsPerCall);
+          if (figures.mainThreadNsPerCall !== undefined) result[variant].mainThread.push(figures.mainThreadNsPerCall);
         }
       }
       return result;
     },
+    outage: (setup) => runFleetOutage({ ...setup, redisPort: up.port, prefix: `bench-outage-${setup.rate}` }),
     report: () => [
       `fleet: ${upStore.counters.commands} Redis round trips over ${upCalls} calls = ${(upStore.counters.commands / Math.max(1, upCalls)).toFixed(6)} per call (failures ${upStore.counters.failures})`,
     ],
@@ -170,6 +183,12 @@ function cpuNsSince(start: NodeJS.CpuUsage): number {
 }
 
 type SteadyVariant = 'full' | 'fleet' | 'fleet-polling';
+
+/** CPU ns per call of one steady case, one entry per process run: all threads, and the main thread alone (Linux). */
+interface SteadyFigures {
+  cpu: number[];
+  mainThread: number[];
+}
 
 /** CPU (ns) of windows with nothing syncing, then with one downstream's background sync running, and its round trips. */
 interface SyncCost {
@@ -285,11 +304,16 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
     // The steady figure once more, each case in a process of its own (nothing else syncing or
     // reconnecting beside it), alternating: the difference per pair, then its median.
     const own = await fleet.processSteady(options.runs);
+    const perPair = (figures: number[], base: number[]) => figures.map((x, i) => x - (base[i] as number));
     for (const name of ['fleet', 'fleet-polling'] as const) {
-      const per = own[name].map((x, i) => x - (own.full[i] as number));
+      const per = perPair(own[name].cpu, own.full.cpu);
+      const perMain = perPair(own[name].mainThread, own.full.mainThread);
       const label = name === 'fleet' ? 'kindly:fleet' : 'kindly:fleet without news (subscriber: false)';
       lines.push(
-        `${label} at a steady 1,000 calls/s, each case in a process of its own: ${round(median(per) / 1000)} µs CPU added per call over kindly:full (pairs: ${per.map((x) => round(x / 1000)).join(', ')} µs; kindly:full ${round(median(own.full) / 1000)} µs per call)`,
+        `${label} at a steady 1,000 calls/s, each case in a process of its own: ${round(median(per) / 1000)} µs CPU added per call over kindly:full (pairs: ${per.map((x) => round(x / 1000)).join(', ')} µs; kindly:full ${round(median(own.full.cpu) / 1000)} µs per call)` +
+          (perMain.length === 0
+            ? ''
+            : `; main thread alone ${round(median(perMain) / 1000)} µs (pairs: ${perMain.map((x) => round(x / 1000)).join(', ')} µs)`),
       );
       rows.push({
         suite: 'fleet',
@@ -297,6 +321,34 @@ export async function runFleet(options: { runs: number }): Promise<{ rows: Row[]
         nsPerCall: round(median(per)),
         runs: per.map(round),
       });
+      if (perMain.length > 0) {
+        rows.push({
+          suite: 'fleet',
+          name: `${label} main-thread cpu ns added at 1000/s (own process)`,
+          nsPerCall: round(median(perMain)),
+          runs: perMain.map(round),
+        });
+      }
+    }
+    // The fleet budget during an outage, real processes: 10 at 100 calls/s (the ratio binds
+    // with a budget each as well) and 10 at 20/s (each process's own reserve is more than half
+    // its calls), every call retried up to 3 attempts. 8 s, so that the run and its last
+    // retries fit in the budget's 10 s window: its bound is per window.
+    for (const rate of [100, 20]) {
+      for (const shared of [true, false]) {
+        const run = await fleet.outage({ processes: 10, rate, durationMs: 8_000, shared });
+        const label = `fleet budget outage, 10 processes × ${rate}/s, ${shared ? 'one fleet budget' : 'a budget each'}`;
+        lines.push(
+          `${label}: amplification ${run.amplification.toFixed(3)} (${run.attempts} attempts for ${run.requests} calls, ${run.refused} retries refused${shared ? `; stores that went down meanwhile: ${run.storeDowns.length}${run.storeDowns.length > 0 ? ` (${run.storeDowns[0]})` : ''}` : ''})`,
+        );
+        rows.push({
+          suite: 'fleet',
+          name: `${label}: amplification`,
+          value: Math.round(run.amplification * 1000) / 1000,
+          unit: 'attempts per call',
+          runs: [],
+        });
+      }
     }
     return { rows, ratios: [], lines };
   } finally {

@@ -118,6 +118,14 @@ export class RetryBudget {
     return true;
   }
 
+  /**
+   * A retry that another authority granted (a fleet budget): withdrawn whatever the allowance,
+   * so that this budget knows what was spent if it has to decide alone later.
+   */
+  recordRetry(nowMs: number): void {
+    this.window.add(nowMs, RETRIES, 1);
+  }
+
   /** Whole retries that `tryRetry` would grant now, ≥ 0. */
   available(nowMs: number): number {
     const left = this.allowance(nowMs) - this.window.sum(nowMs, RETRIES) + EPSILON;
@@ -264,6 +272,10 @@ export class KeyedRetryBudgets {
 
   tryRetry(key: string, nowMs: number): boolean {
     return this.get(key).tryRetry(nowMs);
+  }
+
+  recordRetry(key: string, nowMs: number): void {
+    this.get(key).recordRetry(nowMs);
   }
 
   available(key: string, nowMs: number): number {

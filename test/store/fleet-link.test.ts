@@ -45,12 +45,12 @@ async function burstFleet(reservePerSecond: number) {
     breaker: false,
     retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
   };
-  const { clock, members } = fleet(2, options);
+  const { clock, store, members } = fleet(2, options);
   await settle(clock, members[0]!.call(ok));
   await clock.advance(FLEET_SYNC_MS);
   const gaveUp: string[] = [];
   members[1]!.on('give-up', (e) => gaveUp.push(e.reason));
-  return { clock, members, gaveUp };
+  return { clock, store, members, gaveUp };
 }
 
 describe('FleetLink (memory fleet store, virtual clock)', () => {
@@ -160,7 +160,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
 
   it('claims beyond what the fleet has left are refused with reason budget', async () => {
     // Reserve 30 for the fleet, no ratio: 60 failing callers get 30 retries, plus credit.
-    const { clock, members, gaveUp } = await burstFleet(3);
+    const { clock, store, members, gaveUp } = await burstFleet(3);
     let attempts = 0;
     const failing = () => {
       attempts++;
@@ -172,6 +172,89 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     expect(retries).toBeGreaterThanOrEqual(29);
     expect(retries).toBeLessThanOrEqual(30 + 2 * FLEET_BUDGET_CREDIT);
     expect(gaveUp.filter((r) => r === 'budget')).toHaveLength(60 - retries);
+    // Refused with no room left: the next retries are refused without asking the store again.
+    const operations = store.operations;
+    attempts = 0;
+    await settle(clock, Promise.allSettled(Array.from({ length: 10 }, () => members[1]!.call(failing))));
+    // Room came back meanwhile (the first leases ran out and were given back): credit again,
+    // and one sync, the top-up after it; the 8 retries past it are not claimed.
+    expect(attempts).toBe(10 + FLEET_BUDGET_CREDIT);
+    expect(store.operations - operations).toBe(1);
+  });
+
+  it('a budget sync answered too late leaves its claims to the store once more; a second in a row decides them locally', async () => {
+    const { clock, store, members, gaveUp } = await burstFleet(5);
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    const refused = () => gaveUp.filter((r) => r === 'budget').length;
+    // Process 1 spends its own reserve (50 retries) while the store is down; the fleet's
+    // reserve of 50 is untouched.
+    store.setAvailable(false);
+    for (let i = 0; i < 55; i++) await settle(clock, members[1]!.call(failing));
+    store.setAvailable(true);
+    await clock.advance(2 * FLEET_SYNC_MS);
+    const before = refused();
+    expect(before).toBe(5);
+    const burst = (n: number) => settle(clock, Promise.allSettled(Array.from({ length: n }, () => members[1]!.call(failing))));
+    // Six callers fail at once, more than lease and credit hold, so most retries are claimed.
+    // One late answer: the claims are asked again, and the fleet grants them all.
+    store.answerBudgetsLate(1);
+    attempts = 0;
+    await burst(6);
+    expect(attempts).toBe(12);
+    expect(refused()).toBe(before);
+    await clock.advance(2 * FLEET_SYNC_MS);
+    // Two in a row: process 1's own budget decides the claims, and it has nothing left.
+    store.answerBudgetsLate(2);
+    attempts = 0;
+    await burst(20);
+    // Lease and credit covered 7 of the retries; the 13 claims were refused here.
+    expect(attempts).toBe(27);
+    expect(refused()).toBe(before + 13);
+  });
+
+  it("retries before the store's first answer are claimed, not decided with each process's own reserve", async () => {
+    const { clock, store, members, gaveUp } = await burstFleet(1);
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    for (let i = 0; i < 12; i++) await settle(clock, members[0]!.call(failing));
+    // Process 1's first sync is answered too late: it has not heard from the store when six of
+    // its callers fail at once. Two retries go on credit; the fleet refuses the other four.
+    store.answerBudgetsLate(1);
+    attempts = 0;
+    await settle(clock, Promise.allSettled(Array.from({ length: 6 }, () => members[1]!.call(failing))));
+    expect(attempts).toBe(6 + FLEET_BUDGET_CREDIT);
+    expect(gaveUp.filter((r) => r === 'budget')).toHaveLength(6 - FLEET_BUDGET_CREDIT);
+  });
+
+  it('the local budget is charged for the retries the fleet granted: a fall-back starts from what was spent', async () => {
+    const budget = { ratio: 0, reservePerSecond: 1, windowMs: 10_000 };
+    const { clock, store, members } = fleet(1, {
+      budget,
+      breaker: false,
+      retry: { maxAttempts: 2, backoff: { baseMs: 10, jitter: 'none' } },
+    });
+    await settle(clock, members[0]!.call(ok));
+    await clock.advance(FLEET_SYNC_MS);
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      return Promise.reject(status(503));
+    };
+    // The fleet's reserve of 10, plus credit.
+    for (let i = 0; i < 10; i++) await settle(clock, members[0]!.call(failing));
+    expect(attempts).toBe(20);
+    store.setAvailable(false);
+    attempts = 0;
+    // The local reserve is 10 too, and all of it was spent through the fleet.
+    for (let i = 0; i < 5; i++) await settle(clock, members[0]!.call(failing));
+    expect(attempts).toBe(5);
   });
 
   it('falls back to local policies while the store is down and says so', async () => {

@@ -43,6 +43,7 @@ export class MemoryFleetStore implements FleetStore {
   private readonly listeners = new Set<(change: StoreAvailability) => void>();
   private readonly newsListeners = new Set<(scope: FleetScope | undefined) => void>();
   private newsUp: boolean;
+  private lateBudgets = 0;
 
   /** `news: false` makes a store that cannot push breaker news (downstreams then poll it). */
   constructor(
@@ -91,13 +92,25 @@ export class MemoryFleetStore implements FleetStore {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * The next `n` budget syncs are run but answered `undefined`, as a Redis store answers a
+   * script whose reply came after its `timeoutMs`: the store's state moved, the caller
+   * does not know how.
+   */
+  answerBudgetsLate(n: number): void {
+    this.lateBudgets = n;
+  }
+
   budget(scope: FleetScope, r: BudgetSyncRequest): Promise<BudgetSyncReply | undefined> {
-    return this.answer(() => {
+    const reply = this.answer(() => {
       const id = `${scope.downstream}\0${scope.key}`;
       let ledger = this.budgets.get(id);
       if (ledger === undefined) this.budgets.set(id, (ledger = { buckets: new Map() }));
       return syncBudget(ledger, this.clock.monotonic(), r);
     });
+    if (this.lateBudgets === 0 || !this.up) return reply;
+    this.lateBudgets--;
+    return reply.then(() => undefined);
   }
 
   breaker(scope: FleetScope, r: BreakerSyncRequest): Promise<BreakerRecord | undefined> {
