@@ -118,6 +118,8 @@ class SimBudgetProcess implements BudgetLedger {
 
   claimRetry(_key: string, nowMs: number): boolean | RetryClaim {
     if (this.take(nowMs)) return true;
+    // Refused by the fleet with no room shown since: refused here, unasked.
+    if (this.lease.exhausted) return false;
     this.lease.claim();
     const claim = new SimClaim(this.sim);
     this.claims.push(claim);
