@@ -119,11 +119,11 @@ export class RetryBudget {
   }
 
   /**
-   * A retry that another authority granted (a fleet budget): withdrawn whatever the allowance,
-   * so that this budget knows what was spent if it has to decide alone later.
+   * `count` retries that another authority granted (a fleet budget): withdrawn whatever the
+   * allowance, so that this budget knows what was spent if it has to decide alone later.
    */
-  recordRetry(nowMs: number): void {
-    this.window.add(nowMs, RETRIES, 1);
+  recordRetries(nowMs: number, count = 1): void {
+    this.window.add(nowMs, RETRIES, count);
   }
 
   /** Whole retries that `tryRetry` would grant now, ≥ 0. */
@@ -274,8 +274,8 @@ export class KeyedRetryBudgets {
     return this.get(key).tryRetry(nowMs);
   }
 
-  recordRetry(key: string, nowMs: number): void {
-    this.get(key).recordRetry(nowMs);
+  recordRetries(key: string, nowMs: number, count = 1): void {
+    this.get(key).recordRetries(nowMs, count);
   }
 
   available(key: string, nowMs: number): number {

@@ -544,13 +544,13 @@ export class FleetBudgets {
     this.link.trouble(nowMs);
     // Only a store that is down hands retries to the local budget. Before its first answer the
     // store is up, just not heard from yet: deciding locally then gave each of ten processes
-    // starting an outage together its whole reserve (15 retries each, the fleet's budget
-    // exceeded by 12 %); leases and claims need no clock offset.
+    // starting an outage together its whole reserve (15 retries each: 12 % over the fleet's
+    // budget in that run). Leases and claims need no clock offset, only answers.
     if (!this.link.store.available) return this.local.tryRetry(key, nowMs);
     const lease = this.leases.get(key);
     if (lease === undefined) return this.local.tryRetry(key, nowMs);
     const ok = lease.take(nowMs);
-    if (ok) this.local.recordRetry(key, nowMs);
+    if (ok) this.local.recordRetries(key, nowMs);
     // Running low: top up now rather than at the next period.
     if (!ok || lease.tokens(nowMs) === 0) this.syncKey(key, lease, nowMs);
     return ok;
@@ -564,7 +564,7 @@ export class FleetBudgets {
     const lease = this.leases.get(key);
     if (lease === undefined) return this.local.tryRetry(key, nowMs);
     if (lease.take(nowMs)) {
-      this.local.recordRetry(key, nowMs);
+      this.local.recordRetries(key, nowMs);
       if (lease.tokens(nowMs) === 0) this.syncKey(key, lease, nowMs);
       return true;
     }
@@ -638,8 +638,9 @@ export class FleetBudgets {
         // A late answer while the store is up (one slow round trip on a busy machine): Redis
         // may well have run the sync, and the local budget would decide the claims with this
         // process's whole reserve — in an outage, ten processes so deciding made 1.25–1.35
-        // attempts per call where the fleet allows 1.2. So the claims are asked again at once, and only a
-        // second sync in a row without an answer (or the store going down) decides them here.
+        // attempts per call where the fleet allows 1.2. So the claims are asked again at
+        // once, and only a second sync in a row without an answer (or the store going down)
+        // decides them here.
         const again = this.link.store.available && lease.failedSyncs < 1;
         if (lease.syncFailed(again) > 0) this.decideLocally(key, now);
         else if (again && lease.claims > 0) this.syncKey(key, lease, now);
@@ -649,7 +650,7 @@ export class FleetBudgets {
       const answer = lease.applyReply(now, reply);
       // The local budget is charged for what the fleet granted: a fall-back starts from what
       // this process really spent, not from a budget it never used.
-      for (let i = 0; i < answer.granted; i++) this.local.recordRetry(key, now);
+      if (answer.granted > 0) this.local.recordRetries(key, now, answer.granted);
       this.answered(key, answer);
       // Claims made while this sync was under way are asked for at once.
       if (lease.claims > 0) this.syncKey(key, lease, now);
