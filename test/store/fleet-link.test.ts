@@ -33,6 +33,18 @@ async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ va
   return out;
 }
 
+/** An operation that always fails with 503, and how many times it ran (`attempts`, which a test may reset). */
+function failingCounted() {
+  const counted = {
+    attempts: 0,
+    failing: () => {
+      counted.attempts++;
+      return Promise.reject(status(503));
+    },
+  };
+  return counted;
+}
+
 const breakerOnly: DownstreamOptions = { retry: false, budget: false, breaker: { threshold: 3, breakMs: 1_000, breakJitter: 0 } };
 
 /**
@@ -126,18 +138,14 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
   it('shares one retry budget: the reserve is counted once for the fleet', async () => {
     const budget = { ratio: 0, reservePerSecond: 0.01, windowMs: 1_000_000 };
     const { clock, members } = fleet(4, { budget, retry: { maxAttempts: 2 } });
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
+    const counted = failingCounted();
     for (let round = 0; round < 10; round++) {
-      for (const m of members) await settle(clock, m.call(failing));
+      for (const m of members) await settle(clock, m.call(counted.failing));
       await clock.advance(FLEET_SYNC_MS);
     }
     expect(clock.monotonic()).toBeLessThan(1_000_000);
     // 40 calls, reserve 10 per window for the whole fleet, plus at most each process's credit.
-    const retries = attempts - 40;
+    const retries = counted.attempts - 40;
     expect(retries).toBeGreaterThanOrEqual(10);
     expect(retries).toBeLessThanOrEqual(10 + 4 * FLEET_BUDGET_CREDIT);
   });
@@ -161,75 +169,64 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
   it('claims beyond what the fleet has left are refused with reason budget', async () => {
     // Reserve 30 for the fleet, no ratio: 60 failing callers get 30 retries, plus credit.
     const { clock, store, members, gaveUp } = await burstFleet(3);
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
-    await settle(clock, Promise.allSettled(Array.from({ length: 60 }, () => members[1]!.call(failing))));
-    const retries = attempts - 60;
+    const counted = failingCounted();
+    await settle(clock, Promise.allSettled(Array.from({ length: 60 }, () => members[1]!.call(counted.failing))));
+    const retries = counted.attempts - 60;
     // The first process's first lease (one token, unused) is the only part not claimable.
     expect(retries).toBeGreaterThanOrEqual(29);
     expect(retries).toBeLessThanOrEqual(30 + 2 * FLEET_BUDGET_CREDIT);
     expect(gaveUp.filter((r) => r === 'budget')).toHaveLength(60 - retries);
     // Refused with no room left: the next retries are refused without asking the store again.
     const operations = store.operations;
-    attempts = 0;
-    await settle(clock, Promise.allSettled(Array.from({ length: 10 }, () => members[1]!.call(failing))));
+    counted.attempts = 0;
+    await settle(clock, Promise.allSettled(Array.from({ length: 10 }, () => members[1]!.call(counted.failing))));
     // Room came back meanwhile (the first leases ran out and were given back): credit again,
     // and one sync, the top-up after it; the 8 retries past it are not claimed.
-    expect(attempts).toBe(10 + FLEET_BUDGET_CREDIT);
+    expect(counted.attempts).toBe(10 + FLEET_BUDGET_CREDIT);
     expect(store.operations - operations).toBe(1);
   });
 
   it('a budget sync answered too late leaves its claims to the store once more; a second in a row decides them locally', async () => {
     const { clock, store, members, gaveUp } = await burstFleet(5);
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
+    const counted = failingCounted();
     const refused = () => gaveUp.filter((r) => r === 'budget').length;
     // Process 1 spends its own reserve (50 retries) while the store is down; the fleet's
     // reserve of 50 is untouched.
     store.setAvailable(false);
-    for (let i = 0; i < 55; i++) await settle(clock, members[1]!.call(failing));
+    for (let i = 0; i < 55; i++) await settle(clock, members[1]!.call(counted.failing));
     store.setAvailable(true);
     await clock.advance(2 * FLEET_SYNC_MS);
     const before = refused();
     expect(before).toBe(5);
-    const burst = (n: number) => settle(clock, Promise.allSettled(Array.from({ length: n }, () => members[1]!.call(failing))));
+    const burst = (n: number) =>
+      settle(clock, Promise.allSettled(Array.from({ length: n }, () => members[1]!.call(counted.failing))));
     // Six callers fail at once, more than lease and credit hold, so most retries are claimed.
     // One late answer: the claims are asked again, and the fleet grants them all.
     store.answerBudgetsLate(1);
-    attempts = 0;
+    counted.attempts = 0;
     await burst(6);
-    expect(attempts).toBe(12);
+    expect(counted.attempts).toBe(12);
     expect(refused()).toBe(before);
     await clock.advance(2 * FLEET_SYNC_MS);
     // Two in a row: process 1's own budget decides the claims, and it has nothing left.
     store.answerBudgetsLate(2);
-    attempts = 0;
+    counted.attempts = 0;
     await burst(20);
     // Lease and credit covered 7 of the retries; the 13 claims were refused here.
-    expect(attempts).toBe(27);
+    expect(counted.attempts).toBe(27);
     expect(refused()).toBe(before + 13);
   });
 
   it("retries before the store's first answer are claimed, not decided with each process's own reserve", async () => {
     const { clock, store, members, gaveUp } = await burstFleet(1);
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
-    for (let i = 0; i < 12; i++) await settle(clock, members[0]!.call(failing));
+    const counted = failingCounted();
+    for (let i = 0; i < 12; i++) await settle(clock, members[0]!.call(counted.failing));
     // Process 1's first sync is answered too late: it has not heard from the store when six of
     // its callers fail at once. Two retries go on credit; the fleet refuses the other four.
     store.answerBudgetsLate(1);
-    attempts = 0;
-    await settle(clock, Promise.allSettled(Array.from({ length: 6 }, () => members[1]!.call(failing))));
-    expect(attempts).toBe(6 + FLEET_BUDGET_CREDIT);
+    counted.attempts = 0;
+    await settle(clock, Promise.allSettled(Array.from({ length: 6 }, () => members[1]!.call(counted.failing))));
+    expect(counted.attempts).toBe(6 + FLEET_BUDGET_CREDIT);
     expect(gaveUp.filter((r) => r === 'budget')).toHaveLength(6 - FLEET_BUDGET_CREDIT);
   });
 
@@ -242,19 +239,15 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     });
     await settle(clock, members[0]!.call(ok));
     await clock.advance(FLEET_SYNC_MS);
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
+    const counted = failingCounted();
     // The fleet's reserve of 10, plus credit.
-    for (let i = 0; i < 10; i++) await settle(clock, members[0]!.call(failing));
-    expect(attempts).toBe(20);
+    for (let i = 0; i < 10; i++) await settle(clock, members[0]!.call(counted.failing));
+    expect(counted.attempts).toBe(20);
     store.setAvailable(false);
-    attempts = 0;
+    counted.attempts = 0;
     // The local reserve is 10 too, and all of it was spent through the fleet.
-    for (let i = 0; i < 5; i++) await settle(clock, members[0]!.call(failing));
-    expect(attempts).toBe(5);
+    for (let i = 0; i < 5; i++) await settle(clock, members[0]!.call(counted.failing));
+    expect(counted.attempts).toBe(5);
   });
 
   it('falls back to local policies while the store is down and says so', async () => {
@@ -264,14 +257,10 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     members[0]!.onAny((e) => events.push(e));
     await settle(clock, members[0]!.call(ok));
     store.setAvailable(false);
-    let attempts = 0;
-    const failing = () => {
-      attempts++;
-      return Promise.reject(status(503));
-    };
-    for (let i = 0; i < 15; i++) for (const m of members) await settle(clock, m.call(failing));
+    const counted = failingCounted();
+    for (let i = 0; i < 15; i++) for (const m of members) await settle(clock, m.call(counted.failing));
     // Each process has its own local reserve of 10 again.
-    expect(attempts - 30).toBe(20);
+    expect(counted.attempts - 30).toBe(20);
     store.setAvailable(true);
     expect(events.filter((e) => e.type === 'store-availability').map((e) => (e as { available: boolean }).available)).toEqual([
       false,

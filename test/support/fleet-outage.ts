@@ -1,19 +1,11 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { FleetBudgetRun } from '../../src/sim/fleet.js';
 
 const childPath = fileURLToPath(new URL('../fixtures/fleet-outage-child.ts', import.meta.url));
 
-export interface FleetOutageRun {
-  processes: number;
-  shared: boolean;
-  /** First attempts (calls) across the fleet. */
-  requests: number;
-  /** All attempts across the fleet. */
-  attempts: number;
-  /** attempts / requests. */
-  amplification: number;
-  /** Retries the budgets refused. */
-  refused: number;
+/** What the simulator's outage reports (`runFleetBudget`), from real processes, and more. */
+export interface FleetOutageRun extends FleetBudgetRun {
   /** Whether every shared process still had its store at the end (always false unshared). */
   storeAvailable: boolean;
   /** Why a process's store went down, each time one did (then its budget was its own a while). */
