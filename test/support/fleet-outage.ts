@@ -10,6 +10,8 @@ export interface FleetOutageRun extends FleetBudgetRun {
   storeAvailable: boolean;
   /** Why a process's store went down, each time one did (then its budget was its own a while). */
   storeDowns: string[];
+  /** Processes whose store went down at least once. */
+  processesWithStoreDown: number;
   /** Each process's attempts per call, in start order. */
   perProcess: number[];
 }
@@ -35,6 +37,8 @@ export async function runFleetOutage(setup: {
   shared: boolean;
   redisPort: number;
   prefix: string;
+  /** The store's `timeoutMs` in each process (its default when left out). */
+  storeTimeoutMs?: number;
 }): Promise<FleetOutageRun> {
   const children = await Promise.all(
     Array.from({ length: setup.processes }, () => {
@@ -47,6 +51,7 @@ export async function runFleetOutage(setup: {
           SHARED: setup.shared ? '1' : '0',
           RATE: String(setup.rate),
           DURATION_MS: String(setup.durationMs),
+          STORE_TIMEOUT_MS: setup.storeTimeoutMs === undefined ? '' : String(setup.storeTimeoutMs),
         },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
@@ -82,6 +87,7 @@ export async function runFleetOutage(setup: {
     refused: reports.reduce((sum, r) => sum + r.refused, 0),
     storeAvailable: setup.shared && reports.every((r) => r.storeAvailable),
     storeDowns: reports.flatMap((r) => r.storeDowns),
+    processesWithStoreDown: reports.filter((r) => r.storeDowns.length > 0).length,
     perProcess: reports.map((r) => r.attempts / r.requests),
   };
 }
