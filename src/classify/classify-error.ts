@@ -7,6 +7,7 @@ import {
   isHttpStatusError,
   isKindlyError,
 } from '../errors/errors.js';
+import { pendingHeaders } from '../errors/lazy-response.js';
 import { type BodyHintExtractor, DEFAULT_BODY_HINT_EXTRACTORS, extractBodyHint } from '../hints/body-hints.js';
 import { readDontRetry } from '../hints/dont-retry.js';
 import type { HeaderSource } from '../hints/headers.js';
@@ -100,8 +101,17 @@ function classifyKindly(error: unknown, nowMs: number, options: ClassifyErrorOpt
     return classification;
   }
   if (isHttpStatusError(error)) {
-    const response = readProperty(error, 'response');
-    const fromStatus = fromHttpStatus(readProperty(error, 'status'), response, readProperty(response, 'headers'), nowMs, options);
+    // A response still to be made (a retried attempt's, usually never read) is left unmade:
+    // its headers are at hand, and its body, a stream, is never read here.
+    const headers = pendingHeaders(error);
+    const response = headers === undefined ? readProperty(error, 'response') : undefined;
+    const fromStatus = fromHttpStatus(
+      readProperty(error, 'status'),
+      response,
+      headers ?? readProperty(response, 'headers'),
+      nowMs,
+      options,
+    );
     if (fromStatus !== undefined) return fromStatus;
   }
   const outcome = readProperty(error, 'outcome') === 'failed' ? 'failed' : 'unknown';

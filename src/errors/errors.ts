@@ -170,6 +170,15 @@ export class HttpStatusError extends KindlyError {
     this.response = details.response;
   }
   readonly response: unknown;
+
+  /**
+   * `util.inspect`: a response made when first read (`fetchThrough`'s retried attempts) is
+   * made first, so that the error prints as one given its response at once does.
+   */
+  [Symbol.for('nodejs.util.inspect.custom')](): this {
+    void this.response;
+    return this;
+  }
 }
 
 function causeText(cause: unknown): string {

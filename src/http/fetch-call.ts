@@ -2,6 +2,7 @@ import { classifyError } from '../classify/classify-error.js';
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import type { Classification } from '../classify/outcome.js';
 import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
+import { isResponsePending, makeResponseWhenRead } from '../errors/lazy-response.js';
 import { type BodyHintExtractor, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
 import { readWaitHint } from '../hints/wait-hint.js';
 import { AttemptContext, type CallContext, type InternalCallOptions, RUNS_NO_USER_CODE } from '../runtime/attempt.js';
@@ -24,8 +25,10 @@ import {
   DRAIN_WAIT_MS,
   type Drain,
   drainBody,
+  type PeekedBody,
   peekBody,
   rebuildResponse,
+  settledDrain,
   withoutSecrets,
 } from './response-body.js';
 
@@ -71,18 +74,45 @@ export interface FetchPlan {
 }
 
 /** What kindly remembers about one failed response. */
-interface FailedResponse {
-  /** The response as the caller would get it (URL and every header). */
-  response: Response;
-  /** What the `HttpStatusError` exposes: same status and body, no URL, no secret header. */
-  copy: Response;
-  status: number;
-  /** A wait hint found in the body, when the headers had none. */
-  bodyHintMs: number | undefined;
+class FailedResponse {
   /** Set when the attempt is retried: the body read (and the connection freed) or dropped. */
-  drained: Drain | undefined;
-  /** The attempt's link to the caller's signal and the body's deadline, released once the body is done with. */
-  link: AttemptSignal | undefined;
+  drained: Drain | undefined = undefined;
+
+  constructor(
+    /** The response as the caller would get it; `undefined` until asked for, after a peek that read the whole body. */
+    private standIn: Response | undefined,
+    /** That peek, which makes the response from the bytes it read. */
+    private readonly peeked: PeekedBody | undefined,
+    /** The error that stands for it; its `response` is the copy: same status and body, no URL, no secret header. */
+    private readonly error: HttpStatusError,
+    readonly status: number,
+    /** A wait hint found in the body, when the headers had none. */
+    readonly bodyHintMs: number | undefined,
+    /** The attempt's link to the caller's signal and the body's deadline, released once the body is done with. */
+    readonly link: AttemptSignal | undefined,
+  ) {}
+
+  /** The whole body, when looking for a hint read it to its end: nothing is left on the wire. */
+  get whole(): Uint8Array | undefined {
+    return this.peeked?.whole;
+  }
+
+  /**
+   * The response as the caller would get it (URL and every header). After a peek that read
+   * the whole body, made when first asked for: most failed responses are retried and dropped
+   * unread, and a `Response` with its body stream is most of what a rejected attempt costs
+   * kindly (`docs/benchmarks.md`, what a rejected answer costs).
+   */
+  get response(): Response {
+    this.standIn ??= (this.peeked as PeekedBody).response;
+    return this.standIn;
+  }
+
+  /** Whether `value` is this failure's response or its copy (making neither). */
+  holds(value: unknown): boolean {
+    if (this.standIn !== undefined && value === this.standIn) return true;
+    return !isResponsePending(this.error) && value === this.error.response;
+  }
 }
 
 /**
@@ -143,7 +173,7 @@ export class FetchCall {
   private answered(value: Response): Response {
     // A failed response still held here was answered by the fallback: let its connection go.
     const last = this.takeLastFailure();
-    if (last !== undefined && value !== last.copy && value !== last.response) discard(last);
+    if (last !== undefined && !last.holds(value)) discard(last);
     return value;
   }
 
@@ -184,7 +214,8 @@ export class FetchCall {
   /** `onAttemptError` for an error of this call's: a failed response that will be retried is drained. */
   drainBeforeRetry(error: object): void {
     const failure = this.failures?.get(error);
-    if (failure !== undefined) failure.drained = drainBody(failure.response, DRAIN_LIMIT);
+    if (failure === undefined) return;
+    failure.drained = failure.whole !== undefined ? settledDrain(failure.whole) : drainBody(failure.response, DRAIN_LIMIT);
   }
 
   /** `onDiscard` for an error of this call's (hedging: it lost the race): let its connection go. */
@@ -335,28 +366,38 @@ export class FetchCall {
   ): Promise<unknown> {
     const { plan } = this;
     const status = arrived.status;
-    let response = arrived;
+    /** The response from now on: `undefined` while only the bytes of a whole body are kept. */
+    let response: Response | undefined = arrived;
     let bodyHintMs: number | undefined;
+    let peeked: PeekedBody | undefined;
     if ((reading.retryable || isInFlightConflict(status, plan.hasIdempotencyKey)) && plan.extractors.length > 0) {
-      const found = await bodyHint(response, this.clock, plan.extractors, reading.throttled, ctx);
+      const found = await bodyHint(arrived, this.clock, plan.extractors, reading.throttled, ctx);
       bodyHintMs = found.hintMs;
-      response = found.response;
+      peeked = found.peeked;
+      if (peeked !== undefined) response = peeked.whole === undefined ? peeked.response : undefined;
     }
     if (ctx.signal.aborted) {
       // Ended while the hint was read; nobody will get this response.
       link?.release();
-      response.body?.cancel().catch(() => undefined);
+      response?.body?.cancel().catch(() => undefined);
       return ctx.signal.reason;
     }
-    link?.handOver(response, this.bodyDeadline());
-    const copy = withoutSecrets(response, plan.secretParams);
+    // A body read whole is in memory: no deadline or caller's abort has anything left to stop.
+    if (response === undefined) link?.release();
+    else link?.handOver(response, this.bodyDeadline());
+    const whole = peeked?.whole;
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
       attempts: ctx.attempt,
       downstream: plan.downstream.name,
-      response: copy,
+      response: response === undefined ? undefined : withoutSecrets(response, plan.secretParams),
     });
-    const failure: FailedResponse = { response, copy, status, bodyHintMs, drained: undefined, link };
+    // A body read whole: the error's copy is made from its bytes if anyone reads it.
+    if (response === undefined) {
+      const { secretParams } = plan;
+      makeResponseWhenRead(error, () => withoutSecrets(arrived, secretParams, whole), arrived.headers);
+    }
+    const failure = new FailedResponse(response, peeked, error, status, bodyHintMs, link);
     (this.failures ??= new WeakMap()).set(error, failure);
     owners.set(error, this);
     this.lastFailure = failure;
@@ -385,7 +426,9 @@ export class FetchCall {
     // The call stopped after a retry was planned (verify, deadline, breaker): the body was
     // being drained meanwhile. Hand it back at once — read, or what was read plus the rest —
     // never waiting on a body that may not end.
-    if (failure.drained !== undefined) return rebuildResponse(failure.response, failure.drained.take());
+    // A body read whole is handed back as a response made from its bytes (never read before).
+    if (failure.drained !== undefined && failure.whole === undefined)
+      return rebuildResponse(failure.response, failure.drained.take());
     return failure.response;
   }
 
@@ -502,6 +545,7 @@ function discard(failure: FailedResponse): void {
     failure.drained.cancel();
     return;
   }
+  if (failure.whole !== undefined) return; // read to its end already: nothing to let go
   const body = failure.response.body;
   if (body !== null && !body.locked) body.cancel().catch(() => undefined);
 }
@@ -527,8 +571,9 @@ async function waitUntilReady(
  * A wait hint in the body of a failed response, when its headers have none. Read only from
  * a JSON or text body of at most MAX_BODY_HINT_CHARS bytes (by `Content-Length`, when sent),
  * and only while it arrives within BODY_HINT_WAIT_MS and half the attempt's time left: a
- * slow body gives no hint rather than a timed-out attempt. Returns the response to use from
- * now on (the body peeked at, followed by the rest; see `peekBody`).
+ * slow body gives no hint rather than a timed-out attempt. Returns the peek, when there was
+ * one: its response is the one to use from now on (the body peeked at, followed by the rest;
+ * see `peekBody`).
  */
 async function bodyHint(
   response: Response,
@@ -536,9 +581,9 @@ async function bodyHint(
   extractors: readonly BodyHintExtractor[],
   throttled: boolean | undefined,
   ctx: CallContext,
-): Promise<{ hintMs: number | undefined; response: Response }> {
+): Promise<{ hintMs: number | undefined; peeked: PeekedBody | undefined }> {
   const now = clock.now();
-  const none = { hintMs: undefined, response };
+  const none = { hintMs: undefined, peeked: undefined };
   if (readWaitHint(response.headers, now, { throttled: throttled === true }) !== undefined) return none;
   const type = response.headers.get('content-type') ?? '';
   if (!/json|text/i.test(type)) return none;
@@ -548,7 +593,7 @@ async function bodyHint(
   const peeked = await peekBody(response, { maxBytes: MAX_BODY_HINT_CHARS, waitMs, clock, signal: ctx.signal });
   const text = peeked.text;
   const hintMs = text === undefined || text.length === 0 ? undefined : extractBodyHint(text, now, extractors);
-  return { hintMs, response: peeked.response };
+  return { hintMs, peeked };
 }
 
 /** An `HttpStatusError` that kindly-calls/chaos made up (it carries `chaos: true` and a `Response`). */

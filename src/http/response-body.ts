@@ -66,7 +66,8 @@ export function drainBody(response: Response, limit: number = DRAIN_LIMIT): Drai
   return new BodyDrain(reader, limit);
 }
 
-function settledDrain(bytes: Uint8Array | undefined): Drain {
+/** A drain that is over already: the body was read to its end into `bytes` (or dropped: `undefined`). */
+export function settledDrain(bytes: Uint8Array | undefined): Drain {
   let taken = false;
   return {
     bytes: Promise.resolve(bytes),
@@ -190,10 +191,35 @@ export interface PeekedBody {
    */
   text: string | undefined;
   /**
-   * Stands in for the response peeked at: same status, headers and URL; its body is the bytes
-   * read followed by the rest, untouched (an error in the rest surfaces when it is read).
+   * The whole body, when the peek read it to its end (`undefined` otherwise): a caller that
+   * keeps these bytes needs no stand-in at all.
    */
-  response: Response;
+  whole: Uint8Array | undefined;
+  /**
+   * Stands in for the response peeked at: same status, headers and URL; its body is the bytes
+   * read followed by the rest, untouched (an error in the rest surfaces when it is read). Made
+   * when first read: a `Response` and its body stream cost a rejected attempt more than the
+   * peek itself, and a retried attempt's response is usually dropped unread.
+   */
+  readonly response: Response;
+}
+
+/** A {@link PeekedBody} whose stand-in is made when first asked for. */
+function peeked(
+  text: string | undefined,
+  original: Response,
+  rest: Uint8Array | ReadableStream<Uint8Array> | undefined,
+  whole: Uint8Array | undefined,
+): PeekedBody {
+  let standIn: Response | undefined;
+  return {
+    text,
+    whole,
+    get response() {
+      standIn ??= rest === undefined ? original : rebuildResponse(original, rest);
+      return standIn;
+    },
+  };
 }
 
 /**
@@ -210,9 +236,10 @@ export interface PeekedBody {
  */
 export function peekBody(response: Response, limits: PeekLimits): Promise<PeekedBody> {
   const body = response.body;
-  if (body === null) return Promise.resolve({ text: '', response });
+  if (body === null) return Promise.resolve(peeked('', response, undefined, undefined));
   const { signal } = limits;
-  if (signal?.aborted || limits.waitMs <= 0 || body.locked) return Promise.resolve({ text: undefined, response });
+  if (signal?.aborted || limits.waitMs <= 0 || body.locked)
+    return Promise.resolve(peeked(undefined, response, undefined, undefined));
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -227,8 +254,8 @@ export function peekBody(response: Response, limits: PeekLimits): Promise<Peeked
       signal?.removeEventListener('abort', stop);
       const bytes = ending === 'stopped' ? undefined : concat(chunks, total);
       const text = bytes === undefined ? undefined : decodeText(bytes, limits.maxBytes);
-      const rest = ending === 'whole' ? (bytes as Uint8Array) : replayThenRest(chunks, pending, reader);
-      resolve({ text, response: rebuildResponse(response, rest) });
+      if (ending === 'whole') resolve(peeked(text, response, bytes, bytes));
+      else resolve(peeked(text, response, replayThenRest(chunks, pending, reader), undefined));
     };
     const stop = (): void => finish('stopped');
     const cancelTimer = limits.clock.schedule(limits.waitMs, stop);
@@ -310,14 +337,17 @@ const originals = new WeakMap<Response, Response>();
  * query string, and `util.inspect` of an error prints its `response` in full), no
  * `Set-Cookie` or other secret header, `Location` redacted. Status and the (shared, still
  * unread) body stream are kept, so hints can be read from it and a caller that catches the
- * error can still read the body.
+ * error can still read the body. Given `whole`, the body already read to its end, the copy
+ * gets those bytes instead (a body of its own: reading it takes nothing from `response`).
  */
-export function withoutSecrets(response: Response, secretParams?: readonly string[]): Response {
+export function withoutSecrets(response: Response, secretParams?: readonly string[], whole?: Uint8Array): Response {
   const init = {
     status: response.status,
     statusText: response.statusText,
     headers: redactHeaders(response.headers, secretParams),
   };
+  // A body read to its end already (`whole`): the copy gets the bytes, and shares nothing.
+  if (whole !== undefined) return new Response(whole as BodyInit, init);
   let copy: Response;
   try {
     copy = new Response(response.body, init);

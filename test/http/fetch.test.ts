@@ -167,6 +167,71 @@ describe('fetchThrough — statuses', () => {
   });
 });
 
+describe('fetchThrough — a small failed body read whole (what it makes only when read)', () => {
+  /** A 503 with a short text body and a cookie: looking for a body hint reads it whole. */
+  async function busy(extra: Record<string, string> = {}) {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503, { 'content-type': 'text/plain', 'set-cookie': 'id=COOKIESECRET', ...extra }).end(`busy #${hits}`);
+    });
+    return { server, hits: () => hits };
+  }
+
+  it('the headers still decide: a don’t-retry marker beside a text body stops the retries', async () => {
+    const { server, hits } = await busy({ 'x-retry-exhausted': '1' });
+    const response = await fetchThrough(api(), server.url);
+    expect(response.status).toBe(503);
+    expect(hits()).toBe(1);
+    expect(await response.text()).toBe('busy #1');
+  });
+
+  it('a retried attempt’s error makes no copy of its response unless someone reads it', async () => {
+    const { server } = await busy();
+    const d = api();
+    const failed: HttpStatusError[] = [];
+    d.onAny((e) => {
+      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
+    });
+    const response = await fetchThrough(d, server.url);
+    expect(await response.text()).toBe('busy #3');
+    expect(failed).toHaveLength(3);
+    // Still to be made: an accessor, not a value (reading it would make it).
+    for (const error of failed) expect(Object.getOwnPropertyDescriptor(error, 'response')?.get).toBeTypeOf('function');
+    const copy = failed[0]?.response as Response;
+    expect(copy).toBeInstanceOf(Response);
+    expect(Object.getOwnPropertyDescriptor(failed[0], 'response')?.value).toBe(copy); // made once, then kept
+    expect(copy.headers.get('set-cookie')).toBeNull();
+    expect(copy.url).toBe('');
+    expect(await copy.text()).toBe('busy #1');
+    // Assigned before it was made: the value assigned, as with any other property.
+    (failed[1] as { response: unknown }).response = 'replaced';
+    expect(failed[1]?.response).toBe('replaced');
+  });
+
+  it('util.inspect shows the copy as a value, without secrets, before anyone read it', async () => {
+    const { server } = await busy();
+    const error = await fetchThrough(api(), `${server.url}/x?token=QUERYSECRET`, { throwHttpErrors: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(isGiveUpError(error)).toBe(true);
+    const dump = inspect(error, { depth: 12, showHidden: true });
+    expect(dump).toContain('response: Response {');
+    expect(dump).not.toContain('[Getter');
+    for (const secret of ['COOKIESECRET', 'QUERYSECRET']) expect(dump).not.toContain(secret);
+    const cause = (error as Error).cause as HttpStatusError;
+    expect(await (cause.response as Response).text()).toBe('busy #3');
+  });
+
+  it('a fallback may answer with the error’s copy', async () => {
+    const { server } = await busy();
+    const response = await fetchThrough(api(), server.url, {
+      fallback: ({ error }) => (error.cause as HttpStatusError).response as Response,
+    });
+    expect(await response.text()).toBe('busy #3');
+  });
+});
+
 describe('fetchThrough — deadlines and cancellation', () => {
   it('a fetch of the user’s (the `fetch` option, or a global fetch replaced after kindly loaded) runs inside the attempt’s deadline scope', async () => {
     const server = await serve((_req, res) => res.writeHead(200).end('ok'));
