@@ -16,7 +16,9 @@
  * - `rejected`: the same three answered `503 busy` (a short text body, no wait hint), and
  *   kindly with `retry: false`, so the call ends on it: what each rejected answer costs the
  *   caller — the status classified, the body looked at for a wait hint, the error that stands
- *   for it, the response handed back. No target: the figure a herd pays per rejection.
+ *   for it, the response handed back. No target: the figure a herd pays per rejection. Beside
+ *   them, `kindly-retried×4` (four attempts, no backoff: three answers retried, the last
+ *   handed back) against `floor×4`, four of the floor's requests in a row.
  *
  * Run through `bench/index.ts` (`npm run bench`), which prints the ratios.
  */
@@ -92,7 +94,25 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
   }
   if (group === 'rejected') {
     const api = downstream('http-rejected', { ...PLAIN_PIPELINE, retry: false });
-    return [bare, floorCase(url, {}), { name: 'kindly', request: () => fetchThrough(api, url) }];
+    // Four attempts, no backoff, no budget (it would refuse retries once its reserve is spent):
+    // every answer but the last is retried, as in a herd; against the floor's four requests.
+    const retried = downstream('http-retried', {
+      ...PLAIN_PIPELINE,
+      budget: false,
+      retry: { maxAttempts: 4, backoff: { shape: 'constant', baseMs: 0, jitter: 'none' } },
+    });
+    const floor = floorCase(url, {});
+    const floorTimes4 = async (): Promise<Response> => {
+      for (let i = 0; i < 3; i++) await readBusy(await floor.request());
+      return floor.request();
+    };
+    return [
+      bare,
+      floor,
+      { name: 'kindly', request: () => fetchThrough(api, url) },
+      { name: 'floor×4', request: floorTimes4 },
+      { name: 'kindly-retried×4', request: () => fetchThrough(retried, url) },
+    ];
   }
   const full = downstream('http-full', FULL_HTTP_PIPELINE);
   return [bare, floorCase(url, {}), { name: 'kindly-full', request: () => fetchThrough(full, url) }];
@@ -160,6 +180,7 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
         } else if (rejected) {
           ratios.push(ratioOf(suite, 'kindly / floor', runs('kindly'), runs('floor')));
           ratios.push(ratioOf(suite, 'kindly / bare', runs('kindly'), runs('bare')));
+          ratios.push(ratioOf(suite, 'kindly-retried×4 / floor×4', runs('kindly-retried×4'), runs('floor×4')));
         } else {
           ratios.push(ratioOf(suite, 'kindly-full / floor', runs('kindly-full'), runs('floor'), target(HTTP_TARGETS.full)));
           ratios.push(ratioOf(suite, 'kindly-full / bare', runs('kindly-full'), runs('bare')));
