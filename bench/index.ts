@@ -76,7 +76,7 @@ if (only.has('http')) {
         log(`\n${suite}: µs per request (median of blocks)`);
       }
       log(
-        `  ${r.name.padEnd(12)} ${((r.nsPerCall as number) / 1000).toFixed(1).padStart(7)}   ${r.runs.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
+        `  ${r.name.padEnd(16)} ${((r.nsPerCall as number) / 1000).toFixed(1).padStart(7)}   ${r.runs.map((x) => (x / 1000).toFixed(1)).join(' ')}`,
       );
     }
     for (const r of result.ratios) log(`  ${r.suite.padEnd(26)} ${formatRatio(r)}`);
