@@ -366,16 +366,16 @@ export class FetchCall {
   ): Promise<unknown> {
     const { plan } = this;
     const status = arrived.status;
-    /** The response from now on: `undefined` while only the bytes of a whole body are kept. */
-    let response: Response | undefined = arrived;
     let bodyHintMs: number | undefined;
     let peeked: PeekedBody | undefined;
     if ((reading.retryable || isInFlightConflict(status, plan.hasIdempotencyKey)) && plan.extractors.length > 0) {
       const found = await bodyHint(arrived, this.clock, plan.extractors, reading.throttled, ctx);
       bodyHintMs = found.hintMs;
       peeked = found.peeked;
-      if (peeked !== undefined) response = peeked.whole === undefined ? peeked.response : undefined;
     }
+    const whole = peeked?.whole;
+    /** The response from now on: `undefined` while only the bytes of a whole body are kept. */
+    const response = whole !== undefined ? undefined : (peeked?.response ?? arrived);
     if (ctx.signal.aborted) {
       // Ended while the hint was read; nobody will get this response.
       link?.release();
@@ -385,7 +385,6 @@ export class FetchCall {
     // A body read whole is in memory: no deadline or caller's abort has anything left to stop.
     if (response === undefined) link?.release();
     else link?.handOver(response, this.bodyDeadline());
-    const whole = peeked?.whole;
     const error = new HttpStatusError(status, {
       outcome: reading.outcome,
       attempts: ctx.attempt,
