@@ -57,6 +57,8 @@ export class PacerThrottleState {
   slowRun = false;
   /** When the latest rejection of the flight came back (-∞: none in this search). */
   flightRejectAt = Number.NEGATIVE_INFINITY;
+  /** How many of the flight's rejections came back so far. */
+  flightRejects = 0;
   cruiseAt = 0;
   /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
   grewAt = 0;
@@ -97,6 +99,10 @@ export class PacerThrottleState {
   chunkUntil = 0;
   chunkGap = 1;
   chunkMax = 2;
+  /** The count ran out of time before a rejection or the flight's number: what it found is a floor. */
+  chunkIncomplete = false;
+  /** Reprobing: answers to requests sent before this are the count's, not the reprobe's. */
+  reprobeFrom = 0;
   /** After a chunk: probing for the window's reopening (geometric gaps); the latest rejected. */
   reprobe = false;
   reprobeRejectedAt = Number.NEGATIVE_INFINITY;

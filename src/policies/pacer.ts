@@ -95,6 +95,14 @@ const BLIND_CUT = 0.5;
 /** Flight successes in a row, each slower than every rejection, that make a slow flight. */
 const FLIGHT_RUN = 3;
 
+/**
+ * Rejections of the flight back before any success may read as served slowly: the slowest of
+ * fewer says little about how slow rejections get (exponential latencies, the flight's first
+ * answers: a success 5× slower than the one or two rejections seen was common, and ended
+ * searches at 1,000–13,000/s — fixed-window herds of 400–670 requests).
+ */
+const FLIGHT_REJECTS_MIN = 8;
+
 /** Successes between two reopenings that measure the callee's rate (within ±1 / this). */
 const SATURATED_MIN = 4;
 
@@ -157,14 +165,17 @@ const CRUISE = 2;
  * first cut corrects with a measurement. That holds for a bucket, which restored one token; a
  * fixed window restored all of its N, and x₁ is N× low. So after a bracketed probe, a pacer
  * alone counts: the waiting requests go one per round trip while they are served (only when
- * the flight was served at least 4 and that many round trips fit within l — otherwise a
- * bucket's one token would cost a rejected request for nothing). S ≥ 4 served in a row is a
- * window: the level is S over the middle of (l, h], and the waiting requests probe for its
- * reopening from probe + l; the first served measures T, the rate is S / T. A probe sent after
+ * the flight was served at least 4 and that many of the probe's round trips fit within l —
+ * otherwise a bucket's one token would cost a rejected request for nothing). S ≥ 4 served
+ * in a row is a window: the level is S over the middle of (l, h], and the waiting requests
+ * probe for its reopening after probe + l, 1 / that level apart; the first served measures T,
+ * the rate is S / T (a count cut short by the time l found a floor: start-up grows from it
+ * then). A probe sent after
  * probe + h and still rejected says it was no window (a bucket others share): start-up goes on
  * from x₁. Fewer than 4 served: start-up from x₁. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
- * slot), or the third such success in a row slower than every rejection, ends it too, at
+ * slot), or the third such success in a row slower than every rejection — once 8 rejections
+ * are back, and for the first rule none for as long as the slowest took — ends it too, at
  * x₁ = the flight's successes over the callee's share of their time — from the first send to
  * the last answer, less the flight's fastest rejection's round trip (the way there and back,
  * not serving) — the best of that read at any of the flight's answers, and
@@ -357,14 +368,20 @@ export class Pacer {
       if (sent < this.state.searchBase) {
         if (this.state.flightRun > 0) this.state.flightMixed = true;
         this.state.flightRejectAt = nowMs;
+      } else if (paced === false) {
+        // A first try that left after the search began (a herd reaching the callee over a few
+        // ms) is still the flight: its rejection says rejections are still coming back.
+        this.state.flightRejectAt = nowMs;
       }
+      this.state.flightRejects++;
       return;
     }
     if (this.state.chunk) {
-      if (sent >= this.state.cruiseAt) this.endChunk(nowMs);
+      if (sent >= this.state.cruiseAt) this.endChunk(nowMs, true);
       return;
     }
     if (this.state.reprobe) {
+      if (sent < this.state.reprobeFrom) return;
       if (sent >= this.state.cruiseAt && sent > this.state.reprobeRejectedAt) this.state.reprobeRejectedAt = sent;
       if (sent > this.state.chunkFrom + this.state.chunkHigh) this.refuteWindow(nowMs);
       return;
@@ -716,7 +733,7 @@ export class Pacer {
   private adjust(nowMs: number): void {
     if (this.mode !== CRUISE) return;
     if (this.state.chunk) {
-      if (nowMs > this.state.chunkUntil) this.endChunk(nowMs);
+      if (nowMs > this.state.chunkUntil) this.endChunk(nowMs, false);
       return;
     }
     if (this.state.reprobe) return;
@@ -737,6 +754,7 @@ export class Pacer {
     this.state.flightRun = 0;
     this.state.flightMixed = false;
     this.state.flightRejectAt = nowMs;
+    this.state.flightRejects = 1;
     this.state.searchHinted = false;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
@@ -805,15 +823,20 @@ export class Pacer {
    * Not at all when the flight was served fewer than `WINDOW_MIN` + 1 (four processes pacing
    * alone against one leaky bucket, each served 4 of its 25: their counts read 1–2 of the
    * others' leftovers, and the herd took 1.9 s instead of 1.43 s), nor when counting what it
-   * found would take longer than l at one per round trip (the smoothed one: a loaded server's
-   * slow flight counts): it could not finish, and on a bucket, which restored one token, the
-   * count's second request is rejected — one more request on every simulated bucket herd.
+   * found would take longer than l at one of the probe's round trips per request: it could
+   * not finish, and on a bucket, which restored one token, the count's second request
+   * is rejected — one more request on every simulated bucket herd. The probe's own round trip,
+   * not the smoothed one: a client reading a burst of answers in a backlog inflates the smoothed
+   * one to 30–50 ms on loopback (real express-rate-limit herds never counted, and started up
+   * from 1 / l ≈ 20/s for ~200 ms), while the probe, sent after the burst, meets the path as
+   * the count will. A count that runs out of time all the same (a round trip that varies)
+   * found a floor: see `endChunk`.
    */
   private startChunk(nowMs: number, sent: number, latency: number): void {
     const max = Math.max(2, this.estimator.served(nowMs) - 1);
     const gap = Math.max(Math.min(latency, this.state.pathLatency), RECHECK_MS);
     const low = this.state.rejectedProbeAt - this.state.flightStart;
-    if (max < WINDOW_MIN || max * Math.max(gap, this.srtt ?? 0) >= low) return;
+    if (max < WINDOW_MIN || max * gap >= low) return;
     this.state.chunk = true;
     this.state.chunkServed = 1;
     this.state.chunkFrom = sent;
@@ -849,9 +872,14 @@ export class Pacer {
     return Math.max(0, this.state.baseAt - nowMs) + j * (this.state.chunkGap + RECHECK_MS);
   }
 
-  private endChunk(nowMs: number): void {
+  /**
+   * The count is over: `complete` when a rejection or the flight's number ended it, not the
+   * time l (then what it counted is a floor of what the window holds).
+   */
+  private endChunk(nowMs: number, complete: boolean): void {
     this.state.chunk = false;
     const s = this.state.chunkServed;
+    this.state.chunkIncomplete = !complete;
     if (s < WINDOW_MIN || !(this.state.chunkHigh > 0)) {
       // Fewer than WINDOW_MIN: a bucket's token (or nothing more to learn). Start-up goes on from 1 / l,
       // the chunk's request taking the next slot.
@@ -863,8 +891,12 @@ export class Pacer {
     }
     // The callee restored S at once — a window, which reopens T after the probe that opened
     // it, T in (l, h] from the flight's first send. The waiting requests probe for that
-    // reopening from probe + l, gaps doubling from the bracket's middle rate: the first one
-    // served measures T within a gap (`cruiseSuccess`), and the rate is S / T.
+    // reopening from probe + l, 1 / the bracket's middle rate apart: the first one served
+    // measures T within that gap (`cruiseSuccess`), and the rate is S / T. Not with gaps
+    // doubling, as the search's probes go: T − l is within one bracket, so a few probes cover
+    // it, and doubling gaps measured T within 13–40 ms — real express-rate-limit herds read
+    // 116–124 ms windows of 100 ms and cruised at 75–85/s; simulated herds (first tries
+    // together, 1 ms) 1,072 → 1,021 ms.
     this.state.level = Math.max(this.state.level, (2 * s) / (this.state.chunkHigh + Math.max(this.state.chunkLow, 0)));
     this.state.startup = false;
     this.state.bracketed = false;
@@ -879,9 +911,12 @@ export class Pacer {
     this.state.exhausted = false;
     this.state.probeReopened = false;
     this.state.cutGateAt = nowMs;
-    this.respace(nowMs, true, 1 / this.state.level);
-    const from = this.state.chunkFrom + Math.max(this.state.chunkLow, 0);
+    this.respace(nowMs, false, 1 / this.state.level);
+    // T > l: the first reprobe a gap after probe + l.
+    const from = this.state.chunkFrom + Math.max(this.state.chunkLow, 0) + this.state.gap;
     if (this.state.baseAt < from) this.state.baseAt = from;
+    // Answers to the count's requests still on their way are no reprobe's.
+    this.state.reprobeFrom = this.state.baseAt;
   }
 
   /**
@@ -914,11 +949,16 @@ export class Pacer {
    * working through a burst slows its rejections as much as the callee's service: on a real
    * express-queue (10 × 100 ms) the rejections came back after 57–121 ms and the ten served
    * at 131–158 ms, so the rule of twice alone ended the search on the queued eleventh, 100 ms
-   * later (1.2–1.6 s herds).
+   * later (1.2–1.6 s herds). Neither rule reads before `FLIGHT_REJECTS_MIN` rejections are
+   * back, and twice the slowest counts only once no rejection of the flight has come back for
+   * as long as the slowest took: while they still arrive, the slowest seen so far is not how
+   * slow they get (simulated, exponential latencies of 2 ms: fixed-window herds 452 → 204
+   * requests, token buckets 284 → 199, over 8–24 seeds).
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
     if (sent >= this.state.searchBase) return false;
-    if (latency > 2 * this.state.rejectLatency) {
+    if (this.state.flightRejects < FLIGHT_REJECTS_MIN) return false;
+    if (latency > 2 * this.state.rejectLatency && nowMs - this.state.flightRejectAt >= this.state.rejectLatency) {
       this.state.slowRun = false;
       return true;
     }
@@ -1022,6 +1062,7 @@ export class Pacer {
       return;
     }
     this.state.fromFlight = false;
+    if (this.state.reprobe && sent < this.state.reprobeFrom) return;
     if (this.state.reprobe) {
       // The window reopened between the last rejected probe and this one: T measured.
       this.state.reprobe = false;
@@ -1035,12 +1076,23 @@ export class Pacer {
       this.state.lastOkSent = sent;
       this.state.lastRejectSent = this.state.reprobeRejectedAt;
       this.state.exhausted = false;
+      if (this.state.chunkIncomplete) {
+        // The count ran out of time: the window holds at least what it counted, so S / T is
+        // a floor, and start-up grows from it until a rejection (cruising there, simulated
+        // herds with 10 ms latencies paced at 50–70/s for good: 1.43 s against 1.2 s).
+        this.state.startup = true;
+        this.state.guessed = true;
+        this.state.rampLevel = false;
+        this.state.grewAt = nowMs;
+        this.state.ceiling = Number.POSITIVE_INFINITY;
+      }
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       return;
     }
     if (this.state.chunk) {
       this.state.chunkServed++;
-      if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax) this.endChunk(nowMs);
+      if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax)
+        this.endChunk(nowMs, this.state.chunkServed >= this.state.chunkMax);
       else this.chunkRespace(nowMs);
       return;
     }
@@ -1139,7 +1191,11 @@ export class Pacer {
     } else {
       // Nothing paced measured yet: a level measured on a flight stands (β below it), one
       // bracketed by probes may be 2× high.
-      level *= this.state.bracketed ? BLIND_CUT : 1;
+      // A cut after a cut that nothing paced was served since (the stall rule) halves as well: the
+      // level was wrong, not a little high (a false slow flight at 4,000/s took 23 cuts of
+      // β to come down to 100/s, ~300 requests rejected on the way).
+      const stalled = !this.state.servedSinceCut && this.state.lastCutAt >= this.state.cruiseAt;
+      level *= this.state.bracketed || stalled ? BLIND_CUT : 1;
     }
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.

@@ -273,6 +273,95 @@ describe('Pacer', () => {
     expect(p.searching).toBe(true);
   });
 
+  it('a success slower than the few rejections back, or read while rejections still arrive, is no slow flight (regression: exponential latencies ended searches at 1,000–13,000/s)', () => {
+    // Latencies that spread widely, and a herd reaching the callee over 3 ms. Two rejections of
+    // 0.1 ms back, then a success of 0.6 ms: six times the slowest so far, but two say nothing
+    // of how slow rejections get.
+    const p = new Pacer();
+    p.onResult(0.1, 'rejected', undefined, 0, false);
+    p.onResult(0.2, 'rejected', undefined, 0.1, false);
+    p.onResult(0.6, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    // First tries that left after the search began keep coming back rejected (0.3 ms each): a
+    // success of 2 ms — more than twice the slowest — read 0.1 ms after the latest of them.
+    let at = 0.2;
+    for (; at + 0.3 <= 1.9; at += 0.2) p.onResult(at + 0.3, 'rejected', undefined, at, false);
+    p.onResult(2, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(true);
+    for (; at <= 3; at += 0.2) p.onResult(at + 0.3, 'rejected', undefined, at, false);
+    // No rejection back for as long as the slowest took: served slowly.
+    p.onResult(4, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+  });
+
+  it('the count runs on the probe’s own round trip, not on the smoothed one a backlog inflated (regression: real express-rate-limit herds never counted)', () => {
+    // A fixed window of 10 per 100 ms from t = 0. The client read the flight's answers 40–50 ms
+    // after sending them (one event loop working through 100 of them); the probes, sent after
+    // that, come back in 1 ms. Probes at 54.1, 62.3, 78.6 are rejected, 111.3 is served.
+    const p = new Pacer();
+    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
+    const tickets = book(p, 90, 50);
+    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
+    for (const sent of probes.slice(0, 3)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const probe = probes[3] as number;
+    expect(probe).toBeGreaterThan(100);
+    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    expect(p.searching).toBe(false);
+    // Nine more at two of its round trips each fit within l = 78.6 ms: the next request goes
+    // at once, the one after it waits for that answer. Before, start-up from 1 / 28.6 ms.
+    expect(p.holdFor(tickets[4] as number, probe + 1)).toBe(0);
+    expect(p.holdFor(tickets[5] as number, probe + 1)).toBeGreaterThan(0);
+  });
+
+  it('a count that ran out of time found a floor: after the window’s reopening, start-up grows from it (regression: herds with 10 ms latencies paced at 50–70/s for good)', () => {
+    // As above, but the count's answers take 20 ms: four served by 192.3 ms, past l (the
+    // window holds 10). The reprobes, answered in 1 ms, find the reopening at 211.3.
+    const p = new Pacer();
+    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
+    const tickets = book(p, 90, 50);
+    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
+    for (const sent of probes.slice(0, 3)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    const probe = probes[3] as number;
+    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    let now = probe + 1;
+    let k = 4;
+    for (; k < 8; k++) {
+      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+      p.onResult(now + 20, 'ok', undefined, now, true);
+      now += 20;
+    }
+    expect(p.holdFor(tickets[k] as number, now)).toBeGreaterThan(0);
+    let served = false;
+    let last = now;
+    while (!served) {
+      const at = now + p.slotWait(tickets[k++] as number, now);
+      served = at > probe + 100;
+      p.onResult(at + 1, served ? 'ok' : 'rejected', undefined, at, true);
+      last = at;
+      now = at + 1;
+    }
+    // 5 per T (the middle of the last gap): a floor, and start-up goes on from it: a paced
+    // success sent 25 ms after grows it ×√2. Cruising there, it would hardly move in 1 s.
+    const floor = p.rate(now) as number;
+    expect(floor).toBeLessThan(50);
+    const sends = [0, 1].map(() => now + p.slotWait(tickets[k++] as number, now));
+    for (const at of sends) p.onResult(at + 1, 'ok', undefined, at, true);
+    expect((sends[1] as number) - last).toBeGreaterThan(25);
+    expect(p.rate((sends[1] as number) + 1)).toBeCloseTo(floor * Math.SQRT2, 6);
+  });
+
+  it('a cut after a cut that nothing paced was served since halves: the level was wrong, not a little high', () => {
+    const p = cruising();
+    p.onResult(220, 'rejected', undefined, 210);
+    expect(p.cuts).toBe(1);
+    expect(p.rate(220)).toBeCloseTo(85, 3);
+    // Nothing served since, rejected again 16 gaps later: half the rate it sent at, then β.
+    const sending = p.rate(700) as number;
+    p.onResult(700, 'rejected', undefined, 690);
+    expect(p.cuts).toBe(2);
+    expect(p.rate(700)).toBeCloseTo(sending * 0.5 * PACER_DEFAULTS.decrease, 6);
+  });
+
   it('a blind cut of a bracketed first estimate halves it and keeps starting up (it may land below the callee’s rate)', () => {
     // As above: the search ends at 1 / 6.3 ms, at most 2× high, with nothing paced measured.
     const p = new Pacer();
@@ -468,19 +557,29 @@ describe('Pacer', () => {
     }
     expect(p.cuts).toBe(0);
     // Ten restored at once (what the flight found from idle): the window reopens T after the
-    // probe, T in (52.1, 103.3] ms from the flight's first send. Probes for it from 155.4 on.
-    const next = tickets[19] as number;
-    expect(now + p.slotWait(next, now)).toBeGreaterThan(155.4);
-    const first = now + p.slotWait(next, now);
-    const second = now + p.slotWait(tickets[20] as number, now);
-    p.onResult(first + 1, 'rejected', undefined, first, true);
-    p.onResult(second + 1, 'rejected', undefined, second, true);
-    const third = second + 1 + p.slotWait(tickets[21] as number, second + 1);
-    expect(third).toBeGreaterThan(203.3);
-    p.onResult(third + 1, 'ok', undefined, third, true);
+    // probe, T in (52.1, 103.3] ms from the flight's first send. Probes for it after 155.4,
+    // 1 / the bracket's middle rate apart (10 per 77.7 ms: 7.77 ms).
+    const gap = (103.3 + 52.1) / 20;
+    let k = 19;
+    let at = now + p.slotWait(tickets[k] as number, now);
+    expect(at).toBeCloseTo(155.4 + gap, 6);
+    let rejectedAt = Number.NaN;
+    // The window reopens at 203.3 (100 ms after the probe that opened it).
+    while (at <= 203.3) {
+      p.onResult(at + 1, 'rejected', undefined, at, true);
+      rejectedAt = at;
+      k++;
+      const next = at + 1 + p.slotWait(tickets[k] as number, at + 1);
+      expect(next - at).toBeCloseTo(gap, 6);
+      at = next;
+    }
+    p.onResult(at + 1, 'ok', undefined, at, true);
     expect(p.cuts).toBe(0);
-    // Reopened between the last rejected probe and this one: 10 per (that middle − 103.3).
-    expect(p.rate(third + 1)).toBeCloseTo(10_000 / ((second + third) / 2 - 103.3), 6);
+    // Six probes rejected (the bracket's width over the gap), and T measured within half a gap:
+    // 10 per (the middle between the last rejected probe and the served one − 103.3).
+    expect(k - 19).toBe(6);
+    expect(p.rate(at + 1)).toBeCloseTo(10_000 / ((rejectedAt + at) / 2 - 103.3), 6);
+    expect(Math.abs((rejectedAt + at) / 2 - 203.3)).toBeLessThan(gap / 2);
   });
 
   it('no request goes at once to count what the callee restored when the count could not finish within the bracket (a token bucket: one rejected request more)', () => {
