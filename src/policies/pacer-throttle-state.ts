@@ -57,7 +57,7 @@ export class PacerThrottleState {
   slowRun = false;
   /** When the latest rejection of the flight came back (-∞: none in this search). */
   flightRejectAt = Number.NEGATIVE_INFINITY;
-  /** How many of the flight's rejections came back so far. */
+  /** Rejections back during this search (the flight's, its late first tries' and the probes'). */
   flightRejects = 0;
   cruiseAt = 0;
   /** Startup: when the rate last grew (only answers to requests sent since then grow it again). */
@@ -103,7 +103,7 @@ export class PacerThrottleState {
   chunkIncomplete = false;
   /** Reprobing: answers to requests sent before this are the count's, not the reprobe's. */
   reprobeFrom = 0;
-  /** After a chunk: probing for the window's reopening (geometric gaps); the latest rejected. */
+  /** After a chunk: probing for the window's reopening (evenly spaced); the latest rejected. */
   reprobe = false;
   reprobeRejectedAt = Number.NEGATIVE_INFINITY;
   /** The bracket of the probe that ended the search, from the flight's first send: (low, high]. */

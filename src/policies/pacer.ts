@@ -96,8 +96,8 @@ const BLIND_CUT = 0.5;
 const FLIGHT_RUN = 3;
 
 /**
- * Rejections of the flight back before any success may read as served slowly: the slowest of
- * fewer says little about how slow rejections get (exponential latencies, the flight's first
+ * Rejections back in this search before any success of the flight may read as served slowly:
+ * the slowest of fewer says little about how slow rejections get (exponential latencies, the flight's first
  * answers: a success 5× slower than the one or two rejections seen was common, and ended
  * searches at 1,000–13,000/s — fixed-window herds of 400–670 requests).
  */
