@@ -1,16 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { type HerdSetup, herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import type { LatencyDistribution } from '../../src/sim/distributions.js';
 import type { ServerModel } from '../../src/sim/models/index.js';
 
 /** The standard herd (100 callers, 100 requests/s) on one server model, latency 1 ms. */
-function herdOn(model: ServerModel, options: { latencyMs?: number; arrivalMs?: number } = {}): HerdSetup {
+function herdOn(
+  model: ServerModel,
+  options: { latencyMs?: number; arrivalMs?: number; distribution?: LatencyDistribution; seed?: number } = {},
+): HerdSetup {
   return {
     clients: 100,
     capacity: 10,
     slotMs: 100,
-    seed: 1,
-    server: { model, latencyMs: options.latencyMs ?? 1 },
+    seed: options.seed ?? 1,
+    server: { model, latencyMs: options.latencyMs ?? 1, distribution: options.distribution ?? 'constant' },
     arrivalMs: options.arrivalMs ?? 0,
   };
 }
@@ -53,8 +57,7 @@ describe('adaptive pacing on every server model', () => {
         { latencyMs: 10, distribution: 'normal' },
       ] as const) {
         for (let seed = 1; seed <= 8; seed++) {
-          const setup = { ...herdOn(model, { arrivalMs: 3 }), seed };
-          const { requests, time } = ratios({ ...setup, server: { ...setup.server, ...latency } });
+          const { requests, time } = ratios(herdOn(model, { ...latency, arrivalMs: 3, seed }));
           expect(requests, `${model} ${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.1);
           expect(time, `${model} ${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.45);
         }
