@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { LatencyDistribution } from '../../src/sim/distributions.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { type HerdSetup, herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
-import type { LatencyDistribution } from '../../src/sim/distributions.js';
 import type { ServerModel } from '../../src/sim/models/index.js';
 
 /** The standard herd (100 callers, 100 requests/s) on one server model, latency 1 ms. */
