@@ -350,6 +350,38 @@ describe('Pacer', () => {
     expect(p.rate((sends[1] as number) + 1)).toBeCloseTo(floor * Math.SQRT2, 6);
   });
 
+  it('a first reprobe served found the window reopened before it: S / T is a floor, and start-up grows from it (regression: real herds paced at 78–87/s)', () => {
+    // A window of 10 per 112 ms from t = 0: probes at 54.1, 62.3, 78.6 and 111.3 ms rejected
+    // (l = 111.3, already near T), 176.8 served; the count finds its 10. The first reprobe,
+    // a gap after probe + l, comes after the reopening at 288.8 and is served.
+    const p = new Pacer();
+    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
+    const tickets = book(p, 90, 50);
+    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
+    let k = 0;
+    for (; (probes[k] as number) <= 112; k++) p.onResult((probes[k] as number) + 1, 'rejected', undefined, probes[k], true);
+    const probe = probes[k++] as number;
+    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    let now = probe + 1;
+    for (let c = 0; c < 9; c++, k++, now++) {
+      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+      p.onResult(now + 1, 'ok', undefined, now, true);
+    }
+    const reprobe = now + p.slotWait(tickets[k++] as number, now);
+    expect(reprobe).toBeGreaterThan(probe + 112);
+    p.onResult(reprobe + 1, 'ok', undefined, reprobe, true);
+    const floor = p.rate(reprobe + 1) as number;
+    expect(floor).toBeCloseTo(10_000 / (reprobe - probe), 6);
+    // Paced successes: the first sent 25 ms after grows it ×√2 (cruising, it would stay).
+    now = reprobe + 1;
+    let sent = now;
+    while (sent - now < 25) {
+      sent = now + p.slotWait(tickets[k++] as number, now);
+      p.onResult(sent + 1, 'ok', undefined, sent, true);
+    }
+    expect(p.rate(sent + 1)).toBeCloseTo(floor * Math.SQRT2, 6);
+  });
+
   it('a cut after a cut that nothing paced was served since halves: the level was wrong, not a little high', () => {
     const p = cruising();
     p.onResult(220, 'rejected', undefined, 210);
