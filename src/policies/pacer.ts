@@ -97,9 +97,9 @@ const FLIGHT_RUN = 3;
 
 /**
  * Rejections back in this search before any success of the flight may read as served slowly:
- * the slowest of fewer says little about how slow rejections get (exponential latencies, the flight's first
- * answers: a success 5× slower than the one or two rejections seen was common, and ended
- * searches at 1,000–13,000/s — fixed-window herds of 400–670 requests).
+ * the slowest of fewer says little about how slow rejections get (exponential latencies: at
+ * the flight's first answers a success 5× slower than the one or two rejections back was
+ * common, and ended searches at 1,000–13,000/s — fixed-window herds of 400–670 requests).
  */
 const FLIGHT_REJECTS_MIN = 8;
 
@@ -952,8 +952,8 @@ export class Pacer {
    * later (1.2–1.6 s herds). Neither rule reads before `FLIGHT_REJECTS_MIN` rejections are
    * back, and twice the slowest counts only once no rejection of the flight has come back for
    * as long as the slowest took: while they still arrive, the slowest seen so far is not how
-   * slow they get (simulated, exponential latencies of 2 ms: fixed-window herds 452 → 204
-   * requests, token buckets 284 → 199, over 8–24 seeds).
+   * slow they get (simulated, exponential latencies of 2 ms, 12 seeds: fixed-window herds
+   * 440 → 202 requests, token buckets 267 → 199).
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
     if (sent >= this.state.searchBase) return false;
@@ -1193,10 +1193,10 @@ export class Pacer {
       if (peak < level) level = peak;
     } else {
       // Nothing paced measured yet: a level measured on a flight stands (β below it), one
-      // bracketed by probes may be 2× high.
-      // A cut after a cut that nothing paced was served since (the stall rule) halves as well: the
-      // level was wrong, not a little high (a false slow flight at 4,000/s took 23 cuts of
-      // β to come down to 100/s, ~300 requests rejected on the way).
+      // bracketed by probes may be 2× high. A cut after a cut that nothing paced was served
+      // since (the stall rule) halves as well: the level was wrong, not a little high (a
+      // false slow flight at 4,000/s took 23 cuts of β to come down to 100/s, ~300 requests
+      // rejected on the way).
       const stalled = !this.state.servedSinceCut && this.state.lastCutAt >= this.state.cruiseAt;
       level *= this.state.bracketed || stalled ? BLIND_CUT : 1;
     }

@@ -55,6 +55,24 @@ function probesAfterFlight(p: Pacer, flight: number, served: number, rejected: n
   return { tickets, probes };
 }
 
+/**
+ * A fixed window of 10 per `windowMs` from t = 0, the flight of 100 read in a backlog 40–50 ms
+ * after it left (one event loop working through it); the other 90 booked at 50 ms. The probes
+ * (54.1, 62.3, 78.6, 111.3, 176.8 ms …) come back in 1 ms: rejected until the window ends,
+ * the first one after it served. Returns the tickets, the served probe's send time and the
+ * index of the first ticket after it.
+ */
+function probedAfterBacklog(p: Pacer, windowMs: number): { tickets: number[]; probe: number; next: number } {
+  for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
+  const tickets = book(p, 90, 50);
+  const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
+  let k = 0;
+  for (; (probes[k] as number) <= windowMs; k++) p.onResult((probes[k] as number) + 1, 'rejected', undefined, probes[k], true);
+  const probe = probes[k] as number;
+  p.onResult(probe + 1, 'ok', undefined, probe, true);
+  return { tickets, probe, next: k + 1 };
+}
+
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
@@ -295,37 +313,26 @@ describe('Pacer', () => {
   });
 
   it('the count runs on the probe’s own round trip, not on the smoothed one a backlog inflated (regression: real express-rate-limit herds never counted)', () => {
-    // A fixed window of 10 per 100 ms from t = 0. The client read the flight's answers 40–50 ms
-    // after sending them (one event loop working through 100 of them); the probes, sent after
-    // that, come back in 1 ms. Probes at 54.1, 62.3, 78.6 are rejected, 111.3 is served.
+    // A fixed window of 10 per 100 ms: probes at 54.1, 62.3, 78.6 ms rejected, 111.3 served.
+    // The smoothed round trip is still tens of ms from the flight; the probe's is 1 ms.
     const p = new Pacer();
-    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
-    const tickets = book(p, 90, 50);
-    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
-    for (const sent of probes.slice(0, 3)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
-    const probe = probes[3] as number;
-    expect(probe).toBeGreaterThan(100);
-    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    const { tickets, probe, next } = probedAfterBacklog(p, 100);
+    expect(probe).toBeCloseTo(111.3, 1);
     expect(p.searching).toBe(false);
-    // Nine more at two of its round trips each fit within l = 78.6 ms: the next request goes
+    // Nine more at one of its round trips each fit within l = 78.6 ms: the next request goes
     // at once, the one after it waits for that answer. Before, start-up from 1 / 28.6 ms.
-    expect(p.holdFor(tickets[4] as number, probe + 1)).toBe(0);
-    expect(p.holdFor(tickets[5] as number, probe + 1)).toBeGreaterThan(0);
+    expect(p.holdFor(tickets[next] as number, probe + 1)).toBe(0);
+    expect(p.holdFor(tickets[next + 1] as number, probe + 1)).toBeGreaterThan(0);
   });
 
   it('a count that ran out of time found a floor: after the window’s reopening, start-up grows from it (regression: herds with 10 ms latencies paced at 50–70/s for good)', () => {
     // As above, but the count's answers take 20 ms: four served by 192.3 ms, past l (the
     // window holds 10). The reprobes, answered in 1 ms, find the reopening at 211.3.
     const p = new Pacer();
-    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
-    const tickets = book(p, 90, 50);
-    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
-    for (const sent of probes.slice(0, 3)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
-    const probe = probes[3] as number;
-    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    const { tickets, probe, next } = probedAfterBacklog(p, 100);
     let now = probe + 1;
-    let k = 4;
-    for (; k < 8; k++) {
+    let k = next;
+    for (; k < next + 4; k++) {
       expect(p.holdFor(tickets[k] as number, now)).toBe(0);
       p.onResult(now + 20, 'ok', undefined, now, true);
       now += 20;
@@ -355,13 +362,9 @@ describe('Pacer', () => {
     // (l = 111.3, already near T), 176.8 served; the count finds its 10. The first reprobe,
     // a gap after probe + l, comes after the reopening at 288.8 and is served.
     const p = new Pacer();
-    for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
-    const tickets = book(p, 90, 50);
-    const probes = tickets.map((t) => 50 + p.slotWait(t, 50));
-    let k = 0;
-    for (; (probes[k] as number) <= 112; k++) p.onResult((probes[k] as number) + 1, 'rejected', undefined, probes[k], true);
-    const probe = probes[k++] as number;
-    p.onResult(probe + 1, 'ok', undefined, probe, true);
+    const { tickets, probe, next } = probedAfterBacklog(p, 112);
+    expect(probe).toBeCloseTo(176.8, 1);
+    let k = next;
     let now = probe + 1;
     for (let c = 0; c < 9; c++, k++, now++) {
       expect(p.holdFor(tickets[k] as number, now)).toBe(0);
