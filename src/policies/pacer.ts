@@ -175,7 +175,7 @@ const CRUISE = 2;
  * from x₁. Fewer than 4 served: start-up from x₁. A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
  * slot), or the third such success in a row slower than every rejection — once 8 rejections
- * are back, and for the first rule none for as long as the slowest took — ends it too, at
+ * are back, and for the first rule none for half of what it took beyond the slowest — ends it too, at
  * x₁ = the flight's successes over the callee's share of their time — from the first send to
  * the last answer, less the flight's fastest rejection's round trip (the way there and back,
  * not serving) — the best of that read at any of the flight's answers, and
@@ -951,14 +951,17 @@ export class Pacer {
    * at 131–158 ms, so the rule of twice alone ended the search on the queued eleventh, 100 ms
    * later (1.2–1.6 s herds). Neither rule reads before `FLIGHT_REJECTS_MIN` rejections are
    * back, and twice the slowest counts only once no rejection of the flight has come back for
-   * as long as the slowest took: while they still arrive, the slowest seen so far is not how
-   * slow they get (simulated, exponential latencies of 2 ms, 12 seeds: fixed-window herds
-   * 440 → 202 requests, token buckets 267 → 199).
+   * half of what the success took beyond the slowest (the run's own test, below): while they
+   * still arrive, the slowest seen so far is not how slow they get (simulated, exponential
+   * latencies of 2 ms, 12 seeds: fixed-window herds 440 → 202 requests, token buckets 267 →
+   * 199). Not "for as long as the slowest took": a real express-queue herd's queued eleventh,
+   * 63 ms after the last rejection of 92 ms, then missed its slow flight.
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
     if (sent >= this.state.searchBase) return false;
     if (this.state.flightRejects < FLIGHT_REJECTS_MIN) return false;
-    if (latency > 2 * this.state.rejectLatency && nowMs - this.state.flightRejectAt >= this.state.rejectLatency) {
+    const sinceReject = nowMs - this.state.flightRejectAt;
+    if (latency > 2 * this.state.rejectLatency && 2 * sinceReject >= latency - this.state.rejectLatency) {
       this.state.slowRun = false;
       return true;
     }
@@ -1193,12 +1196,8 @@ export class Pacer {
       if (peak < level) level = peak;
     } else {
       // Nothing paced measured yet: a level measured on a flight stands (β below it), one
-      // bracketed by probes may be 2× high. A cut after a cut that nothing paced was served
-      // since (the stall rule) halves as well: the level was wrong, not a little high (a
-      // false slow flight at 4,000/s took 23 cuts of β to come down to 100/s, ~300 requests
-      // rejected on the way).
-      const stalled = !this.state.servedSinceCut && this.state.lastCutAt >= this.state.cruiseAt;
-      level *= this.state.bracketed || stalled ? BLIND_CUT : 1;
+      // bracketed by probes may be 2× high.
+      level *= this.state.bracketed ? BLIND_CUT : 1;
     }
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
