@@ -928,15 +928,20 @@ export class Pacer {
    */
   private refuteWindow(nowMs: number): void {
     this.state.reprobe = false;
-    this.state.startup = true;
+    this.resumeStartup(nowMs);
     this.state.bracketed = true;
-    this.state.guessed = true;
-    this.state.rampLevel = false;
     this.state.level = Math.max(this.state.chunkGuess, this.minRate);
-    this.state.ceiling = Number.POSITIVE_INFINITY;
-    this.state.grewAt = nowMs;
     this.state.cutGateAt = nowMs;
     this.respace(nowMs, false, 1 / this.state.level);
+  }
+
+  /** Start-up goes on from the level as it stands (a guess, or a floor): it grows until a rejection. */
+  private resumeStartup(nowMs: number): void {
+    this.state.startup = true;
+    this.state.guessed = true;
+    this.state.rampLevel = false;
+    this.state.ceiling = Number.POSITIVE_INFINITY;
+    this.state.grewAt = nowMs;
   }
 
   /**
@@ -1086,11 +1091,7 @@ export class Pacer {
         // herds with 10 ms latencies paced at 50–70/s for good (1.43 s against 1.2 s), and real
         // express-rate-limit herds whose first window opened a few ms after the flight left
         // (l ≥ T) at 78–87/s (1.18–1.32 s).
-        this.state.startup = true;
-        this.state.guessed = true;
-        this.state.rampLevel = false;
-        this.state.grewAt = nowMs;
-        this.state.ceiling = Number.POSITIVE_INFINITY;
+        this.resumeStartup(nowMs);
       }
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       return;
