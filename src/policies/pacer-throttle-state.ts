@@ -20,6 +20,8 @@ export class PacerThrottleState {
   lastCutAt = Number.NEGATIVE_INFINITY;
   /** A request sent after the last cut was served. */
   servedSinceCut = true;
+  /** Paced requests of this cruise rejected so far. */
+  cruiseRejects = 0;
 
   // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
   // after a rejected request with nothing served between them — the callee had just run out

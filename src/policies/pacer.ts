@@ -106,6 +106,9 @@ const FLIGHT_REJECTS_MIN = 8;
 /** Successes between two reopenings that measure the callee's rate (within ±1 / this). */
 const SATURATED_MIN = 4;
 
+/** Paced successes a cut trusts their peak from by itself (see `pacedPeakTrusted`). */
+const PEAK_MIN = 8;
+
 /** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
 const RESPACE_DRIFT = 0.1;
 
@@ -327,6 +330,7 @@ export class Pacer {
       }
       this.pacedRate?.record(nowMs, sent, ok);
       this.pacedAnswers[ok ? 0 : 1]++;
+      if (!ok) this.state.cruiseRejects++;
       this.saturation(nowMs, sent, ok);
     }
     if (hintMs !== undefined && hintMs > 0) {
@@ -1025,6 +1029,7 @@ export class Pacer {
     // Read for its rate and peak only: no answers' extremes to keep.
     if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
     else this.pacedRate.reset();
+    this.state.cruiseRejects = 0;
     this.state.reopenedAt = Number.NaN;
     this.state.servedSinceReopen = 0;
     this.state.exhausted = false;
@@ -1185,10 +1190,27 @@ export class Pacer {
     this.adjust(nowMs);
   }
 
+  /**
+   * Whether the peak of paced deliveries says what the callee serves. Few successes spread by
+   * service times read far low: the first paced requests after a slow flight meet the workers
+   * still busy with it (simulated worker pool, lognormal latencies: 3 successes read 23/s of
+   * 100/s, and the herd crept back from there for 3 s). Under `PEAK_MIN` successes it counts
+   * only when at least as many paced requests were rejected — the pacer then sends at least
+   * twice what is served, and a rough reading beats β's slow steps down (a false slow flight at
+   * 1,000/s took 300 ms of them) — and never under `SATURATED_MIN`: two or three successes are
+   * one or two gaps, not a rate.
+   */
+  private pacedPeakTrusted(nowMs: number): boolean {
+    const served = (this.pacedRate as DeliveryRate).served(nowMs);
+    return served >= PEAK_MIN || (served >= SATURATED_MIN && this.state.cruiseRejects >= served);
+  }
+
   private cut(nowMs: number): void {
     const sending = this.allowed(nowMs);
     let level = sending;
     let peak = this.pacedRate?.peak(nowMs, true);
+    // Start-up's cut reads the ramp on purpose (below); a fleet's processes each see a share.
+    if (peak !== undefined && this.alone && !this.state.startup && !this.pacedPeakTrusted(nowMs)) peak = undefined;
     // Measured between two reopenings within the estimator's window, the callee's rate is
     // known better than by the peak of any flow: bursts at a window's start inflate that.
     const saturated = this.alone && !Number.isNaN(this.state.saturatedRate) && nowMs - this.state.saturatedAt <= this.windowMs;

@@ -82,6 +82,21 @@ function book(p: Pacer, count: number, nowMs: number): number[] {
 }
 
 /**
+ * A slow flight (10 workers × 100 ms: 90 rejected within 60 ms, 10 served at 140 ms) ends the
+ * search at 100/s; then paced requests, three of them served 105 ms after they left, 80 ms
+ * apart (the workers were still busy with the flight).
+ */
+function flightThenFewServed(): Pacer {
+  const p = new Pacer();
+  for (let i = 0; i < 90; i++) p.onResult(40 + i * 0.2, 'rejected', undefined, 0, false);
+  for (let i = 0; i < 10; i++) p.onResult(140, 'ok', undefined, 0, false);
+  expect(p.rate(140)).toBeCloseTo(100, 6);
+  book(p, 80, 140);
+  for (const sent of [150, 230, 310]) p.onResult(sent + 105, 'ok', undefined, sent, true);
+  return p;
+}
+
+/**
  * Start-up in cruise from `at` (80 requests waiting): paced requests served every 10 ms for
  * 60 ms, one rejected (the first cut), then 100 ms more served. The rate right after the cut
  * and at the end.
@@ -289,6 +304,30 @@ describe('Pacer', () => {
     p.onResult(7, 'ok', undefined, 0, false);
     p.onResult(7.5, 'ok', undefined, 0, false);
     expect(p.searching).toBe(true);
+  });
+
+  it('a cut on a few paced successes after a slow flight steps down by β, not to what those few read (regression: a simulated worker pool paced at 23/s of 100/s for 3 s)', () => {
+    const p = flightThenFewServed();
+    const before = p.rate(420) as number;
+    p.onResult(420, 'rejected', undefined, 320, true);
+    expect(p.cuts).toBe(1);
+    // Three successes 80 ms apart read 12.5/s: the workers were still busy with the flight.
+    expect(p.rate(420)).toBeCloseTo(PACER_DEFAULTS.decrease * before, 6);
+    expect(p.rate(1_000)).toBeGreaterThan(0.95 * before);
+  });
+
+  it('a cut takes a rough paced reading once rejections outnumber the successes it rests on', () => {
+    const p = flightThenFewServed();
+    p.onResult(420, 'rejected', undefined, 320, true);
+    // Sent before the cut's gate: they meet the load from before it and cut nothing more.
+    for (let sent = 330; sent < 390; sent += 10) p.onResult(sent + 101, 'rejected', undefined, sent, true);
+    expect(p.cuts).toBe(1);
+    p.onResult(535, 'ok', undefined, 430, true);
+    p.onResult(700, 'rejected', undefined, 690, true);
+    expect(p.cuts).toBe(2);
+    // Four successes, eight rejections: the pacer sends far more than is served, and the peak
+    // they read (the first three's 12.5/s) is the level, β below it to start.
+    expect(p.rate(700)).toBeCloseTo(PACER_DEFAULTS.decrease * 12.5, 6);
   });
 
   it('a success slower than the few rejections back, or read while rejections still arrive, is no slow flight (regression: exponential latencies ended searches at 1,000–13,000/s)', () => {

@@ -75,6 +75,22 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
+  it('a worker pool whose service times and latencies spread (lognormal 5 ms, normal 10 ms): no herd over 1.7× the bound’s time on 24 seeds (regression: 3.1–3.3 s)', () => {
+    // A cut on the first few paced successes after the slow flight took what they read (3
+    // successes 80 ms apart, the workers still busy with the flight: 23/s of 100/s) as the
+    // callee's rate, and CUBIC took 3 s to climb back. Such a cut now steps down by β.
+    for (const latency of [
+      { latencyMs: 5, distribution: 'lognormal' },
+      { latencyMs: 10, distribution: 'normal' },
+    ] as const) {
+      for (let seed = 1; seed <= 24; seed++) {
+        const setup = herdOn('concurrency', { ...latency, arrivalMs: 3, seed });
+        const { time } = ratios({ ...setup, server: { model: 'concurrency', ...latency, queue: 1 } });
+        expect(time, `${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.7);
+      }
+    }
+  });
+
   it('a concurrency limit whose service times vary ±5 %: ≤ 1.1× requests and ≤ 1.3× time on 20 seeds (regression: up to 4.2 s)', () => {
     // The slow flight's answers no longer arrive at one instant: the search ended at the first
     // (10.9/s), the level rose to ~100/s over the next 17 ms, and callers far back in the
