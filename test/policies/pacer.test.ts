@@ -316,7 +316,7 @@ describe('Pacer', () => {
     expect(p.rate(1_000)).toBeGreaterThan(0.95 * before);
   });
 
-  it('a cut takes a rough paced reading once rejections outnumber the successes it rests on', () => {
+  it('a cut takes a rough paced reading once at least as many paced requests were rejected as served', () => {
     const p = flightThenFewServed();
     p.onResult(420, 'rejected', undefined, 320, true);
     // Sent before the cut's gate: they meet the load from before it and cut nothing more.

@@ -77,7 +77,7 @@ describe('adaptive pacing on every server model', () => {
 
   it('a worker pool whose service times and latencies spread (lognormal 5 ms, normal 10 ms): no herd over 1.7× the bound’s time on 24 seeds (regression: 3.1–3.3 s)', () => {
     // A cut on the first few paced successes after the slow flight took what they read (3
-    // successes 80 ms apart, the workers still busy with the flight: 23/s of 100/s) as the
+    // successes over 85 ms, the workers still busy with the flight: 23/s of 100/s) as the
     // callee's rate, and CUBIC took 3 s to climb back. Such a cut now steps down by β.
     for (const latency of [
       { latencyMs: 5, distribution: 'lognormal' },
