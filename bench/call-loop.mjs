@@ -16,7 +16,8 @@
 //   `floor-fetch` calls it as the HTTP bench's floor does (its own AbortController);
 // - on loopback (a keep-alive node:http server in a child process, body read to the end):
 //   `http`, `http-full`, `http-floor`, `http-call` — the HTTP bench's `kindly`, `kindly-full`,
-//   `floor` and `call`.
+//   `floor` and `call` — and `http-call-bare`, `.call()` with no retry, attempt timeout or
+//   budget around the floor's request.
 // `--shape=bench` times each call as bench/core.ts does (inside an async function of its own).
 // With `--batches=N` it warms up, then times N batches (2,000 calls; 200 for loopback) and
 // prints the lower quartile of their CPU ns per call (the batches a burst of outside load hit
@@ -107,6 +108,13 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
   once = async () => answer(await fetchThrough(api, url));
 } else if (which === 'http-call') {
   const api = plainApi();
+  once = async () => answer(await api.call((c) => fetch(url, { signal: c.signal, headers: {} })));
+} else if (which === 'http-call-bare') {
+  // `.call()` with nothing of its own to do — no retry, no attempt timeout, no budget — around
+  // the floor's request: the call's machinery alone, nothing that counts time (under valgrind
+  // time runs ~100× slower, and what advances with it — the timer wheel's sweeps, the budget's
+  // window — would be charged to the request).
+  const api = downstream('loop-bare', { retry: false, attemptTimeoutMs: Number.POSITIVE_INFINITY, budget: false });
   once = async () => answer(await api.call((c) => fetch(url, { signal: c.signal, headers: {} })));
 } else if (which === 'fetch-full' || which === 'http-full') {
   const api = fullHttpApi();

@@ -139,7 +139,23 @@ export interface HttpOptions {
   group: HttpGroup;
   blocks: number;
   concurrency: number;
+  /** Requests per case sent before anything is timed (see `WARM_UP`). */
+  warmup: number;
 }
+
+/**
+ * Requests per case before the rounds. V8 keeps compiling undici's code and kindly's for the
+ * first few thousand requests of a process (`node --trace-opt`, one case alone: ~50 functions
+ * optimised per 500 requests up to 1,500, ~25 in the next 500, ~12 per 500 from 3,000, a few
+ * after), and that
+ * work, on background threads, is counted in the process's CPU time and competes for the
+ * cores. The rounds' own warm-up block (240 requests per case) ended inside it. Measured
+ * (`--group=plain --warmup=0|2000`, three runs each, alternating; Node 20, 2026-12-02), kindly
+ * over the floor, sequential: CPU +9.2–13.0 % → +1.4–7.4 % (medians +10.1 → +6.1 %), wall
+ * +5.3–9.6 % → +1.0–7.4 % (medians +6.4 → +5.4 %); at 32 concurrent the runs moved by more
+ * than that either way. A service runs warm; so does this bench.
+ */
+export const WARM_UP = 2_000;
 
 /** Sequential: batches of 4 requests (~1 ms); concurrent: batches of 2 × concurrency requests. */
 const SEQUENTIAL = { batches: 60, ops: 4 } as const;
@@ -153,6 +169,7 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
     const read = rejected ? readBusy : readOk;
     await checkSameHeaders(httpCases, read);
     const cases: TimedCase[] = httpCases.map((c) => ({ name: c.name, once: async () => read(await c.request()) }));
+    for (let i = 0; i < options.warmup; i++) for (const c of cases) await c.once();
     const rows: Row[] = [];
     const ratios: Ratio[] = [];
     for (const [mode, batches, ops, concurrency] of [
@@ -200,6 +217,11 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].re
     return raw === undefined ? fallback : Number(raw.slice(name.length + 3));
   };
   const group = (process.argv.find((a) => a.startsWith('--group='))?.slice(8) ?? 'plain') as HttpGroup;
-  const result = await runHttp({ group, blocks: arg('blocks', 5), concurrency: arg('concurrency', 32) });
+  const result = await runHttp({
+    group,
+    blocks: arg('blocks', 5),
+    concurrency: arg('concurrency', 32),
+    warmup: arg('warmup', WARM_UP),
+  });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -4,7 +4,7 @@
  * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
  *
  * Options: `--only=core,http,import,fleet` (suites; fleet starts redis-server), `--filter=NAME` (core cases), `--runs=N`
- * (core and HTTP blocks; default 5).
+ * (core and HTTP blocks; default 5), `--warmup=N` (HTTP requests per case before timing; default 2,000).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
@@ -61,6 +61,8 @@ if (only.has('http')) {
   for (const group of ['plain', 'deadline', 'rejected'] as HttpGroup[]) {
     // A fresh process per group: see http.ts on AsyncLocalStorage and promise hooks.
     const extra = runs === undefined ? [] : [`--blocks=${runs}`];
+    const warmup = arg('warmup');
+    if (warmup !== undefined) extra.push(`--warmup=${warmup}`);
     const out = execFileSync(
       process.execPath,
       ['--import', 'tsx', new URL('./http.ts', import.meta.url).pathname, `--group=${group}`, ...extra],
