@@ -147,9 +147,9 @@ export interface HttpOptions {
  * Requests per case before the rounds. V8 keeps compiling undici's code and kindly's for the
  * first few thousand requests of a process (`node --trace-opt`, one case alone: ~50 functions
  * optimised per 500 requests up to 1,500, ~25 in the next 500, ~12 per 500 from 3,000, a few
- * after), and that
- * work, on background threads, is counted in the process's CPU time and competes for the
- * cores. The rounds' own warm-up block (240 requests per case) ended inside it. Measured
+ * after), and that work, on background threads, is counted in the process's CPU time and
+ * competes for the cores. The rounds' own warm-up block (240 requests per case) ended inside
+ * it. Measured
  * (`--group=plain --warmup=0|2000`, three runs each, alternating; Node 20, 2026-12-02), kindly
  * over the floor, sequential: CPU +9.2–13.0 % → +1.4–7.4 % (medians +10.1 → +6.1 %), wall
  * +5.3–9.6 % → +1.0–7.4 % (medians +6.4 → +5.4 %); at 32 concurrent the runs moved by more

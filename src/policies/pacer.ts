@@ -106,7 +106,7 @@ const FLIGHT_REJECTS_MIN = 8;
 /** Successes between two reopenings that measure the callee's rate (within ±1 / this). */
 const SATURATED_MIN = 4;
 
-/** Paced successes a cut trusts their peak from by itself (see `pacedPeakTrusted`). */
+/** Paced successes enough, by their number alone, for a cut to trust their peak (see `pacedPeakTrusted`). */
 const PEAK_MIN = 8;
 
 /** The queue is re-spaced when the allowed rate has moved this far from the one it was spaced at. */
