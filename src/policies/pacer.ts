@@ -1075,8 +1075,9 @@ export class Pacer {
       return;
     }
     this.state.fromFlight = false;
-    if (this.state.reprobe && sent < this.state.reprobeFrom) return;
     if (this.state.reprobe) {
+      // Answers to the count's requests still on their way are no reprobe's.
+      if (sent < this.state.reprobeFrom) return;
       // The window reopened between the last rejected probe and this one: T measured.
       this.state.reprobe = false;
       const end = Number.isFinite(this.state.reprobeRejectedAt) ? (this.state.reprobeRejectedAt + sent) / 2 : sent;
