@@ -113,8 +113,11 @@ export class PacerThrottleState {
   chunkHigh = 0;
   /** The level the bracket guessed (start-up's, had no chunk run). */
   chunkGuess = 0;
-  /** Start-up goes on after a blind cut: its ceiling follows what paced requests deliver. */
-  blindStartup = false;
+  /**
+   * Start-up goes on after a cut, its ceiling following what paced requests deliver up to this
+   * (after a ramp's cut, the rate that overshot; after a blind cut, no bound). 0: it stays.
+   */
+  followCap = 0;
 
   // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
   nextTicket = 1;

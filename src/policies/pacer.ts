@@ -1038,7 +1038,7 @@ export class Pacer {
     this.state.saturatedRate = Number.NaN;
     this.state.probeReopened = false;
     this.state.rampLevel = false;
-    this.state.blindStartup = false;
+    this.state.followCap = 0;
     this.state.chunk = false;
     this.state.reprobe = false;
     this.respace(nowMs, false, 1 / this.state.level);
@@ -1127,12 +1127,15 @@ export class Pacer {
         this.state.level *= STARTUP_GAIN ** Math.min(steps, STARTUP_MAX_STEPS);
         this.state.grewAt = nowMs;
       }
-      // After a blind cut the ceiling (probeGain × the halved guess) follows what paced requests
-      // deliver, as cruise's does: fixed, it held start-up there for good — nothing is rejected
-      // that slowly (a real express-rate-limit herd paced at 18/s for 4.4 s after a blind cut
-      // to 12/s).
-      if (this.state.blindStartup && peak !== undefined && this.probeGain * peak > this.state.ceiling)
-        this.state.ceiling = this.probeGain * peak;
+      // After a cut the ceiling follows what paced requests deliver, as cruise's does: fixed, it
+      // held start-up there for good — nothing is rejected that slowly. After a blind cut
+      // (probeGain × the halved guess) a real express-rate-limit herd paced at 18/s for 4.4 s;
+      // after a ramp's cut (probeGain × what the ramp delivered, up to the rate that overshot)
+      // a simulated fixed window with lognormal 20 ms latencies paced at 68/s of 100/s for 1.1 s.
+      if (peak !== undefined) {
+        const ceiling = Math.min(this.state.followCap, this.probeGain * peak);
+        if (ceiling > this.state.ceiling) this.state.ceiling = ceiling;
+      }
     } else if (peak !== undefined) this.raiseCeiling(peak);
     this.adjust(nowMs);
   }
@@ -1238,10 +1241,11 @@ export class Pacer {
     this.state.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
     // Start-up goes on below the rate that just proved too high, and at most probeGain × what
     // the ramp delivered — the cap cruise keeps too (2× overshot more: fixed window 1.24× the
-    // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests).
+    // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests) —
+    // a ceiling that rises with what paced requests deliver, up to the rate that overshot.
     if (ramp) this.state.ceiling = Math.min(sending, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.state.level);
-    this.state.blindStartup = blind;
+    this.state.followCap = blind ? Number.POSITIVE_INFINITY : ramp ? sending : 0;
     // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
     // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
     // bucket's rate for a second. Cut to anything else, CUBIC climbs back over K.

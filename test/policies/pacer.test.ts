@@ -585,6 +585,38 @@ describe('Pacer', () => {
     expect(p.rate(sent + 1)).toBeGreaterThan(PACER_DEFAULTS.probeGain * cutTo * 1.01);
   });
 
+  it('after a ramp’s cut start-up is not held at probeGain × what the ramp delivered (regression: a simulated fixed window paced at 68/s of 100/s for a second)', () => {
+    // Start-up from the bracket's 19.6/s, each paced request served 1 ms after it left, at the
+    // rate allowed then, until the rate has grown past 150/s: then one is rejected. The cut
+    // measured the ramp, which delivered far less than the rate that overshot.
+    const p = fromBracket();
+    book(p, 80, 105.3);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    let sent = 105.3;
+    while ((p.rate(sent) as number) < 150) {
+      sent += 1_000 / (p.rate(sent) as number);
+      ok(sent);
+    }
+    const overshot = p.rate(sent) as number;
+    sent += 1_000 / overshot;
+    p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    expect(p.cuts).toBe(1);
+    const afterCut = p.rate(sent + 1) as number;
+    expect(afterCut).toBeLessThan(overshot / 2);
+    // Then every request is served (sent at the rate allowed, never faster than 99/s): start-up
+    // goes on, its ceiling following what paced requests deliver, up to the rate that overshot.
+    // Held at probeGain × what the ramp delivered, it stopped at 103/s here — and in a simulated
+    // fixed-window herd (lognormal latencies) at 68/s, where nothing is ever rejected again.
+    for (let i = 0; i < 60; i++) {
+      sent += 1_000 / Math.min(p.rate(sent) as number, 99);
+      ok(sent);
+    }
+    expect(p.cuts).toBe(1);
+    const end = p.rate(sent + 1) as number;
+    expect(end).toBeGreaterThan(0.9 * overshot);
+    expect(end).toBeLessThanOrEqual(overshot);
+  });
+
   it('the probe that ended the search is a reopening: the first one in cruise measures the rate (regression: two more windows at 2× on express-rate-limit)', () => {
     // A fixed window of 10 per 100 ms on a loaded server: the flight's answers come back after
     // 100 ms, the first probe (10 ms later) is served and opens a window, [110, 210).
