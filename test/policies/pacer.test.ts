@@ -638,6 +638,25 @@ describe('Pacer', () => {
     expect(p.rate(212)).toBeCloseTo(10_000 / 98, 6);
   });
 
+  it('a count cut short after fewer than four served: start-up goes on from what it served within l, not from 1 / l (regression: simulated fixed windows with 10–20 ms latencies)', () => {
+    // A fixed window of 10 per 100 ms: probes at 1.1 … 52.1 ms rejected, the one at 103.3 ms
+    // served (answered in 1 ms) — but the count's answers take 40 ms: one served at 144.3 ms,
+    // the next past l (52.1 ms after the probe). With the probe, 3 served within l: no window's
+    // N (fewer than four), but 3 per 52.1 ms served without a rejection — 2.9× the bracket's
+    // 1 / 51.1 ms, from which start-up used to climb (simulated fixed windows, lognormal 20 ms
+    // latencies, 24 seeds: everyone served after 1.34 s on average, against 1.26 s now).
+    const p = new Pacer();
+    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
+    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    const guess = p.rate(104.3) as number;
+    expect(guess).toBeCloseTo(1_000 / 51.1, 6);
+    expect(p.holdFor(tickets[10] as number, 104.3)).toBe(0);
+    p.onResult(144.3, 'ok', undefined, 104.3, true);
+    expect(p.holdFor(tickets[11] as number, 144.3)).toBe(0);
+    p.onResult(184.3, 'ok', undefined, 144.3, true);
+    expect(p.rate(184.3)).toBeCloseTo(3_000 / 52.1, 6);
+  });
+
   it('after a bracketed probe, one request per round trip counts what the callee restored: a window’s N, then its reopening is probed for (regression: 3 of 10 used in the first window)', () => {
     // A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd): windows open at
     // 0 and, at the probe that found it open, at 103.3.
