@@ -1,10 +1,9 @@
 /**
  * How close could any pacer come? The simulator's lower bound assumes the callee's whole rate
  * is used from the first instant; when service times or latencies spread, no client reaches it.
- * This runs the herd with a pacer that cheats — it knows a rate in advance and sends every
- * retry on one shared schedule at exactly that rate (a rejected caller takes the next free
- * slot, never earlier than its rejection) — for several rates, beside kindly's adaptive pacing,
- * on the same seeds. The best of those rows is what pacing at a fixed rate can achieve there;
+ * This runs the herd with a pacer that cheats (`fixedRateStrategy`: every retry on one shared
+ * schedule at a rate known in advance) for several rates, beside kindly's adaptive pacing, on
+ * the same seeds. The best of those rows is what pacing at a fixed rate can achieve there;
  * adaptive pacing, which learns the rate from the answers, is measured against it.
  *
  *     npx tsx bench/herd-best-fixed-rate.ts [--server concurrency] [--queue 1] [--latency lognormal]
@@ -14,7 +13,8 @@
  * slowest seed in brackets, and each time over the model's lower bound.
  */
 import { adaptiveStrategy } from '../src/sim/herd-adaptive.js';
-import { delayedClients, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../src/sim/herd-run.js';
+import { type HerdSetup, herdLowerBound, runHerd } from '../src/sim/herd-run.js';
+import { fixedRateStrategy } from './fixed-rate-strategy.js';
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -31,32 +31,6 @@ const rates = option('rates', '80,90,100,110,120').split(',').map(Number);
 for (const n of [queue, latencyMs, arrivalMs, seeds, ...rates])
   if (!Number.isFinite(n) || n < 0) throw new Error(`not a number ≥ 0: ${n}`);
 
-/** Retries leave on one schedule at `perSecond`, in the order their rejections arrive. */
-function fixedRate(perSecond: number): HerdStrategy {
-  return {
-    name: `fixed ${perSecond}/s`,
-    description: `every retry on one shared schedule at ${perSecond}/s, known in advance`,
-    random: false,
-    create(sim, _setup, wire) {
-      let nextSlot = 0;
-      const attempts = new Map<number, number>();
-      return delayedClients(sim, wire, {
-        send(client) {
-          const attempt = (attempts.get(client) ?? 0) + 1;
-          attempts.set(client, attempt);
-          return attempt;
-        },
-        served() {},
-        rejected(_client, now) {
-          const at = Math.max(nextSlot, now);
-          nextSlot = at + 1_000 / perSecond;
-          return at - now;
-        },
-      });
-    },
-  };
-}
-
 const base = { clients: 100, capacity: 10, slotMs: 100 } as const;
 const server = { model, queue, latencyMs, distribution } as HerdSetup['server'];
 const bound = herdLowerBound({ ...base, server });
@@ -68,7 +42,7 @@ const median = (xs: number[]): number => {
 console.log(
   `${model}${model === 'concurrency' ? ` (queue ${queue})` : ''}, ${distribution} ${latencyMs} ms, first tries over ${arrivalMs} ms, ${seeds} seeds; bound ${bound.totalRequests} requests, ${bound.allSucceededMs} ms`,
 );
-for (const strategy of [adaptiveStrategy({}), ...rates.map(fixedRate)]) {
+for (const strategy of [adaptiveStrategy({}), ...rates.map(fixedRateStrategy)]) {
   const requests: number[] = [];
   const times: number[] = [];
   for (let seed = 1; seed <= seeds; seed++) {

@@ -14,7 +14,12 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated] [--server-process]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process]
+ *
+ * `fixed-rate` is no retry policy but a yardstick: plain `fetch`, every retry on one shared
+ * schedule at the limiter's 100/s, known in advance — the best a client pacing at a fixed rate
+ * does against that limiter on this machine (its first flight's CPU and the limiter's own
+ * timing included), which adaptive pacing, learning the rate, is measured against.
  *
  * The limiters run in this process by default, as the integration test runs them (nginx and
  * redis-server are processes of their own anyway). `--server-process` starts the limiter in a
@@ -37,6 +42,7 @@ import {
   startTokenBucketServer,
 } from '../test/support/limiter-servers.js';
 import { startNginx } from '../test/support/nginx.js';
+import { fixedRateStrategy, SharedSchedule } from './fixed-rate-strategy.js';
 
 /** A simulator server model, without the herd's capacity and slot. */
 type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
@@ -108,8 +114,36 @@ const STRATEGIES: Record<string, DownstreamOptions> = {
   decorrelated: { budget: false, attemptTimeoutMs: 10_000, retry: HERD_RETRY_OPTIONS.decorrelated },
 };
 
+/** The limiters' rate, per second: what the `fixed-rate` strategy is told in advance. */
+const KNOWN_RATE = 100;
+
+/**
+ * One herd of 100 with plain `fetch`, every retry on one shared schedule at the limiter's rate,
+ * known in advance (`fixedRateStrategy`): what pacing at the right rate achieves against this
+ * limiter on this machine — the yardstick for adaptive pacing, which has to learn the rate.
+ */
+async function fixedRateHerd(url: string): Promise<number> {
+  const slots = new SharedSchedule(KNOWN_RATE);
+  const start = systemClock.monotonic();
+  let last = 0;
+  await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      for (;;) {
+        const response = await fetch(url);
+        await response.arrayBuffer();
+        if (response.ok) break;
+        const now = systemClock.monotonic();
+        await systemClock.sleep(slots.next(now) - now);
+      }
+      last = Math.max(last, systemClock.monotonic() - start);
+    }),
+  );
+  return last;
+}
+
 /** One herd of 100: ms until the last caller was served. */
-async function herd(url: string, options: DownstreamOptions): Promise<number> {
+async function herd(url: string, options: DownstreamOptions | 'fixed-rate'): Promise<number> {
+  if (options === 'fixed-rate') return fixedRateHerd(url);
   const api = downstream('herd', options);
   const start = systemClock.monotonic();
   let last = 0;
@@ -136,8 +170,9 @@ const herds = Number(positional[1] ?? 8);
 const strategy = positional[2] ?? 'adaptive';
 const limiter = LIMITERS[name];
 if (limiter === undefined) throw new Error(`Unknown limiter '${name}': one of ${Object.keys(LIMITERS).join(', ')}`);
-const options = STRATEGIES[strategy];
-if (options === undefined) throw new Error(`Unknown strategy '${strategy}': one of ${Object.keys(STRATEGIES).join(', ')}`);
+const options = strategy === 'fixed-rate' ? 'fixed-rate' : STRATEGIES[strategy];
+if (options === undefined)
+  throw new Error(`Unknown strategy '${strategy}': one of ${[...Object.keys(STRATEGIES), 'fixed-rate'].join(', ')}`);
 const processOptions = serverProcess ? limiter.processOptions : undefined;
 const server: Limiter =
   processOptions !== undefined
@@ -162,7 +197,8 @@ const model: Server =
     ? limiter.model
     : { ...limiter.model, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
 const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, server: model };
-const strategyRow = HERD_STRATEGIES.find((st) => st.name === strategy)!;
+const strategyRow =
+  strategy === 'fixed-rate' ? fixedRateStrategy(KNOWN_RATE) : HERD_STRATEGIES.find((st) => st.name === strategy)!;
 const SEEDS = 200;
 const simulated = Array.from({ length: strategyRow.random || model.service !== undefined ? SEEDS : 1 }, (_, i) =>
   runHerd({ ...setup, seed: 1 + i }, strategyRow),
