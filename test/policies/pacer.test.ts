@@ -73,6 +73,18 @@ function probedAfterBacklog(p: Pacer, windowMs: number): { tickets: number[]; pr
   return { tickets, probe, next: k + 1 };
 }
 
+/**
+ * A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd), 100 callers at
+ * t = 0: probes at 1.1 … 52.1 ms rejected, the one at 103.3 ms served (the window reopened for
+ * it), answered at 104.3 ms. The bracket guessed 1 / 51.1 ms.
+ */
+function probedWindow(): { p: Pacer; tickets: number[] } {
+  const p = new Pacer();
+  const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
+  p.onResult(104.3, 'ok', undefined, probes[9], true);
+  return { p, tickets };
+}
+
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
@@ -645,9 +657,7 @@ describe('Pacer', () => {
     // N (fewer than four), but 3 per 52.1 ms served without a rejection — 2.9× the bracket's
     // 1 / 51.1 ms, from which start-up used to climb (simulated fixed windows, lognormal 20 ms
     // latencies, 24 seeds: everyone served after 1.34 s on average, against 1.26 s now).
-    const p = new Pacer();
-    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
-    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    const { p, tickets } = probedWindow();
     const guess = p.rate(104.3) as number;
     expect(guess).toBeCloseTo(1_000 / 51.1, 6);
     expect(p.holdFor(tickets[10] as number, 104.3)).toBe(0);
@@ -660,9 +670,7 @@ describe('Pacer', () => {
   it('after a bracketed probe, one request per round trip counts what the callee restored: a window’s N, then its reopening is probed for (regression: 3 of 10 used in the first window)', () => {
     // A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd): windows open at
     // 0 and, at the probe that found it open, at 103.3.
-    const p = new Pacer();
-    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
-    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    const { p, tickets } = probedWindow();
     // Before, start-up went on from 1 / 51.1 ms: the next request 51 ms later. Now the next one
     // goes at once, and each served answer lets one more go.
     let now = 104.3;
@@ -722,9 +730,7 @@ describe('Pacer', () => {
   });
 
   it('a window that does not reopen within the bracket after the probe was none: start-up goes on from the bracket (regression: a shared bucket read as a window, 5/s)', () => {
-    const p = new Pacer();
-    const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
-    p.onResult(104.3, 'ok', undefined, probes[9], true);
+    const { p, tickets } = probedWindow();
     const guess = p.rate(104.3) as number;
     expect(guess).toBeCloseTo(1000 / 51.1, 6);
     let now = 104.3;
