@@ -15,6 +15,7 @@
 import { adaptiveStrategy } from '../src/sim/herd-adaptive.js';
 import { type HerdSetup, herdLowerBound, runHerd } from '../src/sim/herd-run.js';
 import { fixedRateStrategy } from './fixed-rate-strategy.js';
+import { median } from './stats.js';
 
 function option(name: string, fallback: string): string {
   const at = process.argv.indexOf(`--${name}`);
@@ -34,10 +35,6 @@ for (const n of [queue, latencyMs, arrivalMs, seeds, ...rates])
 const base = { clients: 100, capacity: 10, slotMs: 100 } as const;
 const server = { model, queue, latencyMs, distribution } as HerdSetup['server'];
 const bound = herdLowerBound({ ...base, server });
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2;
-};
 
 console.log(
   `${model}${model === 'concurrency' ? ` (queue ${queue})` : ''}, ${distribution} ${latencyMs} ms, first tries over ${arrivalMs} ms, ${seeds} seeds; bound ${bound.totalRequests} requests, ${bound.allSucceededMs} ms`,
