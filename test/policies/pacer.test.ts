@@ -94,17 +94,16 @@ function book(p: Pacer, count: number, nowMs: number): number[] {
 }
 
 /**
- * A slow flight (10 workers × 100 ms: 90 rejected within 60 ms, 10 served at 140 ms) ends the
- * search at 100/s; then paced requests, three of them served 105 ms after they left, 80 ms
- * apart (the workers were still busy with the flight).
+ * A slow flight against a worker pool (10 workers × 100 ms, one queued: 89 rejected within
+ * 60 ms, 10 served at 140 ms, the queued one at 240 ms) ends the search at 100/s, the pacer
+ * alone: requests go as the pool's 11 places free up (`PoolWindow`).
  */
-function flightThenFewServed(): Pacer {
+function slowFlightPool(): Pacer {
   const p = new Pacer();
-  for (let i = 0; i < 90; i++) p.onResult(40 + i * 0.2, 'rejected', undefined, 0, false);
+  for (let i = 0; i < 89; i++) p.onResult(40 + i * 0.2, 'rejected', undefined, 0, false);
   for (let i = 0; i < 10; i++) p.onResult(140, 'ok', undefined, 0, false);
   expect(p.rate(140)).toBeCloseTo(100, 6);
-  book(p, 80, 140);
-  for (const sent of [150, 230, 310]) p.onResult(sent + 105, 'ok', undefined, sent, true);
+  p.onResult(240, 'ok', undefined, 0, false);
   return p;
 }
 
@@ -318,28 +317,63 @@ describe('Pacer', () => {
     expect(p.searching).toBe(true);
   });
 
-  it('a cut on a few paced successes after a slow flight steps down by β, not to what those few read (regression: a simulated worker pool paced at 23/s of 100/s for 3 s)', () => {
-    const p = flightThenFewServed();
-    const before = p.rate(420) as number;
-    p.onResult(420, 'rejected', undefined, 320, true);
-    expect(p.cuts).toBe(1);
-    // Three successes 80 ms apart read 12.5/s: the workers were still busy with the flight.
-    expect(p.rate(420)).toBeCloseTo(PACER_DEFAULTS.decrease * before, 6);
-    expect(p.rate(1_000)).toBeGreaterThan(0.95 * before);
+  it('after a slow flight, a pacer alone lets requests go as places in the pool free up', () => {
+    // 10 workers × 100 ms, one queued: the flight served 11, so 11 may be in flight. The queue
+    // is spaced at 3× the flight's rate; once those slots are due, the places hold them back.
+    const p = slowFlightPool();
+    const tickets = book(p, 30, 240);
+    const due = (now: number) => tickets.filter((t) => t === 0 || p.holdFor(t, now) === 0).length;
+    expect(due(350)).toBe(11);
+    expect(due(400)).toBe(11);
+    // Each answer frees a place, and one more goes.
+    p.onResult(401, 'ok', undefined, 300, true);
+    p.onResult(402, 'ok', undefined, 300, true);
+    expect(due(402)).toBe(13);
+    // Waiting for a place is asked about again within a quarter of one place's time
+    // (latency of the successes / 11 places), not at the next slot of a rate.
+    expect(p.holdFor(tickets[13]!, 402)).toBeGreaterThan(0);
+    expect(p.holdFor(tickets[13]!, 402)).toBeLessThan(150 / 11 / 4);
   });
 
-  it('a cut takes a rough paced reading once at least as many paced requests were rejected as served', () => {
-    const p = flightThenFewServed();
-    p.onResult(420, 'rejected', undefined, 320, true);
-    // Sent before the cut's gate: they meet the load from before it and cut nothing more.
-    for (let sent = 330; sent < 390; sent += 10) p.onResult(sent + 101, 'rejected', undefined, sent, true);
-    expect(p.cuts).toBe(1);
-    p.onResult(535, 'ok', undefined, 430, true);
-    p.onResult(700, 'rejected', undefined, 690, true);
-    expect(p.cuts).toBe(2);
-    // Four successes, eight rejections: the pacer sends far more than is served, and the peak
-    // they read (the first three's 12.5/s) is the level, β below it to start.
-    expect(p.rate(700)).toBeCloseTo(PACER_DEFAULTS.decrease * 12.5, 6);
+  it('a rejection in a pool’s window takes a place back instead of cutting the rate (regression: a simulated pool paced at 23/s of 100/s for 3 s)', () => {
+    const p = slowFlightPool();
+    const before = p.rate(240) as number;
+    const tickets = book(p, 30, 240);
+    const waiting = tickets.slice(11);
+    const due = (now: number) => waiting.filter((t) => p.holdFor(t, now) === 0).length;
+    expect(tickets.filter((t) => t === 0 || p.holdFor(t, 350) === 0)).toHaveLength(11);
+    p.onResult(360, 'rejected', undefined, 300, true);
+    expect(p.cuts).toBe(0);
+    expect(p.rate(360)).toBeCloseTo(before, 6);
+    // The rejected request's place is gone with it: 10 in flight now, and 10 allowed.
+    expect(due(360)).toBe(0);
+    p.onResult(380, 'ok', undefined, 300, true);
+    expect(due(380)).toBe(1);
+  });
+
+  it('a caller that gives up while waiting for a place hands it to the next booking', () => {
+    const p = slowFlightPool();
+    const tickets = book(p, 30, 240);
+    expect(p.holdFor(tickets[20]!, 350)).toBeGreaterThan(0);
+    expect(p.release(tickets[20]!, 350)).toBe(true);
+    p.reserve(350);
+    expect(p.lastTicket).toBe(tickets[20]);
+  });
+
+  it('an answer that says nothing about load, or none at all for four service times, frees a place', () => {
+    const p = slowFlightPool();
+    const tickets = book(p, 30, 240);
+    const waiting = tickets.slice(11);
+    const due = (now: number) => waiting.filter((t) => p.holdFor(t, now) === 0).length;
+    expect(tickets.filter((t) => t === 0 || p.holdFor(t, 350) === 0)).toHaveLength(11);
+    expect(due(350)).toBe(0);
+    // A 500 (or a reset): not load, but the request is done.
+    p.onSettled(355, 300, true);
+    expect(due(355)).toBe(1);
+    // Nothing answered for 4 × the successes' latency (~600 ms here): a request the pacer let
+    // go is taken as lost — its caller aborted, and its answer was never reported.
+    expect(due(900)).toBe(1);
+    expect(due(1_000)).toBe(2);
   });
 
   it('a success slower than the few rejections back, or read while rejections still arrive, is no slow flight (regression: exponential latencies ended searches at 1,000–13,000/s)', () => {

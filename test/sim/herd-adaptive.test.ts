@@ -80,26 +80,34 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
-  it('a worker pool whose service times and latencies spread (lognormal 5 ms, normal 10 ms): no herd over 1.7× the bound’s time on 24 seeds (regression: 3.1–3.3 s)', () => {
-    // A cut on the first few paced successes after the slow flight took what they read (3
-    // successes over 85 ms, the workers still busy with the flight: 23/s of 100/s) as the
-    // callee's rate, and CUBIC took 3 s to climb back. Such a cut now steps down by β.
+  it('a worker pool whose service times and latencies spread (lognormal 5 ms, normal 10 ms): ≤ 1.1× requests, ≤ 1.15× time on average and no herd over 1.35× on 24 seeds (was 1.38–1.43× on average)', () => {
+    // Paced at a rate, a pool whose service times spread finds every worker busy after a run
+    // of slow ones and idle ones after a run of fast ones: even the pool's true rate, known in
+    // advance, took 1.16–1.19× the bound. Requests now go as the pool's places free up
+    // (`PoolWindow`): 1.11× and 1.13× on average over these seeds. Before the window, a cut on
+    // the first few paced successes after the slow flight once took what they read (23/s of
+    // 100/s) as the callee's rate, and CUBIC took 3 s to climb back (3.1–3.3 s herds).
     for (const latency of [
       { latencyMs: 5, distribution: 'lognormal' },
       { latencyMs: 10, distribution: 'normal' },
     ] as const) {
+      let sum = 0;
       for (let seed = 1; seed <= 24; seed++) {
-        const { time } = ratios(herdOn('concurrency', { ...latency, arrivalMs: 3, seed, queue: 1 }));
-        expect(time, `${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.7);
+        const { requests, time } = ratios(herdOn('concurrency', { ...latency, arrivalMs: 3, seed, queue: 1 }));
+        expect(requests, `${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.1);
+        expect(time, `${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.35);
+        sum += time;
       }
+      expect(sum / 24, latency.distribution).toBeLessThanOrEqual(1.15);
     }
   });
 
-  it('a concurrency limit whose service times vary ±5 %: ≤ 1.1× requests and ≤ 1.3× time on 20 seeds (regression: up to 4.2 s)', () => {
+  it('a concurrency limit whose service times vary ±5 %: ≤ 1.1× requests and ≤ 1.1× time on 20 seeds (regression: up to 4.2 s)', () => {
     // The slow flight's answers no longer arrive at one instant: the search ended at the first
     // (10.9/s), the level rose to ~100/s over the next 17 ms, and callers far back in the
     // queue had slept half of a wait computed at 10.9/s — seconds. Before: median 1.65 s,
-    // 1.12–4.25 s over these seeds (bound 1.0 s); now 1.14 s (1.12–1.21).
+    // 1.12–4.25 s over these seeds (bound 1.0 s); then, paced at the learned rate, 1.14 s
+    // (1.12–1.21); now, as the pool's places free up, at most 1.07 s.
     for (let seed = 1; seed <= 20; seed++) {
       const setup: HerdSetup = {
         ...herdOn('concurrency'),
@@ -108,7 +116,7 @@ describe('adaptive pacing on every server model', () => {
       };
       const { requests, time } = ratios(setup);
       expect(requests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
-      expect(time, `seed ${seed}`).toBeLessThanOrEqual(1.3);
+      expect(time, `seed ${seed}`).toBeLessThanOrEqual(1.1);
     }
   });
 });

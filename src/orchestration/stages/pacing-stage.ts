@@ -220,6 +220,7 @@ export class PacingStage implements Stage {
       const signal: PacerSignal | undefined = c.throttled ? 'rejected' : c.timeout ? 'timeout' : undefined;
       if (signal !== undefined || c.hintMs !== undefined)
         this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
+      else this.pacer.onSettled(nowMs, call.attemptStart, paced);
     }
   }
 

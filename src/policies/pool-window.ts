@@ -1,0 +1,109 @@
+/**
+ * A worker pool's window: how many of a pacer's requests may be in flight at once, once the
+ * callee turned out to be a pool — a fixed number of workers, perhaps a short queue, and a
+ * rejection when both are full (its flight was served slowly, rejected fast).
+ *
+ * A rate cannot keep such a callee busy. Its service times spread, so requests sent at its
+ * average rate find every worker busy after a run of slow ones (a rejection) and idle ones
+ * after a run of fast ones (time lost). Sent as places free up — one new request per answer,
+ * as TCP's acknowledgements clock out its segments — the pool stays exactly full. In the
+ * simulator (10 workers, 100 ms lognormal service, queue 1, 100 callers, 24 seeds) the herd
+ * took 1.12–1.24× its lower bound this way, against 1.38–1.49× at the learned rate and
+ * 1.16–1.25× at the pool's true rate known in advance.
+ *
+ * Tickets (the pacer's queue numbers) go in order: ticket t may be sent once
+ * t < from + size + answered. The size starts at what the flight had served, follows the
+ * rest of that flight as it is answered (each served one was a place in the pool), shrinks by
+ * one per rejection and grows by one per `size` successes in a row while requests wait (a
+ * misread pool, or one that grew, is found again; a rejection then takes the place back).
+ */
+export class PoolWindow {
+  /** Requests allowed in flight. */
+  size: number;
+  /** Answers to requests this window let go (and places given up as lost). */
+  private answered = 0;
+  /** Successes in a row, counted towards the next growth. */
+  private okRun = 0;
+  /** When a place was last freed. */
+  private freedAt: number;
+
+  /**
+   * @param size what the flight had served when the pool was recognised
+   * @param from the first ticket the window counts (the first one still waiting)
+   */
+  constructor(
+    size: number,
+    private readonly from: number,
+    nowMs: number,
+  ) {
+    this.size = Math.max(1, size);
+    this.freedAt = nowMs;
+  }
+
+  /** The first ticket that may not go yet. */
+  get gate(): number {
+    return this.from + this.size + this.answered;
+  }
+
+  /** Whether `ticket` may go once its slot is due. */
+  admits(ticket: number): boolean {
+    return ticket < this.gate;
+  }
+
+  /** The flight that revealed the pool has now been served `served` times: each was a place. */
+  flightServed(served: number): void {
+    if (served > this.size) this.size = served;
+  }
+
+  /**
+   * An answer to a request the window let go frees its place: `'rejected'` (a rejection or a
+   * timeout: the pool was full, one place fewer), `'ok'` (`waiting`: requests are waiting for a
+   * place) or `'other'` (an error that says nothing about load).
+   */
+  answer(nowMs: number, signal: 'ok' | 'rejected' | 'other', waiting: boolean): void {
+    this.answered++;
+    this.freedAt = nowMs;
+    if (signal === 'rejected') {
+      this.okRun = 0;
+      if (this.size > 1) this.size--;
+    } else if (signal === 'ok' && waiting && ++this.okRun >= this.size) {
+      this.okRun = 0;
+      this.size++;
+    }
+  }
+
+  /**
+   * The expected wait of `ticket` for its place, given one service time `serviceMs`: places
+   * free up about `size` per service time.
+   */
+  expectedWait(ticket: number, serviceMs: number): number {
+    const rank = ticket - this.gate + 1;
+    return rank <= 0 ? 0 : (rank * serviceMs) / this.size;
+  }
+
+  /**
+   * When the caller holding `ticket` should ask again. Places free up at random moments, and
+   * often many at once (workers that started together finish together), so the first `size`
+   * tickets in line ask every quarter of the time one place takes: a place noticed late leaves
+   * a worker idle (simulated pool, constant 100 ms service: 1,075 ms for the herd when each
+   * ticket asked at its expected place, 1,029 when these ask often). The tickets behind them
+   * ask when the places ahead of them should be gone.
+   */
+  checkAfter(ticket: number, serviceMs: number): number {
+    const rank = ticket - this.gate + 1;
+    if (rank <= 0) return 0;
+    const place = serviceMs / this.size;
+    return rank <= this.size ? place / 4 : (rank - this.size) * place;
+  }
+
+  /**
+   * No place freed for `staleMs`: one request the window let go is taken as lost (its answer
+   * never reported — an aborted caller), and its place freed. Returns whether one was.
+   */
+  rescue(nowMs: number, staleMs: number): boolean {
+    if (nowMs - this.freedAt < staleMs) return false;
+    this.answered++;
+    this.freedAt = nowMs;
+    return true;
+  }
+}
