@@ -236,6 +236,13 @@ const CRUISE = 2;
  * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
  * Re-spacing is O(1): slots are computed from the ticket number, never stored.
  *
+ * **A worker pool** — a search ended by a slow flight found a pool (workers, perhaps a short
+ * queue): a pacer alone then also holds its requests to the places the flight proved, one more
+ * per answer (`PoolWindow`), and a rejection takes a place back instead of cutting the rate; the
+ * queue is spaced at 3× the flight's rate only so that a window read too large cannot send at
+ * once. A rate cannot keep a pool whose service times spread full: it meets every worker busy
+ * after a run of slow ones and leaves them idle after a run of fast ones.
+ *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
  * any hint has passed: back to zero cost.
  */

@@ -14,8 +14,10 @@
  * Tickets (the pacer's queue numbers) go in order: ticket t may be sent once
  * t < from + size + answered. The size starts at what the flight had served, follows the
  * rest of that flight as it is answered (each served one was a place in the pool), shrinks by
- * one per rejection and grows by one per `size` successes in a row while requests wait (a
- * misread pool, or one that grew, is found again; a rejection then takes the place back).
+ * one per rejection and grows by one per 2 × `size` successes in a row while requests wait (a
+ * misread pool, or one that grew, is found again; a rejection then takes the place back). Per
+ * `size`, as TCP grows its window once per round trip, the growth's own rejections cost ~3
+ * more requests per simulated herd of 100 (201–203 against 198), for no gain in time.
  */
 export class PoolWindow {
   /** Requests allowed in flight. */
@@ -66,7 +68,7 @@ export class PoolWindow {
     if (signal === 'rejected') {
       this.okRun = 0;
       if (this.size > 1) this.size--;
-    } else if (signal === 'ok' && waiting && ++this.okRun >= this.size) {
+    } else if (signal === 'ok' && waiting && ++this.okRun >= 2 * this.size) {
       this.okRun = 0;
       this.size++;
     }

@@ -20,12 +20,12 @@ describe('PoolWindow', () => {
     expect(w.size).toBe(11);
   });
 
-  it('a rejection takes its place back; a window of successes while requests wait adds one', () => {
+  it('a rejection takes its place back; two windows of successes while requests wait add one', () => {
     const w = new PoolWindow(4, 1, 0);
     w.answer(1, 'rejected', true);
     expect(w.size).toBe(3);
     expect(w.gate).toBe(1 + 3 + 1);
-    for (let i = 0; i < 2; i++) w.answer(2, 'ok', true);
+    for (let i = 0; i < 5; i++) w.answer(2, 'ok', true);
     expect(w.size).toBe(3);
     w.answer(3, 'ok', true);
     expect(w.size).toBe(4);
