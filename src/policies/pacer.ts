@@ -355,7 +355,8 @@ export class Pacer {
       this.pacedAnswers[ok ? 0 : 1]++;
       if (!ok) this.state.cruiseRejects++;
       this.saturation(nowMs, sent, ok);
-      if (this.state.pool !== undefined && paced !== false) this.state.pool.answer(nowMs, ok ? 'ok' : 'rejected', this.waiting(nowMs));
+      if (this.state.pool !== undefined && paced !== false)
+        this.state.pool.answer(nowMs, ok ? 'ok' : 'rejected', this.waiting(nowMs));
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -871,7 +872,7 @@ export class Pacer {
     this.startCruise(nowMs, x, !this.state.fromFlight, bracketed);
     // Served slowly, rejected fast: a pool of workers, held full by a window (`PoolWindow`).
     // Not in a fleet, whose other processes take places this pacer cannot count.
-    if (this.state.fromFlight && this.alone && !(globalThis as any).__nopool) {
+    if (this.state.fromFlight && this.alone) {
       this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs);
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
     }
@@ -1285,7 +1286,6 @@ export class Pacer {
    */
   private pacedPeakTrusted(nowMs: number): boolean {
     const served = (this.pacedRate as DeliveryRate).served(nowMs);
-    if ((globalThis as any).__pt) return true;
     return served >= PEAK_MIN || (served >= SATURATED_MIN && this.state.cruiseRejects >= served);
   }
 
