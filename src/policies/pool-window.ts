@@ -7,9 +7,9 @@
  * average rate find every worker busy after a run of slow ones (a rejection) and idle ones
  * after a run of fast ones (time lost). Sent as places free up — one new request per answer,
  * as TCP's acknowledgements clock out its segments — the pool stays exactly full. In the
- * simulator (10 workers, 100 ms lognormal service, queue 1, 100 callers, 24 seeds) the herd
- * took 1.12–1.24× its lower bound this way, against 1.38–1.49× at the learned rate and
- * 1.16–1.25× at the pool's true rate known in advance.
+ * simulator (10 workers, 100 ms service times and latencies spread four ways, queue 1, 100
+ * callers, 24 seeds) the herd's median took 1.07–1.22× its lower bound this way, against
+ * 1.38–1.49× at the learned rate and 1.16–1.25× at the pool's true rate known in advance.
  *
  * Tickets (the pacer's queue numbers) go in order: ticket t may be sent once
  * t < from + size + answered. The size starts at what the flight had served, follows the
