@@ -8,17 +8,33 @@
  * after a run of fast ones (time lost). Sent as places free up — one new request per answer,
  * as TCP's acknowledgements clock out its segments — the pool stays exactly full. In the
  * simulator (10 workers, 100 ms service times and latencies spread four ways, queue 1, 100
- * callers, 24 seeds) the herd's median took 1.07–1.22× its lower bound this way, against
+ * callers, 24 seeds) the herd's median took 1.09–1.25× its lower bound this way, against
  * 1.38–1.49× at the learned rate and 1.16–1.25× at the pool's true rate known in advance.
  *
  * Tickets (the pacer's queue numbers) go in order: ticket t may be sent once
- * t < from + size + answered. The size starts at what the flight had served, follows the
- * rest of that flight as it is answered (each served one was a place in the pool), shrinks by
- * one per rejection and grows by one per 2 × `size` successes in a row while requests wait (a
- * misread pool, or one that grew, is found again; a rejection then takes the place back). Per
- * `size`, as TCP grows its window once per round trip, the growth's own rejections cost ~3
- * more requests per simulated herd of 100 (201–203 against 198), for no gain in time.
+ * t < from + size + answered. The size starts at what the flight had served and follows the
+ * rest of that flight as it is answered (each served one was a place in the pool). A rejection
+ * takes a place back. Successes while requests wait grow it as TCP starts up — one place per
+ * window of successes, then two, four, … — until the first rejection shows where the pool is
+ * full; after that, one place per `GROW_AFTER` windows.
+ *
+ * Why start up at all: a rate limiter in front of a slow backend also serves its burst slowly
+ * and rejects the rest fast, so it reads as a pool, and a window of its burst holds it at
+ * burst / latency. Simulated (token bucket, 100/s, burst 10, successes after 200 or 300 ms,
+ * rejections after 5 ms, 6 seeds), growing one place per two windows left those herds 8 and
+ * 13 % slower than pacing by rate; starting up, 8 and 4.5 % faster. With successes after
+ * 50 ms the window of the burst sends at twice the limiter's rate: 207–211 requests against
+ * 194–204 paced by rate, for 14 % less time.
  */
+/**
+ * Once a rejection showed where the pool is full, the window grows by one place per this many
+ * windows of successes in a row (a pool that grew, or capacity others freed). Per window, as
+ * TCP's congestion avoidance grows, the limiter misread as a pool (above, successes after
+ * 50 ms) took ~10 more requests per herd of 100; never, a window shrunk by a passing burst of
+ * rejections would stay small for good.
+ */
+const GROW_AFTER = 4;
+
 export class PoolWindow {
   /** Requests allowed in flight. */
   size: number;
@@ -26,6 +42,11 @@ export class PoolWindow {
   private answered = 0;
   /** Successes in a row, counted towards the next growth. */
   private okRun = 0;
+  /**
+   * Places the next growth adds while the window starts up (doubling with each growth); 0 once
+   * a rejection showed where the pool is full (then one place per `GROW_AFTER` windows).
+   */
+  private step = 1;
   /** When a place was last freed. */
   private freedAt: number;
 
@@ -67,10 +88,15 @@ export class PoolWindow {
     this.freedAt = nowMs;
     if (signal === 'rejected') {
       this.okRun = 0;
+      this.step = 0;
       if (this.size > 1) this.size--;
-    } else if (signal === 'ok' && waiting && ++this.okRun >= 2 * this.size) {
+    } else if (signal === 'ok' && waiting && ++this.okRun >= (this.step > 0 ? 1 : GROW_AFTER) * this.size) {
       this.okRun = 0;
-      this.size++;
+      if (this.step === 0) this.size++;
+      else {
+        this.size += this.step;
+        if (this.step < this.size) this.step *= 2;
+      }
     }
   }
 

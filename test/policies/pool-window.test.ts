@@ -20,18 +20,35 @@ describe('PoolWindow', () => {
     expect(w.size).toBe(11);
   });
 
-  it('a rejection takes its place back; two windows of successes while requests wait add one', () => {
+  it('grows as TCP starts up — one place per window of successes, then two, four — while requests wait', () => {
+    const w = new PoolWindow(4, 1, 0);
+    const window = (ok: number) => {
+      for (let i = 0; i < ok; i++) w.answer(1, 'ok', true);
+    };
+    window(3);
+    expect(w.size).toBe(4);
+    window(1);
+    expect(w.size).toBe(5);
+    window(5);
+    expect(w.size).toBe(7);
+    window(7);
+    expect(w.size).toBe(11);
+    // Nobody waiting: serving everything there is says nothing about a larger pool.
+    for (let i = 0; i < 30; i++) w.answer(2, 'ok', false);
+    expect(w.size).toBe(11);
+  });
+
+  it('a rejection takes its place back and ends the start-up: then one place per four windows', () => {
     const w = new PoolWindow(4, 1, 0);
     w.answer(1, 'rejected', true);
     expect(w.size).toBe(3);
     expect(w.gate).toBe(1 + 3 + 1);
-    for (let i = 0; i < 5; i++) w.answer(2, 'ok', true);
+    for (let i = 0; i < 11; i++) w.answer(2, 'ok', true);
     expect(w.size).toBe(3);
     w.answer(3, 'ok', true);
     expect(w.size).toBe(4);
-    // Nobody waiting: serving everything there is says nothing about a larger pool.
-    for (let i = 0; i < 8; i++) w.answer(4, 'ok', false);
-    expect(w.size).toBe(4);
+    for (let i = 0; i < 16; i++) w.answer(4, 'ok', true);
+    expect(w.size).toBe(5);
   });
 
   it('never shrinks below one place', () => {

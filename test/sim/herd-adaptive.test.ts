@@ -84,7 +84,7 @@ describe('adaptive pacing on every server model', () => {
     // Paced at a rate, a pool whose service times spread finds every worker busy after a run
     // of slow ones and idle ones after a run of fast ones: even the pool's true rate, known in
     // advance, took 1.16–1.19× the bound. Requests now go as the pool's places free up
-    // (`PoolWindow`): 1.10× and 1.12× on average over these seeds. Before the window, a cut on
+    // (`PoolWindow`): 1.12× and 1.14× on average over these seeds. Before the window, a cut on
     // the first few paced successes after the slow flight once took what they read (23/s of
     // 100/s) as the callee's rate, and CUBIC took 3 s to climb back (3.1–3.3 s herds).
     for (const latency of [
