@@ -102,6 +102,27 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
+  it('a token bucket in front of a slow backend (rejections after 5 ms) reads as a pool of its burst: every caller served, ≤ 1.15× requests, ≤ 1.6× time on average with successes after 200 ms (paced by rate: 1.68×)', () => {
+    // The flight is served slowly and rejected fast, as a worker pool's is: the window of the
+    // burst starts up until the limiter rejects. With successes after 50 ms that window sends
+    // at twice the limiter's rate until rejections take its places back (1.12× the requests on
+    // average, against 1.04× paced by rate).
+    for (const latencyMs of [50, 200]) {
+      let sum = 0;
+      for (let seed = 1; seed <= 6; seed++) {
+        const { requests, time } = ratios({
+          ...herdOn('token-bucket'),
+          seed,
+          server: { model: 'token-bucket', latencyMs, rejectLatencyMs: 5, distribution: 'lognormal' },
+          arrivalMs: 3,
+        });
+        expect(requests, `${latencyMs} ms seed ${seed}`).toBeLessThanOrEqual(1.15);
+        sum += time;
+      }
+      if (latencyMs === 200) expect(sum / 6).toBeLessThanOrEqual(1.6);
+    }
+  });
+
   it('a concurrency limit whose service times vary ±5 %: ≤ 1.1× requests and ≤ 1.1× time on 20 seeds (regression: up to 4.2 s)', () => {
     // The slow flight's answers no longer arrive at one instant: the search ended at the first
     // (10.9/s), the level rose to ~100/s over the next 17 ms, and callers far back in the

@@ -39,6 +39,11 @@ export interface ServerSpec {
   latencyMs?: number;
   /** @default 'constant' */
   distribution?: LatencyDistribution;
+  /**
+   * Rejection latency, ms, with the same distribution (not the slot model): a rate limiter in
+   * front of a slow backend rejects at once and serves slowly. @default latencyMs
+   */
+  rejectLatencyMs?: number;
   /** Queue length of the concurrency model. @default 0 */
   queue?: number;
   /**
@@ -76,6 +81,11 @@ function latency(spec: ServerSpec): Latency {
   return { ms: spec.latencyMs ?? 1, distribution: spec.distribution ?? 'constant' };
 }
 
+/** How long a rejection takes to come back: `rejectLatencyMs`, else the answer latency. */
+function rejectLatency(spec: ServerSpec): Latency {
+  return spec.rejectLatencyMs === undefined ? latency(spec) : { ...latency(spec), ms: spec.rejectLatencyMs };
+}
+
 /** The concurrency model's service time: `service`, else the slot length with the latency's shape. */
 function serviceOf(spec: ServerSpec): Latency {
   return spec.service ?? { ...latency(spec), ms: spec.slotMs };
@@ -90,32 +100,33 @@ export function buildServer(spec: ServerSpec, sim: Simulation, respond: ServerRe
   const random = networkRandom(sim.seed);
   const burst = spec.burst ?? spec.capacity;
   const l = latency(spec);
+  const rl = rejectLatency(spec);
   switch (spec.model) {
     case 'slot':
       return new SlotServer(sim, { capacity: spec.capacity, slotMs: spec.slotMs }, respond);
     case 'token-bucket':
-      return new TokenBucketServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: l }, respond);
+      return new TokenBucketServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: rl }, respond);
     case 'leaky-bucket':
       return new LeakyBucketServer(
         sim,
         random,
-        { ratePerSecond: rate(spec), burst: burst - 1, mode: spec.mode ?? 'nodelay', latency: l, rejectLatency: l },
+        { ratePerSecond: rate(spec), burst: burst - 1, mode: spec.mode ?? 'nodelay', latency: l, rejectLatency: rl },
         respond,
       );
     case 'fixed-window':
       return new FixedWindowServer(
         sim,
         random,
-        { limit: spec.capacity, windowMs: spec.slotMs, latency: l, rejectLatency: l },
+        { limit: spec.capacity, windowMs: spec.slotMs, latency: l, rejectLatency: rl },
         respond,
       );
     case 'gcra':
-      return new GcraServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: l }, respond);
+      return new GcraServer(sim, random, { ratePerSecond: rate(spec), burst, latency: l, rejectLatency: rl }, respond);
     case 'concurrency':
       return new ConcurrencyServer(
         sim,
         random,
-        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: serviceOf(spec), rejectLatency: l, latency: l },
+        { concurrency: spec.capacity, queue: spec.queue ?? 0, service: serviceOf(spec), rejectLatency: rl, latency: l },
         respond,
       );
   }

@@ -100,6 +100,7 @@ export function herdSetupOf(params: ScenarioParams): HerdParams {
       model: str(params, 'server') as ServerModel,
       burst: num(params, 'burst') || num(params, 'capacity'),
       latencyMs: num(params, 'latency-ms'),
+      ...(num(params, 'reject-latency-ms') > 0 ? { rejectLatencyMs: num(params, 'reject-latency-ms') } : {}),
       distribution: str(params, 'latency') as LatencyDistribution,
       queue: num(params, 'queue'),
       mode: str(params, 'leaky-mode') as 'nodelay' | 'delay',
@@ -216,6 +217,8 @@ type ServerParams = {
   model: ServerModel;
   burst: number;
   latencyMs: number;
+  /** Rejections' latency when it differs from the answers' (`--reject-latency-ms`). */
+  rejectLatencyMs?: number;
   distribution: LatencyDistribution;
   queue: number;
   mode: 'nodelay' | 'delay';
@@ -223,17 +226,18 @@ type ServerParams = {
 
 /** The options that matter for `model`, for the JSON document. */
 function serverParameters(model: ServerModel, p: ServerParams): Record<string, unknown> {
+  const rejects = p.rejectLatencyMs === undefined ? {} : { rejectLatencyMs: p.rejectLatencyMs };
   switch (model) {
     case 'slot':
       return { model };
     case 'fixed-window':
-      return { model, latencyMs: p.latencyMs, latency: p.distribution };
+      return { model, latencyMs: p.latencyMs, latency: p.distribution, ...rejects };
     case 'concurrency':
-      return { model, queue: p.queue, latency: p.distribution, rejectLatencyMs: p.latencyMs };
+      return { model, queue: p.queue, latency: p.distribution, rejectLatencyMs: p.rejectLatencyMs ?? p.latencyMs };
     case 'leaky-bucket':
-      return { model, burst: p.burst, mode: p.mode, latencyMs: p.latencyMs, latency: p.distribution };
+      return { model, burst: p.burst, mode: p.mode, latencyMs: p.latencyMs, latency: p.distribution, ...rejects };
     default:
-      return { model, burst: p.burst, latencyMs: p.latencyMs, latency: p.distribution };
+      return { model, burst: p.burst, latencyMs: p.latencyMs, latency: p.distribution, ...rejects };
   }
 }
 
@@ -245,7 +249,8 @@ function serverTitle(model: ServerModel, capacity: number, slotMs: number): stri
 
 function serverText(model: ServerModel, p: ServerParams, capacity: number, slotMs: number): string {
   const rate = `${number((capacity * 1000) / slotMs)}/s`;
-  const latency = `answers after ${p.latencyMs} ms (${p.distribution})`;
+  const rejects = p.rejectLatencyMs === undefined ? '' : `, rejections after ${p.rejectLatencyMs} ms`;
+  const latency = `answers after ${p.latencyMs} ms (${p.distribution})${rejects}`;
   switch (model) {
     case 'slot':
       return `slot: first ${capacity} per ${slotMs} ms served, answers at the slot's end`;
@@ -258,7 +263,7 @@ function serverText(model: ServerModel, p: ServerParams, capacity: number, slotM
     case 'gcra':
       return `GCRA: ${rate}, ${p.burst} at once; ${latency}`;
     case 'concurrency':
-      return `concurrency: ${capacity} workers, ${slotMs} ms (${p.distribution}) each, queue ${p.queue}, 503 after ${p.latencyMs} ms when full`;
+      return `concurrency: ${capacity} workers, ${slotMs} ms (${p.distribution}) each, queue ${p.queue}, 503 after ${p.rejectLatencyMs ?? p.latencyMs} ms when full`;
   }
 }
 
@@ -367,7 +372,7 @@ export const herd: Scenario = {
     '  fixed-window  --capacity per --slot-ms window, the window opening at the first request',
     '  gcra          generic cell rate algorithm: --burst at once, then one per 1 / rate',
     '  concurrency   --capacity workers, --slot-ms per request, --queue may wait, 503 when full',
-    'Bucket models answer after --latency-ms (--latency distribution); rejections too.',
+    'Bucket models answer after --latency-ms (--latency distribution); rejections too, or after --reject-latency-ms.',
     'The lower bound is computed for the chosen model. --arrival-ms spreads the first tries',
     'uniformly over that many ms (a real herd reaches the server over a few ms).',
     'Strategies (kindly RetryOptions; ceiling c(n) = min(5 s, 100 ms × 2ⁿ) after the n-th rejection,',
@@ -406,6 +411,14 @@ export const herd: Scenario = {
     },
     { name: 'latency-ms', kind: 'number', min: 0, max: 3_600_000, default: 1, help: 'answer latency, ms (not slot)' },
     { name: 'latency', kind: 'choice', choices: LATENCY_DISTRIBUTIONS, default: 'constant', help: 'latency distribution' },
+    {
+      name: 'reject-latency-ms',
+      kind: 'number',
+      min: 0,
+      max: 3_600_000,
+      default: 0,
+      help: 'rejection latency, ms, same distribution (a limiter in front of a slow backend); 0 means --latency-ms',
+    },
     { name: 'queue', kind: 'integer', min: 0, max: 50_000_000, default: 0, help: 'concurrency model: requests that may wait' },
     {
       name: 'arrival-ms',

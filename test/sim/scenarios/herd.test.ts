@@ -40,6 +40,7 @@ describe('herd scenario', () => {
       burst: 0,
       'latency-ms': 1,
       latency: 'constant',
+      'reject-latency-ms': 0,
       queue: 0,
       'arrival-ms': 0,
       'leaky-mode': 'nodelay',
@@ -124,6 +125,19 @@ describe('herd scenario', () => {
     // Over 50 ms the bucket refills 5 tokens: more first tries served, fewer retries.
     expect(spread.totalRequests.max).toBeLessThan(together.totalRequests.min);
     expect((at(50).parameters as { arrivalMs: number }).arrivalMs).toBe(50);
+  });
+
+  it('--reject-latency-ms: a limiter in front of a slow backend (fast rejections, slow successes)', () => {
+    const run = (extra: Record<string, unknown>) =>
+      herd.run(withDefaults(herd, { server: 'token-bucket', strategy: 'fixed', 'latency-ms': 200, seeds: 1, ...extra }), {}).json;
+    const slow = run({});
+    const fast = run({ 'reject-latency-ms': 5 });
+    expect((fast.parameters as { server: { rejectLatencyMs?: number } }).server.rejectLatencyMs).toBe(5);
+    expect((slow.parameters as { server: { rejectLatencyMs?: number } }).server.rejectLatencyMs).toBeUndefined();
+    // Rejections come back 195 ms sooner, so the fixed retries reach the bucket sooner: the
+    // same lower bound, an earlier finish.
+    expect(fast.lowerBound).toEqual(slow.lowerBound);
+    expect(rows(fast)[0]!.allSucceededMs.median!).toBeLessThan(rows(slow)[0]!.allSucceededMs.median!);
   });
 
   it('a random latency makes every strategy run every seed', () => {
