@@ -150,6 +150,7 @@ const CRUISE = 2;
  *     while (wait > 0) { sleep(wait); wait = pacer.holdFor(ticket, now); }
  *     … send at sentAt …                      // or pacer.release(ticket, now) when giving up
  *     pacer.onResult(now, 'ok' | 'rejected' | 'timeout', hintMs, sentAt);   // every answer
+ *     pacer.onSettled(now, sentAt);           // … or, for one that says nothing about load (a 500)
  *
  * Report every answer, successes included: they are what measures the callee. A booking is a
  * ticket in a queue whose slots move when the pacer learns more (a cut spaces the waiting
