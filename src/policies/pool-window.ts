@@ -1,4 +1,13 @@
 /**
+ * Once a rejection showed where the pool is full, the window grows by one place per this many
+ * windows of successes in a row (a pool that grew, or capacity others freed). Per window, as
+ * TCP's congestion avoidance grows, the limiter misread as a pool (see `PoolWindow`, successes
+ * after 50 ms) took ~10 more requests per herd of 100 (218–227 against 207–211; paced by rate,
+ * 194–204); never, a window shrunk by a passing burst of rejections would stay small for good.
+ */
+const GROW_AFTER = 4;
+
+/**
  * A worker pool's window: how many of a pacer's requests may be in flight at once, once the
  * callee turned out to be a pool — a fixed number of workers, perhaps a short queue, and a
  * rejection when both are full (its flight was served slowly, rejected fast).
@@ -21,20 +30,11 @@
  * Why start up at all: a rate limiter in front of a slow backend also serves its burst slowly
  * and rejects the rest fast, so it reads as a pool, and a window of its burst holds it at
  * burst / latency. Simulated (token bucket, 100/s, burst 10, rejections after 5 ms, successes
- * after 200 or 300 ms, constant latencies, 6 seeds), growing one place per two windows left
+ * after a lognormal 200 or 300 ms, seeds 1–6), growing one place per two windows left
  * those herds 8 and 13 % slower than pacing by rate; starting up, 8 and 4.5 % faster. With
  * successes after 50 ms a window of the burst sends at twice the limiter's rate, and each
  * rejection takes back one place only: more requests than pacing by rate (see `GROW_AFTER`).
  */
-/**
- * Once a rejection showed where the pool is full, the window grows by one place per this many
- * windows of successes in a row (a pool that grew, or capacity others freed). Per window, as
- * TCP's congestion avoidance grows, the limiter misread as a pool (above, successes after
- * 50 ms) took ~10 more requests per herd of 100 (218–227 against 207–211; paced by rate,
- * 194–204); never, a window shrunk by a passing burst of rejections would stay small for good.
- */
-const GROW_AFTER = 4;
-
 export class PoolWindow {
   /** Requests allowed in flight. */
   size: number;
@@ -113,7 +113,7 @@ export class PoolWindow {
    * When the caller holding `ticket` should ask again. Places free up at random moments, and
    * often many at once (workers that started together finish together), so the first `size`
    * tickets in line ask every quarter of the time one place takes: a place noticed late leaves
-   * a worker idle (simulated pool, constant 100 ms service: 1,075 ms for the herd when each
+   * a worker idle (simulated pool, constant 100 ms service: 1,084 ms for the herd when each
    * ticket asked at its expected place, 1,029 when these ask often). The tickets behind them
    * ask when the places ahead of them should be gone.
    */
