@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { PoolWindow } from '../../src/policies/pool-window.js';
 
+/** `n` successes in a row, requests waiting (or not). */
+function successes(w: PoolWindow, n: number, waiting = true): void {
+  for (let i = 0; i < n; i++) w.answer(1, 'ok', waiting);
+}
+
 describe('PoolWindow', () => {
   it('admits tickets from its first one up to its size, and one more per answer', () => {
     const w = new PoolWindow(3, 10, 0);
@@ -22,33 +27,25 @@ describe('PoolWindow', () => {
 
   it('grows as TCP starts up — one place per window of successes, then two, four — while requests wait', () => {
     const w = new PoolWindow(4, 1, 0);
-    const window = (ok: number) => {
-      for (let i = 0; i < ok; i++) w.answer(1, 'ok', true);
-    };
-    window(3);
-    expect(w.size).toBe(4);
-    window(1);
-    expect(w.size).toBe(5);
-    window(5);
-    expect(w.size).toBe(7);
-    window(7);
-    expect(w.size).toBe(11);
+    const sizes = [3, 1, 5, 7].map((n) => {
+      successes(w, n);
+      return w.size;
+    });
+    expect(sizes).toEqual([4, 5, 7, 11]);
     // Nobody waiting: serving everything there is says nothing about a larger pool.
-    for (let i = 0; i < 30; i++) w.answer(2, 'ok', false);
+    successes(w, 30, false);
     expect(w.size).toBe(11);
   });
 
   it('a rejection takes its place back and ends the start-up: then one place per four windows', () => {
     const w = new PoolWindow(4, 1, 0);
     w.answer(1, 'rejected', true);
-    expect(w.size).toBe(3);
-    expect(w.gate).toBe(1 + 3 + 1);
-    for (let i = 0; i < 11; i++) w.answer(2, 'ok', true);
-    expect(w.size).toBe(3);
-    w.answer(3, 'ok', true);
-    expect(w.size).toBe(4);
-    for (let i = 0; i < 16; i++) w.answer(4, 'ok', true);
-    expect(w.size).toBe(5);
+    expect([w.size, w.gate]).toEqual([3, 1 + 3 + 1]);
+    const sizes = [11, 1, 16].map((n) => {
+      successes(w, n);
+      return w.size;
+    });
+    expect(sizes).toEqual([3, 4, 5]);
   });
 
   it('never shrinks below one place', () => {
