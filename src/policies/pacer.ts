@@ -327,9 +327,9 @@ export class Pacer {
    * attempt was sent: pass it — it is what measures the delivery rate and tells answers to
    * old requests from answers to paced ones. Without it the pacer assumes
    * `now − smoothed latency` (latency learned from the answers that did carry it, else 0).
-   * `paced`: whether that attempt waited for this pacer's slot (`false` for a first try that
-   * was never held): while searching, only paced attempts are probes. Unknown: judged by
-   * its send time.
+   * `paced`: whether that attempt took a slot in this pacer's queue, waited for or due at once
+   * (`false` for a first try that was never booked): while searching, only paced attempts are
+   * probes, and in a pool's window only they hold places. Unknown: judged by its send time.
    */
   onResult(nowMs: number, signal: PacerSignal, hintMs?: number, sentAtMs?: number, paced?: boolean): void {
     let sent: number;

@@ -110,7 +110,12 @@ export class PacingStage implements Stage {
     const pacer = this.pacer;
     pacer.reserve(nowMs);
     const ticket = pacer.lastTicket;
-    if (ticket === 0) return ADMIT;
+    if (ticket === 0) {
+      // A slot due at once is a slot all the same (a probe, a place in a pool's window): its
+      // answer is a paced one. (Not throttling: nothing was booked.)
+      if (pacer.throttling(nowMs)) call.token = PACED;
+      return ADMIT;
+    }
     // A held ticket: wait until the next check, then enter again and ask (slots move).
     this.options.onDelay?.(nowMs, pacer.slotWait(ticket, nowMs));
     this.held.set(call, ticket);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIT, QUEUE, REFUSE, RESULT_FAILED, WAIT } from '../../../src/orchestration/stage.js';
+import { ADMIT, QUEUE, REFUSE, RESULT_FAILED, RESULT_OK, WAIT } from '../../../src/orchestration/stage.js';
 import { PacingStage, type SharedTicket } from '../../../src/orchestration/stages/pacing-stage.js';
 import { Pacer } from '../../../src/policies/pacer.js';
 import { stageCall } from './stage-call.js';
@@ -75,6 +75,32 @@ describe('PacingStage', () => {
     expect(stage.enter(next, 10)).toBe(WAIT);
     expect(stage.pacer.lastTicket).toBe(3);
     expect(stage.pacer.slotWait(stage.pacer.lastTicket, 10)).toBe(slotOfThird);
+  });
+
+  it('after a slow flight, a retry admitted at once holds a place in the pool’s window, and its answer — a 500 too — frees it (regression: only waited-for slots were counted)', () => {
+    // 10 workers × 100 ms, one queued: the flight served 11, so 11 may be in flight.
+    const stage = new PacingStage(new Pacer());
+    for (let i = 0; i < 89; i++) stage.exit(stageCall({ classification: throttled, attemptStart: 0 }), 40 + i * 0.2, RESULT_FAILED);
+    for (let i = 0; i < 10; i++) stage.exit(stageCall({ attemptStart: 0 }), 140, RESULT_OK);
+    stage.exit(stageCall({ attemptStart: 0 }), 240, RESULT_OK);
+    const calls = Array.from({ length: 15 }, () => stageCall({ attempt: 2, attemptStart: 350 }));
+    const sent = new Set(calls.filter((call) => stage.enter(call, 350) === ADMIT));
+    // The first slot is due at once (nobody booked since the search ended); the others wait.
+    expect([...sent]).toEqual([calls[0]]);
+    /** Calls still waiting ask again at `now`; how many have been let go so far. */
+    const letGo = (now: number) => {
+      for (const call of calls) if (!sent.has(call) && stage.enter(call, now) === ADMIT) sent.add(call);
+      return sent.size;
+    };
+    expect(letGo(400)).toBe(11);
+    // The one admitted at once is answered: its place goes to the next in line.
+    stage.exit(calls[0]!, 410, RESULT_OK);
+    expect(letGo(410)).toBe(12);
+    // A 500 says nothing about load, but its request is done: its place is free too.
+    const failed = calls[1]!;
+    failed.classification = { outcome: 'failed', retryable: true, throttled: false, status: 500 };
+    stage.exit(failed, 420, RESULT_FAILED);
+    expect(letGo(420)).toBe(13);
   });
 
   it('while throttling, a retry keeps its own backoff (marked paced, so even 0 yields); otherwise untouched', () => {
