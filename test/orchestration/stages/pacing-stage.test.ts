@@ -80,7 +80,8 @@ describe('PacingStage', () => {
   it('after a slow flight, a retry admitted at once holds a place in the pool’s window, and its answer — a 500 too — frees it (regression: only waited-for slots were counted)', () => {
     // 10 workers × 100 ms, one queued: the flight served 11, so 11 may be in flight.
     const stage = new PacingStage(new Pacer());
-    for (let i = 0; i < 89; i++) stage.exit(stageCall({ classification: throttled, attemptStart: 0 }), 40 + i * 0.2, RESULT_FAILED);
+    for (let i = 0; i < 89; i++)
+      stage.exit(stageCall({ classification: throttled, attemptStart: 0 }), 40 + i * 0.2, RESULT_FAILED);
     for (let i = 0; i < 10; i++) stage.exit(stageCall({ attemptStart: 0 }), 140, RESULT_OK);
     stage.exit(stageCall({ attemptStart: 0 }), 240, RESULT_OK);
     const calls = Array.from({ length: 15 }, () => stageCall({ attempt: 2, attemptStart: 350 }));
