@@ -514,9 +514,14 @@ export class Pacer {
    */
   private placeWait(ticket: number, nowMs: number): number {
     const pool = this.state.pool as PoolWindow;
-    const service = this.okLatency ?? this.srtt ?? this.maxSpacingMs;
+    const service = this.serviceMs;
     if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket)) return 0;
     return Math.max(RECHECK_MS, Math.min(pool.checkAfter(ticket, service), service));
+  }
+
+  /** One service time as measured: the successes' latency, else the round trip, else `maxSpacingMs`. */
+  private get serviceMs(): number {
+    return this.okLatency ?? this.srtt ?? this.maxSpacingMs;
   }
 
   /** Whether requests wait in the queue (a slot ahead, or a place in a pool's window). */
@@ -534,7 +539,7 @@ export class Pacer {
     if (this.state.chunk) return this.chunkWait(ticket, nowMs);
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0 || !this.gated(ticket)) return Math.max(0, wait);
-    return (this.state.pool as PoolWindow).expectedWait(ticket, this.okLatency ?? this.srtt ?? this.maxSpacingMs);
+    return (this.state.pool as PoolWindow).expectedWait(ticket, this.serviceMs);
   }
 
   /**
