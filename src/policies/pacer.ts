@@ -743,12 +743,16 @@ export class Pacer {
       // parked callers check again every quarter of a service time.
       return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.state.gap, (this.okLatency ?? this.state.gap) / 4)));
     }
-    if (this.state.startup && this.alone) {
+    if ((this.state.startup || this.state.reprobe) && this.alone) {
       // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
       // caller that slept longer would send late, and the send rate would lag the allowed one
       // (measured: a fixed window's start-up sent one request per first gap, 51 ms, while the
-      // allowed rate grew 8×). Not while a fleet's shared queue releases this pacer's sends
-      // (`alone`): its own tickets are then leftovers of the search, which must not race it.
+      // allowed rate grew 8×). Likewise while reprobes look for a window's reopening: the one
+      // served sets the rate at S / T, or start-up from it. Callers parked half of a wait
+      // booked at the reprobes' 42/s woke ~40 ms after their slots at 130/s, and the herd sent
+      // at 84/s (simulated, normal 10 ms). Not while a fleet's shared queue releases this
+      // pacer's sends (`alone`): its own tickets are then leftovers of the search, which must
+      // not race it.
       return Math.min(wait, Math.max(this.state.gap, this.growthMs / 2));
     }
     return wait <= 2 * this.state.gap ? wait : Math.min(wait, Math.max(2 * this.state.gap, wait / 2));
@@ -1184,7 +1188,14 @@ export class Pacer {
         // herds with 10 ms latencies paced at 50–70/s for good (1.43 s against 1.2 s), and real
         // express-rate-limit herds whose first window opened a few ms after the flight left
         // (l ≥ T) at 78–87/s (1.18–1.32 s).
+        // Nor does a span of saturation start here: start-up from a floor sends below the
+        // callee's rate, so windows expire half-used, and what is served until start-up
+        // overshoots is not what the callee had (simulated, normal 10 ms: 19 served over 231 ms
+        // read 82/s of 100/s, and the herd cruised there for 0.8 s). The first reopening after
+        // start-up overshoots starts it.
         this.resumeStartup(nowMs);
+        this.state.reopenedAt = Number.NaN;
+        this.state.servedSinceReopen = 0;
       }
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       return;

@@ -446,6 +446,66 @@ describe('Pacer', () => {
     expect(p.rate((sends[1] as number) + 1)).toBeCloseTo(floor * Math.SQRT2, 6);
   });
 
+  it('while reprobes look for a window’s reopening, a caller far back checks again within a gap (regression: callers slept through the reopening’s rate, and a simulated herd sent at 84/s of 130/s)', () => {
+    // As above: the count ran out of time after four served, and reprobes go a bracket's
+    // middle rate apart. The last caller's slot is 1.5 s away; it used to sleep half of that.
+    const p = new Pacer();
+    const { tickets, probe, next } = probedAfterBacklog(p, 100);
+    let now = probe + 1;
+    for (let k = next; k < next + 4; k++) {
+      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+      p.onResult(now + 20, 'ok', undefined, now, true);
+      now += 20;
+    }
+    const gap = 1_000 / (p.rate(now) as number);
+    const last = tickets[tickets.length - 1] as number;
+    expect(p.slotWait(last, now)).toBeGreaterThan(50 * gap);
+    expect(p.holdFor(last, now)).toBeLessThanOrEqual(Math.max(gap, 12.5) + 0.01);
+  });
+
+  it('what start-up from a count’s floor serves is no saturation reading: windows expire half-used below the callee’s rate (regression: simulated herds cruised at 82/s of 100/s)', () => {
+    // The count ran out of time after four served; the reprobes find the window of 10 per
+    // 100 ms reopened at 228 ms. Start-up grows from 47/s, overshoots at 264/s (three
+    // rejected), and the next window's first success is a reopening. Taking 228 ms as the
+    // previous one read 17 served over 214 ms — 79/s, cruised at for good.
+    const p = new Pacer();
+    const { tickets, probe, next } = probedAfterBacklog(p, 100);
+    let now = probe + 1;
+    let k = next;
+    for (; k < next + 4; k++) {
+      p.holdFor(tickets[k] as number, now);
+      p.onResult(now + 20, 'ok', undefined, now, true);
+      now += 20;
+    }
+    let opened = Number.NaN;
+    while (Number.isNaN(opened)) {
+      const at = now + p.slotWait(tickets[k++] as number, now);
+      const ok = at > probe + 100;
+      if (ok) opened = at;
+      p.onResult(at + 1, ok ? 'ok' : 'rejected', undefined, at, true);
+      now = at + 1;
+    }
+    expect(opened).toBeCloseTo(228, 0);
+    let count = 1;
+    let rejected = 0;
+    let reopened = false;
+    while (!reopened) {
+      const at = now + p.slotWait(tickets[k++] as number, now);
+      if (at >= opened + 100) {
+        opened = at;
+        count = 0;
+      }
+      const ok = count < 10;
+      if (ok) count++;
+      else rejected++;
+      reopened = ok && rejected > 0 && count === 1;
+      p.onResult(at + 1, ok ? 'ok' : 'rejected', undefined, at, true);
+      now = at + 1;
+    }
+    expect(rejected).toBe(3);
+    expect(p.rate(now)).toBeGreaterThan(100);
+  });
+
   it('a first reprobe served found the window reopened before it: S / T is a floor, and start-up grows from it (regression: real herds paced at 78–87/s)', () => {
     // A window of 10 per 112 ms from t = 0: probes at 54.1, 62.3, 78.6 and 111.3 ms rejected
     // (l = 111.3, already near T), 176.8 served; the count finds its 10. The first reprobe,
