@@ -122,7 +122,9 @@ describe('adaptive pacing on every server model', () => {
   });
 
   it('a cut does not take the peak of a few paced successes as the callee’s rate (token bucket, exponential 2 ms, seed 7: ≤ 1.05× the time; trusting it took 1.25×)', () => {
-    const { requests, time } = ratios(herdOn('token-bucket', { latencyMs: 2, distribution: 'exponential', arrivalMs: 3, seed: 7 }));
+    const { requests, time } = ratios(
+      herdOn('token-bucket', { latencyMs: 2, distribution: 'exponential', arrivalMs: 3, seed: 7 }),
+    );
     expect(requests).toBeLessThanOrEqual(1.1);
     expect(time).toBeLessThanOrEqual(1.05);
   });
