@@ -173,7 +173,8 @@ const CRUISE = 2;
  *     probe k at  b + g₀ × (2^(k+1) − 1),   g₀ = 1 / D₀,   b = max(now, hintUntil)
  *
  * wasting about log₂(D₀ / rate) requests, whatever the latency. The first probe served ends the
- * search: probe sent at b + h, the latest rejected probe sent at b + l (l = 0 if none):
+ * search: probe sent at b + h, the latest rejected probe sent at b + l (l = 0 if none; a probe
+ * served after a later one was rejected ends it at that l too):
  *
  *     x₁ = 1 / l   (or 1 / h when no probe was rejected: D₀ held)
  *
@@ -344,7 +345,7 @@ export class Pacer {
     if (ok && latency >= 0)
       this.okLatency = this.okLatency === undefined ? latency : this.okLatency + RTT_GAIN * (latency - this.okLatency);
     this.estimator.record(nowMs, sent, ok);
-    if (ok && this.mode !== 0 && sent < this.state.searchBase) {
+    if (ok && this.mode !== 0 && this.ofFlight(sent)) {
       this.state.flightServed++;
       this.state.pool?.flightServed(this.state.flightServed);
     }
@@ -393,10 +394,10 @@ export class Pacer {
       // The way there and back as the flight met it: a probe sent once the burst is through
       // comes back in a fraction of it (real express-queue: 1.4–2 ms against the flight's
       // 40–80 ms) and made the flight's serving time look that much longer (68/s for 100/s).
-      if (latency >= 0 && latency < this.state.pathLatency && sent < this.state.searchBase) this.state.pathLatency = latency;
+      if (latency >= 0 && latency < this.state.pathLatency && this.ofFlight(sent)) this.state.pathLatency = latency;
       if (paced !== false && sent >= this.state.searchBase && sent > this.state.rejectedProbeAt)
         this.state.rejectedProbeAt = sent;
-      if (sent < this.state.searchBase) {
+      if (this.ofFlight(sent)) {
         if (this.state.flightRun > 0) this.state.flightMixed = true;
         this.state.flightRejectAt = nowMs;
       } else if (paced === false) {
@@ -857,8 +858,13 @@ export class Pacer {
     this.state.fromFlight = false;
     this.state.startedFromProbe = false;
     if (sent >= this.state.searchBase && probe) {
-      // A probe was served: capacity came back between the last rejected probe and it.
-      const rejected = this.state.rejectedProbeAt < sent ? this.state.rejectedProbeAt - this.state.searchBase : 0;
+      // A probe was served: capacity came back between the last rejected probe and it. One
+      // served after a later probe was rejected (its answer slower: it waited in a worker
+      // pool's queue, or latencies spread) found capacity that was gone again by that later
+      // send: the rejected probe bounds the guess all the same. Taken as "D₀ held" instead,
+      // such a probe sent 1 ms into the search started a simulated pool's herd at 1,000/s
+      // (normal 10 ms, first tries together: 339 requests, β's cuts bringing it down).
+      const rejected = this.state.rejectedProbeAt - this.state.searchBase;
       const span = rejected > 0 ? rejected : sent - this.state.searchBase;
       x = 1 / Math.max(span, this.state.gap);
       // Bracketed by probes, the rate is known within 2× only: start up from it. The first
@@ -870,7 +876,7 @@ export class Pacer {
       // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
       x = this.flightLevel(nowMs);
       this.state.fromFlight = true;
-    } else if (sent < this.state.searchBase) {
+    } else if (this.ofFlight(sent)) {
       // More of the flight that started the search (answers read one by one): a higher D₀
       // brings the probes in.
       const d = this.estimator.peak(nowMs);
@@ -897,7 +903,8 @@ export class Pacer {
       this.state.probeReopened = true;
       this.state.seedGap = 0;
       this.state.lastOkSent = sent;
-      if (bracketed && latency >= 0) this.startChunk(nowMs, sent, latency);
+      // (No count for a probe served before the rejected one: the bracket is no bracket.)
+      if (bracketed && latency >= 0 && sent > this.state.rejectedProbeAt) this.startChunk(nowMs, sent, latency);
     }
   }
 
@@ -1040,6 +1047,17 @@ export class Pacer {
   }
 
   /**
+   * Whether a request sent at `sent` belongs to the flight that started the search: sent before
+   * its first rejection came back, or at that very instant — a herd's requests that all left at
+   * t = 0, its first rejection answered at once (simulated, normal latencies clipped at 0): read
+   * as sent after the search began, the flight's successes were no slow flight, and a worker
+   * pool's herd was paced by rate from a probe's guess (1.1–1.8 s; one herd 344 requests).
+   */
+  private ofFlight(sent: number): boolean {
+    return sent <= this.state.searchBase;
+  }
+
+  /**
    * Whether a success to the flight that started the search says the callee spends time
    * serving (a queue, a slot): slower than twice the slowest rejection, or the third served in
    * a row, each slower than every rejection, with no rejection of the flight in between. A
@@ -1058,7 +1076,7 @@ export class Pacer {
    * 63 ms after the last rejection of 92 ms, then missed its slow flight.
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
-    if (sent >= this.state.searchBase) return false;
+    if (!this.ofFlight(sent)) return false;
     if (this.state.flightRejects < FLIGHT_REJECTS_MIN) return false;
     const sinceReject = nowMs - this.state.flightRejectAt;
     if (latency > 2 * this.state.rejectLatency && 2 * sinceReject >= latency - this.state.rejectLatency) {
@@ -1137,7 +1155,7 @@ export class Pacer {
 
   private cruiseSuccess(nowMs: number, sent: number, latency: number): void {
     if (sent > this.state.lastCutAt) this.state.servedSinceCut = true;
-    if (sent < this.state.cruiseAt && sent >= this.state.searchBase) {
+    if (sent < this.state.cruiseAt && !this.ofFlight(sent)) {
       // Another probe of the search, answered with the one that ended it (answers read in any
       // order): an earlier probe served, with none rejected before it, means a higher rate.
       if (!this.state.bracketed && this.state.rejectedProbeAt < this.state.searchBase && this.state.startedFromProbe) {
@@ -1154,7 +1172,7 @@ export class Pacer {
       // level follows what the flight measures, as long as nothing paced has been answered.
       if (
         this.state.fromFlight &&
-        sent < this.state.searchBase &&
+        this.ofFlight(sent) &&
         latency > (this.state.slowRun ? 1 : 2) * this.state.rejectLatency
       ) {
         const d = this.flightLevel(nowMs);

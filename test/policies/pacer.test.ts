@@ -244,6 +244,20 @@ describe('Pacer', () => {
     expect(p.cuts).toBe(0);
   });
 
+  it('a probe served after a later probe was rejected is bounded by that rejection, not taken as the flight’s rate holding (regression: a pool’s herd started at 1,000/s)', () => {
+    // As above, but the first probe (1.1 ms) waited in the callee's queue: the next five were
+    // rejected, answered in 1 ms, before it came back served at 60 ms.
+    const p = new Pacer();
+    burst(p, 1, 100, 10);
+    const probes = slots(p, 1, 90).map((w) => 1 + w);
+    for (const sent of probes.slice(1, 6)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    p.onResult(60, 'ok', undefined, probes[0], true);
+    expect(p.searching).toBe(false);
+    // The last rejected probe left 6.3 ms after the search began (at 1 ms): 1 / 6.3 ms, not
+    // the first probe's 1 / 0.1 ms.
+    expect(p.rate(60)).toBeCloseTo(1_000 / 6.3, 6);
+  });
+
   it('a slow flight ends the search at the callee’s serving rate, the requests’ way there and back taken out (express-queue regression)', () => {
     // 10 workers × 100 ms, one event loop shared with 100 callers: the requests reach the
     // callee ~20 ms after they were sent and the answers take ~20 ms back (rejections: 40 ms).
@@ -315,6 +329,20 @@ describe('Pacer', () => {
     p.onResult(7, 'ok', undefined, 0, false);
     p.onResult(7.5, 'ok', undefined, 0, false);
     expect(p.searching).toBe(true);
+  });
+
+  it('a flight whose first rejection came back the instant it left is still the flight: its successes make a slow flight (regression: a simulated pool’s herd paced from a probe’s guess, up to 344 requests)', () => {
+    // Every request of the herd sent at t = 0, the first rejection answered at t = 0 too: the
+    // search begins at the instant the flight left. 10 workers × 100 ms, one queued.
+    const p = new Pacer();
+    for (let i = 0; i < 89; i++) p.onResult(i * 0.2, 'rejected', undefined, 0, false);
+    for (let i = 0; i < 10; i++) p.onResult(140, 'ok', undefined, 0, false);
+    expect(p.searching).toBe(false);
+    expect(p.rate(140)).toBeGreaterThan(70);
+    // The pool's window holds as many in flight as the flight served, and follows its rest.
+    p.onResult(240, 'ok', undefined, 0, false);
+    const tickets = book(p, 30, 240);
+    expect(tickets.filter((t) => t === 0 || p.holdFor(t, 350) === 0)).toHaveLength(11);
   });
 
   it('after a slow flight, a pacer alone lets requests go as places in the pool free up', () => {

@@ -129,6 +129,19 @@ describe('adaptive pacing on every server model', () => {
     expect(time).toBeLessThanOrEqual(1.05);
   });
 
+  it('a worker pool whose latencies spread, every first try sent at t = 0: ≤ 1.1× requests on every one of 24 seeds, ≤ 1.15× time on average (was up to 1.82× requests, 1.43× time on average)', () => {
+    // Some rejections came back at once (normal latencies clipped at 0), so the search began at
+    // the instant the flight left, and the flight's own successes read as sent after it: no
+    // slow flight, and the herd was paced from a probe's guess.
+    let sum = 0;
+    for (let seed = 1; seed <= 24; seed++) {
+      const { requests, time } = ratios(herdOn('concurrency', { latencyMs: 10, distribution: 'normal', seed, queue: 1 }));
+      expect(requests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
+      sum += time;
+    }
+    expect(sum / 24).toBeLessThanOrEqual(1.15);
+  });
+
   it('a token bucket in front of a slow backend (rejections after 5 ms) reads as a pool of its burst: every caller served, ≤ 1.15× requests, ≤ 1.6× time on average with successes after 200 ms (paced by rate: 1.68×)', () => {
     // The flight is served slowly and rejected fast, as a worker pool's is: the window of the
     // burst starts up until the limiter rejects. With successes after 50 ms that window sends
