@@ -39,6 +39,10 @@ export class PacerThrottleState {
   /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
   saturatedRate = Number.NaN;
   saturatedAt = Number.NEGATIVE_INFINITY;
+  /** The span that measured it, [from, to) by send time, and its successes answered so far. */
+  spanFrom = Number.NaN;
+  spanTo = Number.NaN;
+  spanServed = 0;
   /** The latest reopening is the probe that ended the search. */
   probeReopened = false;
   /** The longest gap between paced sends since that probe (answers in send order). */

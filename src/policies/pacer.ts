@@ -215,7 +215,8 @@ const CRUISE = 2;
  * boundary, a bucket's next token). Between two reopenings it restored exactly what it served,
  * so S successes sent between them over the time between them (each taken half-way from the
  * last rejected send) is its rate, Dₛ — a fixed window's N per window, which no flow peak
- * measures (its bursts at a window's start inflate D̂).The probe that ended the search is a reopening too (the
+ * measures (its bursts at a window's start inflate D̂); a success of that span answered after
+ * the reopening that ended it (answers out of order) still counts.The probe that ended the search is a reopening too (the
  * flight's rejections, then capacity), from its send time — as long as no send since left a
  * gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in which a window expires
  * half-used, and what was served then is not what the callee had.
@@ -1145,6 +1146,7 @@ export class Pacer {
     this.state.lastOkSent = Number.NEGATIVE_INFINITY;
     this.state.lastRejectSent = Number.NEGATIVE_INFINITY;
     this.state.saturatedRate = Number.NaN;
+    this.state.spanFrom = this.state.spanTo = Number.NaN;
     this.state.probeReopened = false;
     this.state.rampLevel = false;
     this.state.followCap = 0;
@@ -1282,6 +1284,7 @@ export class Pacer {
     }
     if (sent > this.state.lastOkSent) this.state.lastOkSent = sent;
     if (!(sent < this.state.reopenedAt)) this.state.servedSinceReopen++;
+    else if (sent >= this.state.spanFrom && sent < this.state.spanTo) this.lateInSpan(nowMs);
     if (!this.state.exhausted || sent < this.state.lastRejectSent) return;
     this.state.exhausted = false;
     const from = this.state.reopenedAt;
@@ -1300,6 +1303,9 @@ export class Pacer {
     if (fromProbe && (served * this.state.seedGap) / (at - from) > SEED_GAP_SLACK) return;
     this.state.saturatedRate = served / (at - from);
     this.state.saturatedAt = nowMs;
+    this.state.spanFrom = from;
+    this.state.spanTo = at;
+    this.state.spanServed = served;
     if (!this.state.startup && !this.state.rampLevel) return;
     this.state.startup = false;
     this.state.rampLevel = false;
@@ -1307,6 +1313,20 @@ export class Pacer {
     this.state.level = Math.max(this.state.saturatedRate, this.minRate);
     this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.state.level);
     this.state.plateauAt = nowMs;
+    this.adjust(nowMs);
+  }
+
+  /**
+   * A success sent within the span that measured Dₛ, answered after the reopening that ended
+   * it: latencies spread, so answers come back out of order, and the span counted only those
+   * back by then. It counts now, and a level that was that reading follows it.
+   */
+  private lateInSpan(nowMs: number): void {
+    const was = this.state.saturatedRate;
+    this.state.spanServed++;
+    this.state.saturatedRate = this.state.spanServed / (this.state.spanTo - this.state.spanFrom);
+    if (this.state.level !== was) return;
+    this.state.level = this.state.saturatedRate;
     this.adjust(nowMs);
   }
 

@@ -903,6 +903,30 @@ describe('Pacer', () => {
     expect(p.rate(504)).toBeCloseTo(10_000 / (500 - 400), 6);
   });
 
+  it('a success of the measured span answered after the reopening that ended it still counts: the level follows (regression: a token bucket’s herd cruised at 62/s of 100/s)', () => {
+    // As above, but two of the second window's successes (sent at 435 and 445) come back only
+    // after the reopening at 500 was read: latencies that spread return answers out of order.
+    const p = fromBracket();
+    book(p, 80, 104.3);
+    const ok = (sent: number, at = sent + 1) => p.onResult(at, 'ok', undefined, sent, true);
+    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    ok(154.4);
+    ok(205.5);
+    for (let sent = 300; sent < 350; sent += 5) ok(sent);
+    rejected(350);
+    rejected(370);
+    rejected(395);
+    ok(405);
+    for (let sent = 415; sent < 500; sent += 10) if (sent !== 435 && sent !== 445) ok(sent);
+    rejected(497);
+    ok(503);
+    // Eight of the ten back: 8 per 100 ms.
+    expect(p.rate(504)).toBeCloseTo(8_000 / (500 - 400), 6);
+    ok(435, 505);
+    ok(445, 506);
+    expect(p.rate(507)).toBeCloseTo(10_000 / (500 - 400), 6);
+  });
+
   it('start-up from a first probe served keeps going after its first cut, measured on the ramp (regression: a slot server’s herd stood at 50/s of 100/s for a second)', () => {
     // Start-up from the 100/s the first probe confirmed, grown to 141/s; then one rejection.
     // What paced requests delivered so far was measured on the ramp, below the callee's rate.
