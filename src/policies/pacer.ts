@@ -1172,11 +1172,7 @@ export class Pacer {
     if (sent < this.state.cruiseAt) {
       // The rest of a slow flight that ended the search (answers arriving one by one): the
       // level follows what the flight measures, as long as nothing paced has been answered.
-      if (
-        this.state.fromFlight &&
-        this.ofFlight(sent) &&
-        latency > (this.state.slowRun ? 1 : 2) * this.state.rejectLatency
-      ) {
+      if (this.state.fromFlight && this.ofFlight(sent) && latency > (this.state.slowRun ? 1 : 2) * this.state.rejectLatency) {
         const d = this.flightLevel(nowMs);
         if (d !== undefined && d > this.state.level) {
           this.state.level = d;
