@@ -74,6 +74,23 @@ function probedAfterBacklog(p: Pacer, windowMs: number): { tickets: number[]; pr
 }
 
 /**
+ * As `probedAfterBacklog` (a window of 100 ms), then the count: its answers take 20 ms, so four
+ * are served by 192.3 ms, past l (the window holds 10) — it ran out of time. Returns the
+ * tickets, the probe's send time, the next ticket's index and the time of the last answer.
+ */
+function countRanOutOfTime(p: Pacer): { tickets: number[]; probe: number; k: number; now: number } {
+  const { tickets, probe, next } = probedAfterBacklog(p, 100);
+  let now = probe + 1;
+  let k = next;
+  for (; k < next + 4; k++) {
+    expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+    p.onResult(now + 20, 'ok', undefined, now, true);
+    now += 20;
+  }
+  return { tickets, probe, k, now };
+}
+
+/**
  * A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd), 100 callers at
  * t = 0: probes at 1.1 … 52.1 ms rejected, the one at 103.3 ms served (the window reopened for
  * it), answered at 104.3 ms. The bracket guessed 1 / 51.1 ms.
@@ -443,17 +460,10 @@ describe('Pacer', () => {
   });
 
   it('a count that ran out of time found a floor: after the window’s reopening, start-up grows from it (regression: herds with 10 ms latencies paced at 50–70/s for good)', () => {
-    // As above, but the count's answers take 20 ms: four served by 192.3 ms, past l (the
-    // window holds 10). The reprobes, answered in 1 ms, find the reopening at 211.3.
+    // The count ran out of time (`countRanOutOfTime`). The reprobes, answered in 1 ms, find
+    // the reopening at 211.3.
     const p = new Pacer();
-    const { tickets, probe, next } = probedAfterBacklog(p, 100);
-    let now = probe + 1;
-    let k = next;
-    for (; k < next + 4; k++) {
-      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
-      p.onResult(now + 20, 'ok', undefined, now, true);
-      now += 20;
-    }
+    let { tickets, probe, k, now } = countRanOutOfTime(p);
     expect(p.holdFor(tickets[k] as number, now)).toBeGreaterThan(0);
     let served = false;
     let last = now;
@@ -475,16 +485,10 @@ describe('Pacer', () => {
   });
 
   it('while reprobes look for a window’s reopening, a caller far back checks again within a gap (regression: callers slept through the reopening’s rate, and a simulated herd sent at 84/s of 130/s)', () => {
-    // As above: the count ran out of time after four served, and reprobes go a bracket's
-    // middle rate apart. The last caller's slot is 1.5 s away; it used to sleep half of that.
+    // The count ran out of time after four served, and reprobes go a bracket's middle rate
+    // apart. The last caller's slot is 1.5 s away; it used to sleep half of that.
     const p = new Pacer();
-    const { tickets, probe, next } = probedAfterBacklog(p, 100);
-    let now = probe + 1;
-    for (let k = next; k < next + 4; k++) {
-      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
-      p.onResult(now + 20, 'ok', undefined, now, true);
-      now += 20;
-    }
+    const { tickets, now } = countRanOutOfTime(p);
     const gap = 1_000 / (p.rate(now) as number);
     const last = tickets[tickets.length - 1] as number;
     expect(p.slotWait(last, now)).toBeGreaterThan(50 * gap);
@@ -497,14 +501,7 @@ describe('Pacer', () => {
     // rejected), and the next window's first success is a reopening. Taking 228 ms as the
     // previous one read 17 served over 214 ms — 79/s, cruised at for good.
     const p = new Pacer();
-    const { tickets, probe, next } = probedAfterBacklog(p, 100);
-    let now = probe + 1;
-    let k = next;
-    for (; k < next + 4; k++) {
-      p.holdFor(tickets[k] as number, now);
-      p.onResult(now + 20, 'ok', undefined, now, true);
-      now += 20;
-    }
+    let { tickets, probe, k, now } = countRanOutOfTime(p);
     let opened = Number.NaN;
     while (Number.isNaN(opened)) {
       const at = now + p.slotWait(tickets[k++] as number, now);
