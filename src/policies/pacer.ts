@@ -216,10 +216,10 @@ const CRUISE = 2;
  * so S successes sent between them over the time between them (each taken half-way from the
  * last rejected send) is its rate, Dₛ — a fixed window's N per window, which no flow peak
  * measures (its bursts at a window's start inflate D̂); a success of that span answered after
- * the reopening that ended it (answers out of order) still counts.The probe that ended the search is a reopening too (the
- * flight's rejections, then capacity), from its send time — as long as no send since left a
- * gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in which a window expires
- * half-used, and what was served then is not what the callee had.
+ * the reopening that ended it (answers out of order) still counts. The probe that ended the
+ * search is a reopening too (the flight's rejections, then capacity), from its send time — as
+ * long as no send since left a gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in
+ * which a window expires half-used, and what was served then is not what the callee had.
  *
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
@@ -894,7 +894,9 @@ export class Pacer {
       this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs);
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
     }
-    if (this.state.startedFromProbe && this.alone) {
+    // A probe served before a later one was rejected is no reopening (capacity was gone again
+    // by that later send), nor a bracket to count after.
+    if (this.state.startedFromProbe && this.alone && sent > this.state.rejectedProbeAt) {
       // The probe found the callee serving again after the flight's rejections: a reopening,
       // so the first reopening in cruise measures the callee's rate already (real
       // express-rate-limit herds overshot by 2× for two more windows, 16–25 paced requests
@@ -904,8 +906,7 @@ export class Pacer {
       this.state.probeReopened = true;
       this.state.seedGap = 0;
       this.state.lastOkSent = sent;
-      // (No count for a probe served before the rejected one: the bracket is no bracket.)
-      if (bracketed && latency >= 0 && sent > this.state.rejectedProbeAt) this.startChunk(nowMs, sent, latency);
+      if (bracketed && latency >= 0) this.startChunk(nowMs, sent, latency);
     }
   }
 
