@@ -14,7 +14,7 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20]
  *
  * `fixed-rate` is no retry policy but a yardstick: plain `fetch`, every retry on one shared
  * schedule at the limiter's 100/s, known in advance — the best a client pacing at a fixed rate
@@ -168,6 +168,9 @@ const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const name = positional[0] ?? 'token-bucket';
 const herds = Number(positional[1] ?? 8);
 const strategy = positional[2] ?? 'adaptive';
+/** Herds run before the timed ones (`--warmup=N`). */
+const warmupHerds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice('--warmup='.length) ?? 20);
+if (!Number.isInteger(warmupHerds) || warmupHerds < 1) throw new Error('--warmup must be a whole number of herds, at least 1');
 const limiter = LIMITERS[name];
 if (limiter === undefined) throw new Error(`Unknown limiter '${name}': one of ${Object.keys(LIMITERS).join(', ')}`);
 const options = strategy === 'fixed-rate' ? 'fixed-rate' : STRATEGIES[strategy];
@@ -178,8 +181,16 @@ const server: Limiter =
   processOptions !== undefined
     ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', processOptions)
     : await limiter.start();
-// A first herd opens the pooled connections, as a warm client's would be.
-await herd(server.url, options);
+// Herds before the timed ones open the pooled connections and let V8 compile the client's
+// code, as a service's would be. One herd was not enough: against express-queue (Node 20, 30
+// herds in one process) the first ten ran 1.04–1.24 s, most near 1.2 s, and the rest
+// 1.04–1.11 s, most near 1.06 s (V8 keeps optimising undici's code and kindly's for the first
+// few thousand requests; see WARM_UP in bench/http.ts). Their times are printed, not counted.
+const warmupTimes: number[] = [];
+for (let i = 0; i < warmupHerds; i++) {
+  if (i > 0) await systemClock.sleep(300);
+  warmupTimes.push(await herd(server.url, options));
+}
 const requests: number[] = [];
 const times: number[] = [];
 const serviceTimes: number[] = [];
@@ -227,6 +238,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
   `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
+console.log(`  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map(s).join(', ')})`);
 if (model.service !== undefined)
   console.log(`  (model fed ${serviceTimes.length} measured service times, mean ${model.service.ms.toFixed(1)} ms)`);
 // A deterministic model (adaptive on a constant-latency model) runs one seed: no spread to rank in.
