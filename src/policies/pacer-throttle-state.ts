@@ -24,6 +24,8 @@ export class PacerThrottleState {
   servedSinceCut = true;
   /** Paced requests of this cruise rejected so far. */
   cruiseRejects = 0;
+  /** When a request this pacer never held (a first try) was last rejected in cruise. */
+  othersRejectedAt = Number.NEGATIVE_INFINITY;
 
   // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
   // after a rejected request with nothing served between them — the callee had just run out
