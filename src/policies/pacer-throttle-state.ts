@@ -47,8 +47,8 @@ export class PacerThrottleState {
   spanServed = 0;
   /** The latest reopening is the probe that ended the search. */
   probeReopened = false;
-  /** The longest gap between paced sends since that probe (answers in send order). */
-  seedGap = 0;
+  /** The longest gap between paced sends since the latest reopening (answers in send order). */
+  widestSendGap = 0;
 
   // Search.
   searchBase = 0;
