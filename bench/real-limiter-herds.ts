@@ -14,7 +14,7 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream]
  *
  * `fixed-rate` is no retry policy but a yardstick: plain `fetch`, every retry on one shared
  * schedule at the limiter's 100/s, known in advance — the best a client pacing at a fixed rate
@@ -141,10 +141,13 @@ async function fixedRateHerd(url: string): Promise<number> {
   return last;
 }
 
+/** With `--one-downstream`, every herd goes through this one (made at the first herd). */
+let shared: ReturnType<typeof downstream> | undefined;
+
 /** One herd of 100: ms until the last caller was served. */
 async function herd(url: string, options: DownstreamOptions | 'fixed-rate'): Promise<number> {
   if (options === 'fixed-rate') return fixedRateHerd(url);
-  const api = downstream('herd', options);
+  const api = oneDownstream ? (shared ??= downstream('herd', options)) : downstream('herd', options);
   const start = systemClock.monotonic();
   let last = 0;
   await Promise.all(
@@ -164,6 +167,12 @@ const median = (xs: number[]): number => {
 };
 
 const serverProcess = process.argv.includes('--server-process');
+/**
+ * `--one-downstream`: every herd through one downstream, as a long-lived service meets them —
+ * the next herd arrives 300 ms after the last, while its pacer still paces (by default each
+ * herd gets a fresh downstream, as the simulator's herd does).
+ */
+const oneDownstream = process.argv.includes('--one-downstream');
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const name = positional[0] ?? 'token-bucket';
 const herds = Number(positional[1] ?? 8);
@@ -236,7 +245,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 console.log(`  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map(s).join(', ')})`);
 if (model.service !== undefined)
