@@ -244,6 +244,11 @@ const CRUISE = 2;
  *         (rate(now) × 1/2 while neither is known)      tₚ = now + K  (now, when W = Dₛ:
  *         the callee's measured rate is sent at as it is, not β below it)
  *
+ * After a lull (the queue empty for more than `IDLE_GAPS` gaps, outside start-up and a pool's
+ * window), D̂ is what callers asked for, not what the callee allows: W = min(rate(now), Dₛ if
+ * measured within windowMs), tₚ = now. Likewise a Dₛ whose span holds a send gap wider than
+ * `SPAN_GAP_SLACK` / Dₛ and `SPAN_GAP_RTTS` round trips (a pause in demand) is not taken.
+ *
  * A blind cut of a bracketed x₁ keeps start-up going (halving a guess within 2× may land
  * below the callee's rate), capped at probeGain × the peak paced requests deliver. So does a cut while starting up from a bracket: D̂ was measured on
  * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
