@@ -1409,8 +1409,8 @@ export class Pacer {
       if (peak < level) level = peak;
     } else {
       // Nothing paced measured yet: a level measured on a flight stands (β below it), one
-      // bracketed by probes may be 2× high.
-      level *= this.state.bracketed ? BLIND_CUT : 1;
+      // bracketed by probes may be 2× high — but after a lull, the rate that held stands.
+      level *= this.state.bracketed && !idle ? BLIND_CUT : 1;
     }
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
