@@ -267,7 +267,9 @@ const CRUISE = 2;
  * per answer (`PoolWindow`), and a rejection takes a place back instead of cutting the rate; the
  * queue is spaced at 3× the flight's rate only so that a window read too large cannot send at
  * once. A rate cannot keep a pool whose service times spread full: it meets every worker busy
- * after a run of slow ones and leaves them idle after a run of fast ones.
+ * after a run of slow ones and leaves them idle after a run of fast ones. Once the window's own
+ * requests are served about as fast as they are rejected, it was no pool (a flight that met a
+ * loaded event loop reads slow too): pacing by rate resumes.
  *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
  * any hint has passed: back to zero cost.
@@ -382,8 +384,17 @@ export class Pacer {
       if (!ok) this.state.cruiseRejects++;
       this.saturation(nowMs, sent, ok);
       if (!ok && paced === false) this.state.othersRejectedAt = nowMs;
-      if (this.state.pool !== undefined && paced !== false)
-        this.state.pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs));
+      const pool = this.state.pool;
+      if (pool !== undefined && paced !== false) {
+        pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency);
+        // Served as fast as rejected: no pool after all (`PoolWindow.servesAsFastAsRejects`).
+        // The rate it spaced the queue at, without a pool's lead, paces from here, and this
+        // rejection is read as any other.
+        if (!ok && pool.servesAsFastAsRejects) {
+          this.state.pool = undefined;
+          this.respace(nowMs, false, 1 / this.allowed(nowMs));
+        }
+      }
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;

@@ -8,6 +8,18 @@
 const GROW_AFTER = 4;
 
 /**
+ * The window's own answers, served and rejected, counted before they may say the callee is no
+ * pool after all (`servesAsFastAsRejects`).
+ */
+const LATENCY_ANSWERS_MIN = 8;
+
+/**
+ * Smoothing of the window's served and rejected latencies, as a round-trip estimate's; the
+ * first answers are averaged alike, so the first does not stand for all of them.
+ */
+const LATENCY_GAIN = 1 / 8;
+
+/**
  * A worker pool's window: how many of a pacer's requests may be in flight at once, once the
  * callee turned out to be a pool — a fixed number of workers, perhaps a short queue, and a
  * rejection when both are full (its flight was served slowly, rejected fast).
@@ -49,6 +61,12 @@ export class PoolWindow {
   private step = 1;
   /** When a place was last freed. */
   private freedAt: number;
+  /** Smoothed latency of the window's served requests, and how many were counted. */
+  private okLatency = 0;
+  private oks = 0;
+  /** Smoothed latency of the window's rejected requests, and how many were counted. */
+  private rejectLatency = 0;
+  private rejects = 0;
 
   /**
    * @param size what the flight had served when the pool was recognised
@@ -81,11 +99,16 @@ export class PoolWindow {
   /**
    * An answer to a request the window let go frees its place: `'rejected'` (a rejection or a
    * timeout: the pool was full, one place fewer), `'ok'` (`waiting`: requests are waiting for a
-   * place) or `'other'` (an error that says nothing about load).
+   * place) or `'other'` (an error that says nothing about load). `latencyMs`: that request's
+   * round trip, if known.
    */
-  answer(nowMs: number, signal: 'ok' | 'rejected' | 'other', waiting: boolean): void {
+  answer(nowMs: number, signal: 'ok' | 'rejected' | 'other', waiting: boolean, latencyMs = Number.NaN): void {
     this.answered++;
     this.freedAt = nowMs;
+    if (latencyMs >= 0 && signal !== 'other') {
+      if (signal === 'ok') this.okLatency = smooth(this.okLatency, this.oks++, latencyMs);
+      else this.rejectLatency = smooth(this.rejectLatency, this.rejects++, latencyMs);
+    }
     if (signal === 'rejected') {
       this.okRun = 0;
       this.step = 0;
@@ -98,6 +121,21 @@ export class PoolWindow {
         if (this.step < this.size) this.step *= 2;
       }
     }
+  }
+
+  /**
+   * Whether the window's own requests are served about as fast as they are rejected: then the
+   * callee is no pool. A pool serves in its service time and rejects at once, which is how it
+   * was recognised (a flight served slowly, rejected fast) — but a flight that met a loaded
+   * event loop can read that way too. Real express-rate-limit (10 per 100 ms), herd after herd
+   * through one downstream: a process's first herd, V8 still cold, read as a pool (successes
+   * and rejections alike ~157 ms); from then on the window's successes came back in 0.5 ms,
+   * its rejections in 0.5 ms, the window sat at one place, and the queue, spaced at three
+   * times the flight's rate for a pool, had half of what it sent rejected (445–455 requests a
+   * herd against a bound of 190). Same threshold as the slow flight's: twice.
+   */
+  get servesAsFastAsRejects(): boolean {
+    return this.oks >= LATENCY_ANSWERS_MIN && this.rejects >= LATENCY_ANSWERS_MIN && this.okLatency <= 2 * this.rejectLatency;
   }
 
   /**
@@ -134,4 +172,9 @@ export class PoolWindow {
     this.freedAt = nowMs;
     return true;
   }
+}
+
+/** An exponentially smoothed mean after `count` samples; the plain mean of the first ones. */
+function smooth(mean: number, count: number, sample: number): number {
+  return mean + Math.max(LATENCY_GAIN, 1 / (count + 1)) * (sample - mean);
 }

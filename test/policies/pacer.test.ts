@@ -396,6 +396,33 @@ describe('Pacer', () => {
     expect(due(380)).toBe(1);
   });
 
+  it('a pool whose own requests are served as fast as they are rejected was no pool: its rejections cut the rate again (regression: real express-rate-limit herds of 445–455 requests, bound 190)', () => {
+    // The flight read as a pool (a cold process: successes and rejections alike ~157 ms), but
+    // the window's requests come back in 1 ms served or rejected. A pool's would be served in
+    // its service time (100 ms here) and rejected at once: that one stays a pool.
+    const run = (okLatency: number) => {
+      const p = slowFlightPool();
+      book(p, 60, 240);
+      let sent = 300;
+      for (let i = 0; i < 10; i++, sent += 2) p.onResult(sent + okLatency, 'ok', undefined, sent, true);
+      sent += okLatency;
+      const cuts: number[] = [];
+      for (let i = 0; i < 10; i++, sent += 2) {
+        p.onResult(sent + 1, 'rejected', undefined, sent, true);
+        cuts.push(p.cuts);
+      }
+      return { cuts, rate: p.rate(sent) as number };
+    };
+    const fast = run(1);
+    // Eight of each counted before the latencies say anything; then the rejection cuts.
+    expect(fast.cuts.slice(0, 7)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(fast.cuts[7]).toBe(1);
+    expect(fast.rate).toBeLessThan(100);
+    const slow = run(100);
+    expect(slow.cuts).toEqual(Array.from({ length: 10 }, () => 0));
+    expect(slow.rate).toBeCloseTo(100, 6);
+  });
+
   it('a caller that gives up while waiting for a place hands it to the next booking', () => {
     const p = slowFlightPool();
     const tickets = book(p, 30, 240);

@@ -56,6 +56,38 @@ describe('PoolWindow', () => {
     expect(new PoolWindow(0, 1, 0).size).toBe(1);
   });
 
+  it('tells when its own requests are served about as fast as they are rejected: no pool', () => {
+    const answers = (okMs: number, rejectedMs: number, n: number) => {
+      const w = new PoolWindow(4, 1, 0);
+      for (let i = 0; i < n; i++) {
+        w.answer(i, 'ok', true, okMs);
+        w.answer(i, 'rejected', true, rejectedMs);
+      }
+      return w;
+    };
+    expect(answers(1, 1, 8).servesAsFastAsRejects).toBe(true);
+    expect(answers(2, 1, 8).servesAsFastAsRejects).toBe(true);
+    // A pool: served in its service time, rejected at once.
+    expect(answers(2.5, 1, 8).servesAsFastAsRejects).toBe(false);
+    expect(answers(100, 1, 30).servesAsFastAsRejects).toBe(false);
+    // Too few answers to say.
+    expect(answers(1, 1, 7).servesAsFastAsRejects).toBe(false);
+    // Answers that say nothing about load, or without a latency, are not counted.
+    const w = answers(1, 1, 7);
+    w.answer(9, 'other', true, 1);
+    w.answer(9, 'ok', true);
+    w.answer(9, 'rejected', true);
+    expect(w.servesAsFastAsRejects).toBe(false);
+  });
+
+  it('averages its first latencies rather than taking the first for all of them', () => {
+    // Exponential service times: the first success may come back in a few ms.
+    const w = new PoolWindow(4, 1, 0);
+    for (const ms of [3, 120, 90, 150, 60, 110, 80, 100]) w.answer(1, 'ok', true, ms);
+    for (let i = 0; i < 8; i++) w.answer(1, 'rejected', true, 2);
+    expect(w.servesAsFastAsRejects).toBe(false);
+  });
+
   it('expects one place per service time / size, and has the next `size` in line ask often', () => {
     const w = new PoolWindow(10, 1, 0);
     // Gate at 11: ticket 11 is first in line.
