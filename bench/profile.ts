@@ -14,6 +14,7 @@ import ky from 'ky';
 import { fetchThrough } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
 import { cases } from './cases.js';
+import { FULL_HTTP_PIPELINE, PLAIN_PIPELINE } from './pipelines.js';
 
 const [name = 'kindly:signal', countArg = '200000'] = process.argv.slice(2);
 const count = Number(countArg);
@@ -25,13 +26,9 @@ if (name.startsWith('http:')) {
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const [port] = (await once(lines, 'line')) as [string];
   const url = `http://127.0.0.1:${Number(port)}/item`;
-  const api = downstream('profile', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
-  const full = downstream('profile-full', {
-    totalTimeoutMs: 30_000,
-    breaker: {},
-    bulkhead: { maxConcurrent: 1_000 },
-    pacing: {},
-  });
+  // The pipelines bench/http.ts measures, so a profile explains its figures.
+  const api = downstream('profile', PLAIN_PIPELINE);
+  const full = downstream('profile-full', FULL_HTTP_PIPELINE);
   const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
   const one: Record<string, () => Promise<Response>> = {
     'http:bare': () => fetch(url),

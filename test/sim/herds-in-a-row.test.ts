@@ -100,11 +100,13 @@ describe('herds in a row through one downstream', () => {
     expect(mean(later.map((h) => h.time))).toBeLessThanOrEqual(1.2);
   });
 
+  // Mean times: buckets 1.03×, fixed window 1.15×, slot server 1.06× (1.06×, 1.17× and 1.10×
+  // while a cut to what the callee delivered still sent 85 % of it and climbed back over 1 s).
   it.each([
-    ['token-bucket', 1.1],
-    ['gcra', 1.1],
+    ['token-bucket', 1.05],
+    ['gcra', 1.05],
     ['fixed-window', 1.2],
-    ['slot', 1.1],
+    ['slot', 1.08],
   ] as const)(
     '%s: the herds after the first keep the rate learned (regression: each herd slower than the last)',
     (model, meanTime) => {
