@@ -268,9 +268,10 @@ const CRUISE = 2;
  * per answer (`PoolWindow`), and a rejection takes a place back instead of cutting the rate; the
  * queue is spaced at 3× the flight's rate only so that a window read too large cannot send at
  * once. A rate cannot keep a pool whose service times spread full: it meets every worker busy
- * after a run of slow ones and leaves them idle after a run of fast ones. Once the window's own
- * requests are served about as fast as they are rejected, it was no pool (a flight that met a
- * loaded event loop reads slow too): pacing by rate resumes.
+ * after a run of slow ones and leaves them idle after a run of fast ones. First tries (never
+ * paced) that fill the pool hold the places the window counts as free until they are served.
+ * Once the window's own requests are served about as fast as they are rejected, it was no pool
+ * (a flight that met a loaded event loop reads slow too): pacing by rate resumes.
  *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
  * any hint has passed: back to zero cost.
@@ -386,6 +387,12 @@ export class Pacer {
       this.saturation(nowMs, sent, ok);
       if (!ok && paced === false) this.state.othersRejectedAt = nowMs;
       const pool = this.state.pool;
+      // A first try's answer tells which places in the pool requests this pacer never held
+      // take (`PoolWindow.othersFilled`).
+      if (pool !== undefined && paced === false) {
+        if (ok) pool.otherServed(nowMs);
+        else pool.othersFilled(nowMs, this.serviceMs);
+      }
       if (pool !== undefined && paced !== false) {
         pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency);
         // Served as fast as rejected: no pool after all (`PoolWindow.servesAsFastAsRejects`).

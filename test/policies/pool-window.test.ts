@@ -90,6 +90,31 @@ describe('PoolWindow', () => {
     expect(w.servesAsFastAsRejects).toBe(false);
   });
 
+  it('gives the places a full pool’s other requests hold back one by one, as they are served', () => {
+    const w = new PoolWindow(4, 1, 0);
+    expect(w.gate).toBe(5);
+    // A first try rejected: the pool is full of them, none of the window's places is free.
+    w.othersFilled(10, 100);
+    expect(w.gate).toBe(1);
+    w.otherServed(60);
+    w.otherServed(61);
+    expect(w.gate).toBe(3);
+    // Another first try of the same herd rejected: the two served stay freed.
+    w.othersFilled(70, 100);
+    expect(w.gate).toBe(3);
+    w.otherServed(80);
+    w.otherServed(81);
+    w.otherServed(82); // more served than held: nothing more to free
+    expect(w.gate).toBe(5);
+    // The next herd, more than a service time later, fills the pool again.
+    w.othersFilled(300, 100);
+    expect(w.gate).toBe(1);
+    // Their answers never come: after `staleMs` without a place freed, the places are free.
+    expect(w.rescue(350, 100)).toBe(false);
+    expect(w.rescue(400, 100)).toBe(true);
+    expect(w.gate).toBe(5);
+  });
+
   it('expects one place per service time / size, and has the next `size` in line ask often', () => {
     const w = new PoolWindow(10, 1, 0);
     // Gate at 11: ticket 11 is first in line.

@@ -93,11 +93,12 @@ describe('herds in a row through one downstream', () => {
     const later = laterHerds('concurrency');
     for (const herd of later) {
       expect(herd.time).toBeLessThanOrEqual(1.45);
-      // The cost: retries that meet a pool full of first tries are rejected (up to 1.33× the
-      // bound's requests in one herd).
-      expect(herd.requests).toBeLessThanOrEqual(1.35);
+      // Retries wait for the places the first tries hold instead of meeting the pool full
+      // (regression: up to 1.33× the bound's requests in one herd, 1.15× on average).
+      expect(herd.requests).toBeLessThanOrEqual(1.05);
     }
-    expect(mean(later.map((h) => h.time))).toBeLessThanOrEqual(1.2);
+    expect(mean(later.map((h) => h.requests))).toBeLessThanOrEqual(1.02);
+    expect(mean(later.map((h) => h.time))).toBeLessThanOrEqual(1.15);
   });
 
   // Mean times: buckets 1.03×, fixed window 1.15×, slot server 1.06× (1.06×, 1.17× and 1.10×
