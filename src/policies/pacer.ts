@@ -387,8 +387,8 @@ export class Pacer {
       this.saturation(nowMs, sent, ok);
       if (!ok && paced === false) this.state.othersRejectedAt = nowMs;
       const pool = this.state.pool;
-      // A first try's answer tells which places in the pool requests this pacer never held
-      // take (`PoolWindow.othersFilled`).
+      // A first try's answer says how many of the pool's places are held by requests this
+      // pacer never let go (`PoolWindow.othersFilled`).
       if (pool !== undefined && paced === false) {
         if (ok) pool.otherServed(nowMs);
         else pool.othersFilled(nowMs, this.serviceMs);

@@ -61,6 +61,16 @@ export class PoolWindow {
   private step = 1;
   /** When a place was last freed (or the pool was last seen full of others: `othersFilled`). */
   private freedAt: number;
+  /**
+   * Places held by requests this window never let go — the next herd's first tries, which no
+   * pacer holds back — as far as their answers tell (`othersFilled`). The window's places less
+   * these may go.
+   */
+  private othersHeld = 0;
+  /** Those others served since the pool was first seen full of them (`othersFilled`). */
+  private othersServed = 0;
+  /** When one of them was last rejected. */
+  private othersFullAt = Number.NEGATIVE_INFINITY;
   /** Smoothed latency of the window's served requests, and how many were counted. */
   private okLatency = 0;
   private oks = 0;
@@ -80,17 +90,6 @@ export class PoolWindow {
     this.size = Math.max(1, size);
     this.freedAt = nowMs;
   }
-
-  /**
-   * Places held by requests this window never let go — the next herd's first tries, which no
-   * pacer holds back — as far as their answers tell (`othersFilled`). The window's places less
-   * these may go.
-   */
-  private othersHeld = 0;
-  /** Those others served since the pool was first seen full of them (`othersFilled`). */
-  private othersServed = 0;
-  /** When one of them was last rejected. */
-  private othersFullAt = Number.NEGATIVE_INFINITY;
 
   /** The first ticket that may not go yet. */
   get gate(): number {
