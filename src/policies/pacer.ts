@@ -387,13 +387,12 @@ export class Pacer {
       this.saturation(nowMs, sent, ok);
       if (!ok && paced === false) this.state.othersRejectedAt = nowMs;
       const pool = this.state.pool;
-      // A first try's answer says how many of the pool's places are held by requests this
-      // pacer never let go (`PoolWindow.othersFilled`).
       if (pool !== undefined && paced === false) {
+        // A first try's answer says how many of the pool's places are held by requests this
+        // pacer never let go (`PoolWindow.othersFilled`).
         if (ok) pool.otherServed(nowMs);
         else pool.othersFilled(nowMs, this.serviceMs);
-      }
-      if (pool !== undefined && paced !== false) {
+      } else if (pool !== undefined) {
         pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency);
         // Served as fast as rejected: no pool after all (`PoolWindow.servesAsFastAsRejects`).
         // The rate it spaced the queue at, without a pool's lead, paces from here, and this
