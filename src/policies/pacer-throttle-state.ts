@@ -61,6 +61,10 @@ export class PacerThrottleState {
   flightPeak = 0;
   /** Answers to the flight served in a row in this search, each slower than every rejection. */
   flightRun = 0;
+  /** The slowest success of that run (ms). */
+  flightRunLatency = 0;
+  /** Successes of that run that held: no rejection of the flight came back for long enough after each. */
+  flightRunHeld = 0;
   /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
   flightMixed = false;
   /** The slow flight that ended the search was a run (its answers: slower than every rejection). */

@@ -97,6 +97,15 @@ const BLIND_CUT = 0.5;
 const FLIGHT_RUN = 3;
 
 /**
+ * "Slower than every rejection" means by this factor at least. One event loop reading a
+ * backlog of answers returns some a hair after others: a cold process's first herd against a
+ * real express-rate-limit read three successes sent after the window reopened mid-flight
+ * 0.1–0.5 ms slower than the slowest of 90 rejections (~168 ms), took the window for a worker
+ * pool, and sent 210–260 requests (bound 190). A pool's successes are slower by its service time.
+ */
+const SLOW_MARGIN = 1.1;
+
+/**
  * Rejections back in this search before any success of the flight may read as served slowly:
  * the slowest of fewer says little about how slow rejections get (exponential latencies: at
  * the flight's first answers a success 5× slower than the one or two rejections back was
@@ -209,8 +218,9 @@ const CRUISE = 2;
  * from x₁. Fewer than 4 served: start-up from x₁ — or from S over l when the time l ran out
  * first (round trips too long to count more). A success to a request sent before the search that
  * took more than twice as long as the rejections (the callee spends time serving: a queue, a
- * slot), or the third such success in a row slower than every rejection — once 8 rejections
- * are back, and for the first rule none for half of what it took beyond the slowest — ends it too, at
+ * slot), or the third such success in a row slower than every rejection by a tenth — once 8
+ * rejections are back, and none for half of what it took beyond the slowest (a run read too
+ * soon for that is confirmed by a later answer, `runConfirmed`) — ends it too, at
  * x₁ = the flight's successes over the callee's share of their time — from the first send to
  * the last answer, less the flight's fastest rejection's round trip (the way there and back,
  * not serving) — the best of that read at any of the flight's answers, and
@@ -439,12 +449,11 @@ export class Pacer {
       if (latency >= 0 && latency < this.state.pathLatency && this.ofFlight(sent)) this.state.pathLatency = latency;
       if (paced !== false && sent >= this.state.searchBase && sent > this.state.rejectedProbeAt)
         this.state.rejectedProbeAt = sent;
-      if (this.ofFlight(sent)) {
-        if (this.state.flightRun > 0) this.state.flightMixed = true;
-        this.state.flightRejectAt = nowMs;
-      } else if (paced === false) {
-        // A first try that left after the search began (a herd reaching the callee over a few
-        // ms) is still the flight: its rejection says rejections are still coming back.
+      // A first try that left after the search began (a herd reaching the callee over a few ms)
+      // is still the flight: its rejection says rejections are still coming back, and breaks a
+      // run of slow successes as the flight's own do.
+      if (this.ofFlight(sent) || paced === false) {
+        this.breakRun();
         this.state.flightRejectAt = nowMs;
       }
       this.state.flightRejects++;
@@ -890,6 +899,8 @@ export class Pacer {
     this.state.pathLatency = Number.POSITIVE_INFINITY;
     this.state.flightPeak = 0;
     this.state.flightRun = 0;
+    this.state.flightRunLatency = 0;
+    this.state.flightRunHeld = 0;
     this.state.flightMixed = false;
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
@@ -911,7 +922,14 @@ export class Pacer {
     let bracketed = false;
     this.state.fromFlight = false;
     this.state.startedFromProbe = false;
-    if (sent >= this.state.searchBase && probe) {
+    const isProbe = sent >= this.state.searchBase && probe;
+    if (this.runConfirmed(nowMs, isProbe)) {
+      // A run of slow successes read too soon after the last rejections, and no rejection
+      // since: this later answer (a probe's, most often) ends the search as a slow flight.
+      this.state.slowRun = true;
+      x = this.flightLevel(nowMs);
+      this.state.fromFlight = true;
+    } else if (isProbe) {
       // A probe was served: capacity came back between the last rejected probe and it. One
       // served after a later probe was rejected (its answer slower: it waited in a worker
       // pool's queue, or latencies spread) found capacity that was gone again by that later
@@ -1128,7 +1146,9 @@ export class Pacer {
    * still arrive, the slowest seen so far is not how slow they get (simulated, exponential
    * latencies of 2 ms, 12 seeds: fixed-window herds 440 → 202 requests, token buckets 267 →
    * 199). Not "for as long as the slowest took": a real express-queue herd's queued eleventh,
-   * 63 ms after the last rejection of 92 ms, then missed its slow flight.
+   * 63 ms after the last rejection of 92 ms, then missed its slow flight. A success back too
+   * soon still joins the run, which a later answer may confirm (`runConfirmed`); each that held
+   * on its own counts towards the three.
    */
   private slowFlight(nowMs: number, sent: number, latency: number): boolean {
     if (!this.ofFlight(sent)) return false;
@@ -1144,17 +1164,47 @@ export class Pacer {
     // rejections' by no more than the time the flight took to leave (a real slot server, Retry-After
     // releasing the herd over 26 ms: three successes 26 ms slower than every rejection, read
     // within 1 ms of them, made a slow flight of 297/s against 100/s).
-    if (
-      this.state.flightMixed ||
-      !(latency > this.state.rejectLatency) ||
-      2 * (nowMs - this.state.flightRejectAt) < latency - this.state.rejectLatency
-    ) {
-      this.state.flightMixed = this.state.flightRun > 0 || this.state.flightMixed;
+    if (this.state.flightMixed || !(latency > SLOW_MARGIN * this.state.rejectLatency)) {
+      this.breakRun();
       return false;
     }
-    if (++this.state.flightRun < FLIGHT_RUN) return false;
+    this.state.flightRun++;
+    if (latency > this.state.flightRunLatency) this.state.flightRunLatency = latency;
+    if (2 * (nowMs - this.state.flightRejectAt) >= latency - this.state.rejectLatency) this.state.flightRunHeld++;
+    if (this.state.flightRunHeld < FLIGHT_RUN && !this.runConfirmed(nowMs, false)) return false;
     this.state.slowRun = true;
     return true;
+  }
+
+  /**
+   * A flight answer that is no slow success (a rejection, or a success no slower than one).
+   * Once a success of the run held (no rejection came back for half of what it took beyond the
+   * slowest), the flight is mixed for good. Successes read too soon to hold only did not wait
+   * for the rejections still to come: they are dropped, not held against the flight (held
+   * against it, a simulated pool with normal 40 ms latencies read one such success, then a
+   * rejection, and never found its slow flight: 1.34 → 1.66× the bound's time).
+   */
+  private breakRun(): void {
+    if (this.state.flightRunHeld > 0) this.state.flightMixed = true;
+    this.state.flightRun = 0;
+    this.state.flightRunLatency = 0;
+  }
+
+  /**
+   * Whether a run of slow successes read too soon to hold one by one makes a slow flight now:
+   * at least `FLIGHT_RUN` of them, no rejection of the flight after any, and none since for as
+   * long as the slowest of them took beyond the slowest rejection — or half that, read at a
+   * probe's answer. A cold process's first herd against a real express-queue read its ten
+   * served in the backlog that ended with the rejections (230–280 ms against ~200 ms), the
+   * queued eleventh 30–120 ms later, and started up from the probe's 6–9/s: 1.7–2.0 s herds,
+   * bound 1.02 s. Half the wait at the flight's own successes too read false slow flights in
+   * simulated herds with exponential 20 ms latencies, first tries over 3 ms (buckets: up to
+   * 1.45× the bound's requests); a probe's answer comes after a whole probe gap without one.
+   */
+  private runConfirmed(nowMs: number, atProbe: boolean): boolean {
+    const s = this.state;
+    const waited = (atProbe ? 2 : 1) * (nowMs - s.flightRejectAt);
+    return s.flightRun >= FLIGHT_RUN && !s.flightMixed && waited >= s.flightRunLatency - s.rejectLatency;
   }
 
   /**
@@ -1226,7 +1276,11 @@ export class Pacer {
     if (sent < this.state.cruiseAt) {
       // The rest of a slow flight that ended the search (answers arriving one by one): the
       // level follows what the flight measures, as long as nothing paced has been answered.
-      if (this.state.fromFlight && this.ofFlight(sent) && latency > (this.state.slowRun ? 1 : 2) * this.state.rejectLatency) {
+      if (
+        this.state.fromFlight &&
+        this.ofFlight(sent) &&
+        latency > (this.state.slowRun ? SLOW_MARGIN : 2) * this.state.rejectLatency
+      ) {
         const d = this.flightLevel(nowMs);
         if (d !== undefined && d > this.state.level) {
           this.state.level = d;

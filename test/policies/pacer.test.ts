@@ -348,6 +348,37 @@ describe('Pacer', () => {
     expect(p.searching).toBe(true);
   });
 
+  it('successes a hair slower than every rejection, read in the same backlog, do not make a slow flight (regression: a cold process’s first herd took express-rate-limit for a worker pool)', () => {
+    // A fixed window that reopened while a cold process was still sending its flight: 90
+    // rejections back over 80 ms, the slowest 168.5 ms; then three served, sent after the
+    // window reopened, read 0.1–0.3 ms slower than that. No callee spent time serving them.
+    const p = new Pacer();
+    for (let i = 0; i < 90; i++) p.onResult(175.5 + i * (80 / 89), 'rejected', undefined, 7 + i * (80 / 89), false);
+    expect(p.searching).toBe(true);
+    p.onResult(256.6, 'ok', undefined, 88, false);
+    p.onResult(256.9, 'ok', undefined, 88.2, false);
+    p.onResult(257.8, 'ok', undefined, 89, false);
+    expect(p.searching).toBe(true);
+  });
+
+  it('a run of slow successes read too soon after the last rejections is confirmed by a later answer (regression: a cold process’s first herd against express-queue started up from 6–9/s)', () => {
+    // A cold process: rejections back from 152 to 280 ms (the slowest 200 ms), the ten served
+    // in the same backlog right after them, 250–279 ms each — too soon after the last
+    // rejection to tell a pool's service from the order a busy event loop read them in.
+    const p = new Pacer();
+    for (let i = 0; i < 90; i++) p.onResult(152 + i * (128 / 89), 'rejected', undefined, 52 + i * (28 / 89), false);
+    for (let i = 0; i < 10; i++) p.onResult(281 + i, 'ok', undefined, 2 + i * 4, false);
+    expect(p.searching).toBe(true);
+    // A probe answered 120 ms later, with no rejection since: the run stands — a slow flight,
+    // a pool. Before, the probe alone ended the search, and start-up crept up from ~7/s.
+    p.onResult(400, 'ok', undefined, 300, true);
+    expect(p.searching).toBe(false);
+    expect(p.rate(400)).toBeGreaterThan(40);
+    // The pool's window holds as many in flight as the flight served.
+    const tickets = book(p, 30, 400);
+    expect(tickets.filter((t) => t === 0 || p.holdFor(t, 500) === 0)).toHaveLength(10);
+  });
+
   it('a flight whose first rejection came back the instant it left is still the flight: its successes make a slow flight (regression: a simulated pool’s herd paced from a probe’s guess, up to 344 requests)', () => {
     // Every request of the herd sent at t = 0, the first rejection answered at t = 0 too: the
     // search begins at the instant the flight left. 10 workers × 100 ms, one queued.
