@@ -196,9 +196,12 @@ const server: Limiter =
 // 1.04–1.11 s, most near 1.06 s (V8 keeps optimising undici's code and kindly's for the first
 // few thousand requests; see WARM_UP in bench/http.ts). Their times are printed, not counted.
 const warmupTimes: number[] = [];
+const warmupRequests: number[] = [];
 for (let i = 0; i < warmupHerds; i++) {
   if (i > 0) await systemClock.sleep(300);
+  await server.resetCounts();
   warmupTimes.push(await herd(server.url, options));
+  warmupRequests.push((await server.requests()).total);
 }
 const requests: number[] = [];
 const times: number[] = [];
@@ -247,7 +250,9 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
   `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
-console.log(`  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map(s).join(', ')})`);
+console.log(
+  `  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map((t, i) => `${s(t)} (${warmupRequests[i]})`).join(', ')})`,
+);
 if (model.service !== undefined)
   console.log(`  (model fed ${serviceTimes.length} measured service times, mean ${model.service.ms.toFixed(1)} ms)`);
 // A deterministic model (adaptive on a constant-latency model) runs one seed: no spread to rank in.
