@@ -1133,7 +1133,8 @@ export class Pacer {
   /**
    * Whether a success to the flight that started the search says the callee spends time
    * serving (a queue, a slot): slower than twice the slowest rejection, or the third served in
-   * a row, each slower than every rejection, with no rejection of the flight in between. A
+   * a row, each slower than every rejection by a tenth (`SLOW_MARGIN`), with no rejection of
+   * the flight in between. A
    * single success slower than every rejection is common when latencies merely vary
    * (lognormal: it ended searches on a false slow flight), a run of them is not — 10 of 100
    * answers in random order start with three in a row 0.7 % of the time. But one event loop
@@ -1179,10 +1180,10 @@ export class Pacer {
   /**
    * A flight answer that is no slow success (a rejection, or a success no slower than one).
    * Once a success of the run held (no rejection came back for half of what it took beyond the
-   * slowest), the flight is mixed for good. Successes read too soon to hold only did not wait
-   * for the rejections still to come: they are dropped, not held against the flight (held
-   * against it, a simulated pool with normal 40 ms latencies read one such success, then a
-   * rejection, and never found its slow flight: 1.34 → 1.66× the bound's time).
+   * slowest), the flight is mixed for good. Successes read too soon to hold may only have come
+   * back ahead of the rest of the rejections: they are dropped, not held against the flight
+   * (held against it, a simulated pool with normal 40 ms latencies read one such success, then
+   * a rejection, and never found its slow flight: 1.34 → 1.66× the bound's time).
    */
   private breakRun(): void {
     if (this.state.flightRunHeld > 0) this.state.flightMixed = true;
@@ -1197,9 +1198,10 @@ export class Pacer {
    * probe's answer. A cold process's first herd against a real express-queue read its ten
    * served in the backlog that ended with the rejections (230–280 ms against ~200 ms), the
    * queued eleventh 30–120 ms later, and started up from the probe's 6–9/s: 1.7–2.0 s herds,
-   * bound 1.02 s. Half the wait at the flight's own successes too read false slow flights in
-   * simulated herds with exponential 20 ms latencies, first tries over 3 ms (buckets: up to
-   * 1.45× the bound's requests); a probe's answer comes after a whole probe gap without one.
+   * bound 1.02 s. Half the wait at the flight's own successes read false slow flights in
+   * simulated herds with exponential 20 ms latencies and first tries over 3 ms (buckets: up
+   * to 1.45× the bound's requests); at a probe's answer it read none in the same sweeps, and
+   * the cold herds need it there (their eleventh came too soon even for the full wait).
    */
   private runConfirmed(nowMs: number, atProbe: boolean): boolean {
     const s = this.state;
