@@ -13,6 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { median } from './stats.js';
 
 const run = promisify(execFile);
 const [model = 'concurrency', processesArg = '8', strategy = 'adaptive'] = process.argv.slice(2);
@@ -44,11 +45,6 @@ for (let i = 0; i < processes; i++) {
   console.log(`  process ${i + 1}: first herd ${first[2]} requests / ${first[1]} s, second ${timed[1]} / ${timed[2]} s`);
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 const summary = (herds: Herd[]) =>
   `${median(herds.map((h) => h.requests))} requests / ${median(herds.map((h) => h.seconds)).toFixed(2)} s`;
 console.log(`${model}, ${strategy}, ${processes} fresh processes on ${process.version}:`);
