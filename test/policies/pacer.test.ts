@@ -1035,6 +1035,18 @@ describe('Pacer', () => {
     expect(p.rate(2_220)).toBeLessThanOrEqual(150 + 1e-9); // probeGain × max(D̂, W)
   });
 
+  it('as CUBIC climbs back and probes beyond, requests go within 2 % of the rate allowed at the time (regression: up to 10 % behind it, then 10 % ahead at once)', () => {
+    const p = cruising({ quietMs: 10_000 });
+    p.onResult(220, 'rejected', undefined, 210);
+    let worst = 0;
+    for (let t = 230; t <= 2_200; t += 10) {
+      const [a, b] = slots(p, t, 2) as [number, number];
+      worst = Math.max(worst, Math.abs(((b - a) * (p.rate(t) as number)) / 1000 - 1));
+    }
+    expect(worst).toBeGreaterThan(0);
+    expect(worst).toBeLessThanOrEqual(0.02 + 1e-9);
+  });
+
   it('reserve never returns NaN, a negative or an unbounded wait; rate stays positive (property)', () => {
     const step = fc.record({
       dt: fc.integer({ min: 0, max: 700 }),
