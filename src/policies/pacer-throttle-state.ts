@@ -45,6 +45,9 @@ export class PacerThrottleState {
   spanFrom = Number.NaN;
   spanTo = Number.NaN;
   spanServed = 0;
+  /** The level a reading set (`Pacer.fromReading`; NaN: none, or the level moved on since), and when. */
+  readingTop = Number.NaN;
+  readingAt = Number.NEGATIVE_INFINITY;
   /** The latest reopening is the probe that ended the search. */
   probeReopened = false;
   /** The longest gap between paced sends since the latest reopening (answers in send order). */

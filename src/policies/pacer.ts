@@ -1431,6 +1431,8 @@ export class Pacer {
     if (fromProbe ? widestInGaps > SEED_GAP_SLACK : widestInGaps > SPAN_GAP_SLACK && widest > SPAN_GAP_RTTS * (this.srtt ?? 0))
       return;
     this.state.saturatedRate = served / (at - from);
+    // A new reading: a level set from the one before no longer follows late answers (`lateInSpan`).
+    this.state.readingTop = Number.NaN;
     this.state.saturatedAt = nowMs;
     this.state.spanFrom = from;
     this.state.spanTo = at;
@@ -1439,10 +1441,31 @@ export class Pacer {
     this.state.startup = false;
     this.state.rampLevel = false;
     this.state.measuredShare = this.state.cutMeasured = true;
-    this.state.level = Math.max(this.state.saturatedRate, this.minRate);
+    this.fromReading(nowMs);
     this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.state.level);
-    this.state.plateauAt = nowMs;
     this.adjust(nowMs);
+  }
+
+  /**
+   * Sends at Dₛ from `atMs`, and climbs from there as after any cut, back to the top of what
+   * the reading allows. Each end of the span lies somewhere between a rejected send and the
+   * served one after it, so n successes measure the callee's rate within about ±1 / n: W is
+   * Dₛ × (1 + 1 / n), at most Dₛ / β, and CUBIC's concave curve reaches it in
+   * K × ∛((1 − Dₛ / W) / (1 − β)), then probes beyond. With W = Dₛ the pacer sat on a reading
+   * made low: 4 successes over 47.9 ms read a simulated token bucket at 83.5/s of 100/s
+   * (constant 20 ms latencies), and the herd cruised there for the rest of its second, since
+   * CUBIC's convex start moves a few per cent in 500 ms. A fixed window that opens at the first
+   * request after it expired reads low the same way: each reopening counts the wait for that
+   * request as part of the window (real express-rate-limit: 10 per 108.6 ms, then 92/s to the
+   * end of the herd).
+   */
+  private fromReading(atMs: number): void {
+    const d = Math.max(this.state.saturatedRate, this.minRate);
+    const top = Math.min(d * (1 + 1 / this.state.spanServed), d / this.decrease);
+    this.state.level = top;
+    this.state.readingTop = top;
+    this.state.readingAt = atMs;
+    this.state.plateauAt = atMs + this.recoveryMs * Math.cbrt((1 - d / top) / (1 - this.decrease));
   }
 
   /**
@@ -1451,11 +1474,10 @@ export class Pacer {
    * back by then. It counts now, and a level that was that reading follows it.
    */
   private lateInSpan(nowMs: number): void {
-    const was = this.state.saturatedRate;
     this.state.spanServed++;
     this.state.saturatedRate = this.state.spanServed / (this.state.spanTo - this.state.spanFrom);
-    if (this.state.level !== was) return;
-    this.state.level = this.state.saturatedRate;
+    if (this.state.level !== this.state.readingTop) return;
+    this.fromReading(this.state.readingAt);
     this.adjust(nowMs);
   }
 
@@ -1532,6 +1554,11 @@ export class Pacer {
     // 1.03× the bound, slot server 1.10 → 1.06×.) Cut to anything else, CUBIC climbs back over K.
     const overSent = !saturated && peak !== undefined && sending > peak && this.alone;
     this.state.plateauAt = (saturated || idle || overSent) && !ramp ? nowMs : nowMs + this.recoveryMs;
+    // Cut to Dₛ, it climbs to the top of what that reading allows (`fromReading`).
+    if (saturated && !ramp && (peak as number) < sending) {
+      this.fromReading(nowMs);
+      this.raiseCeiling(this.state.level);
+    }
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
     this.state.cutGateAt = nowMs + (this.okLatency ?? 0);

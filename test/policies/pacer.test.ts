@@ -961,25 +961,32 @@ describe('Pacer', () => {
   it('a success of the measured span answered after the reopening that ended it still counts: the level follows (regression: a token bucket’s herd cruised at 62/s of 100/s)', () => {
     // As above, but two of the second window's successes (sent at 435 and 445) come back only
     // after the reopening at 500 was read: latencies that spread return answers out of order.
-    const p = fromBracket();
-    book(p, 80, 104.3);
-    const ok = (sent: number, at = sent + 1) => p.onResult(at, 'ok', undefined, sent, true);
-    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
-    ok(154.4);
-    ok(205.5);
-    for (let sent = 300; sent < 350; sent += 5) ok(sent);
-    rejected(350);
-    rejected(370);
-    rejected(395);
-    ok(405);
-    for (let sent = 415; sent < 500; sent += 10) if (sent !== 435 && sent !== 445) ok(sent);
-    rejected(497);
-    ok(503);
+    const run = (late: boolean) => {
+      const p = fromBracket();
+      book(p, 80, 104.3);
+      const ok = (sent: number, at = sent + 1) => p.onResult(at, 'ok', undefined, sent, true);
+      const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+      ok(154.4);
+      ok(205.5);
+      for (let sent = 300; sent < 350; sent += 5) ok(sent);
+      rejected(350);
+      rejected(370);
+      rejected(395);
+      ok(405);
+      for (let sent = 415; sent < 500; sent += 10) if (!late || (sent !== 435 && sent !== 445)) ok(sent);
+      rejected(497);
+      ok(503);
+      return p;
+    };
+    const p = run(true);
     // Eight of the ten back: 8 per 100 ms.
     expect(p.rate(504)).toBeCloseTo(8_000 / (500 - 400), 6);
-    ok(435, 505);
-    ok(445, 506);
-    expect(p.rate(507)).toBeCloseTo(10_000 / (500 - 400), 6);
+    p.onResult(505, 'ok', undefined, 435, true);
+    p.onResult(506, 'ok', undefined, 445, true);
+    // Now as if all ten had come back in time: sent at 10 per 100 ms from the reading on.
+    const onTime = run(false);
+    expect(onTime.rate(504)).toBeCloseTo(10_000 / (500 - 400), 6);
+    for (const t of [507, 600, 1_000]) expect(p.rate(t)).toBeCloseTo(onTime.rate(t) as number, 6);
   });
 
   it('start-up from a first probe served keeps going after its first cut, measured on the ramp (regression: a slot server’s herd stood at 50/s of 100/s for a second)', () => {
@@ -1023,6 +1030,28 @@ describe('Pacer', () => {
     // peak was far above it — and stepped down by β once per window.
     expect(p.cuts).toBe(3);
     expect(p.rate(511)).toBeCloseTo(100, 6);
+  });
+
+  it('from a cut to the rate read over n successes it climbs to the top of that reading, n + 1 per span, then probes beyond (regression: a token bucket read at 83.5/s of 100/s over 4 successes, cruised there for a second)', () => {
+    // The reading above: 10 served between reopenings 100 ms apart, so 9–11 per 100 ms.
+    const p = cruising({ quietMs: 10_000 });
+    book(p, 80, 200);
+    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+    ok(226);
+    ok(252);
+    ok(278);
+    for (const window of [300, 400, 500]) {
+      for (let sent = window; sent < window + 10; sent++) ok(sent);
+      rejected(window + 10);
+      if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
+    }
+    expect(p.rate(511)).toBeCloseTo(100, 6);
+    // CUBIC's concave climb (β = 0.85, K = 1 s) reaches 110/s after 1 s × ∛((1 − 100/110) / 0.15).
+    const top = 511 + 1_000 * Math.cbrt((1 - 100 / 110) / 0.15);
+    expect(p.rate(611) as number).toBeGreaterThan(103); // a third of the way within 100 ms
+    expect(p.rate(top)).toBeCloseTo(110, 6);
+    expect(p.rate(top + 500) as number).toBeGreaterThan(110);
   });
 
   it('climbs back to the cut level within recoveryMs and probes beyond it, capped by probeGain × W', () => {
