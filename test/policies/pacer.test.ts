@@ -140,6 +140,28 @@ function rampCutThenServed(p: Pacer, at: number): { afterCut: number; end: numbe
   return { afterCut, end: p.rate(at + 181) as number };
 }
 
+/**
+ * Start-up from a rate the first probe confirmed, grown to 283/s (`grown`, read at 279 ms);
+ * then windows of 10 per 100 ms at 300, 400, 500, each served in a burst (1 ms apart: a flow
+ * peak of 1,000/s) and followed by rejections.
+ */
+function windowsInBursts(options: PacerOptions = {}): { p: Pacer; grown: number } {
+  const p = cruising(options);
+  book(p, 80, 200);
+  const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
+  const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
+  ok(226);
+  ok(252);
+  ok(278);
+  const grown = p.rate(279) as number;
+  for (const window of [300, 400, 500]) {
+    for (let sent = window; sent < window + 10; sent++) ok(sent);
+    rejected(window + 10);
+    if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
+  }
+  return { p, grown };
+}
+
 describe('Pacer', () => {
   it('a followed queue that was re-spaced earlier moves the point local bookings come after (regression: a fall-back waited 7 s)', () => {
     // A fleet's queue, booked at a first guess of 13/s, ended 7 s out; then the fleet re-spaced
@@ -1009,21 +1031,8 @@ describe('Pacer', () => {
   });
 
   it('a cut takes the rate measured between the last two reopenings while it is fresh (regression: one β step per window from an inflated peak)', () => {
-    // Start-up from a rate the first probe confirmed, grown to 283/s; then windows of 10 per
-    // 100 ms at 300, 400, 500, each served in a burst (1 ms apart: a flow peak of 1,000/s).
-    const p = cruising();
-    book(p, 80, 200);
-    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
-    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
-    ok(226);
-    ok(252);
-    ok(278);
-    expect(p.rate(279)).toBeCloseTo(100 * Math.SQRT2 ** 3, 6);
-    for (const window of [300, 400, 500]) {
-      for (let sent = window; sent < window + 10; sent++) ok(sent);
-      rejected(window + 10);
-      if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
-    }
+    const { p, grown } = windowsInBursts();
+    expect(grown).toBeCloseTo(100 * Math.SQRT2 ** 3, 6);
     // Reopenings at 400 and 500 (half-way from the rejections at 395 and 495): 10 served in
     // 100 ms, sent at as measured (not β below: it is the callee's rate, not the rate that
     // overshot). Before, the cut took β of the allowed rate (114.7/s → 97.5/s) — the flow's
@@ -1033,19 +1042,8 @@ describe('Pacer', () => {
   });
 
   it('from a cut to the rate read over n successes it climbs to the top of that reading, n + 1 per span, then probes beyond (regression: a token bucket read at 83.5/s of 100/s over 4 successes, cruised there for a second)', () => {
-    // The reading above: 10 served between reopenings 100 ms apart, so 9–11 per 100 ms.
-    const p = cruising({ quietMs: 10_000 });
-    book(p, 80, 200);
-    const ok = (sent: number) => p.onResult(sent + 1, 'ok', undefined, sent, true);
-    const rejected = (sent: number) => p.onResult(sent + 1, 'rejected', undefined, sent, true);
-    ok(226);
-    ok(252);
-    ok(278);
-    for (const window of [300, 400, 500]) {
-      for (let sent = window; sent < window + 10; sent++) ok(sent);
-      rejected(window + 10);
-      if (window < 500) for (const sent of [window + 30, window + 60, window + 95]) rejected(sent);
-    }
+    // The reading of the test above: 10 served between reopenings 100 ms apart, so 9–11 per 100 ms.
+    const { p } = windowsInBursts({ quietMs: 10_000 });
     expect(p.rate(511)).toBeCloseTo(100, 6);
     // CUBIC's concave climb (β = 0.85, K = 1 s) reaches 110/s after 1 s × ∛((1 − 100/110) / 0.15).
     const top = 511 + 1_000 * Math.cbrt((1 - 100 / 110) / 0.15);
