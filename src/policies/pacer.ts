@@ -132,8 +132,8 @@ const RESPACE_DRIFT = 0.1;
  * probe reached the callee's rate late and then passed it by up to 10 % at once. Re-spaced at
  * 2 %, simulated single herds on buckets took 1.061 → 1.052× the bound's time on average over
  * eight latency shapes (fixed windows 1.298 → 1.297×), herds in a row on a slot server
- * 1.06 → 1.04×. In a pool's window too, the slowest of the herds in a row on a worker pool
- * took 1.433 → 1.448× the bound's time.
+ * 1.06 → 1.04×. Not in a pool's window: there it made the slowest of the herds in a row on a
+ * simulated worker pool take 1.448× the bound's time instead of 1.433×.
  */
 const CRUISE_RESPACE_DRIFT = 0.02;
 
@@ -266,9 +266,11 @@ const CRUISE = 2;
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
  *     W = min(rate(now), Dₛ if measured within windowMs, else D̂)
- *         (rate(now) × 1/2 while neither is known)      tₚ = now + K  (now, when W = Dₛ:
- *         the callee's measured rate is sent at as it is, not β below it; and now when
+ *         (rate(now) × 1/2 while neither is known)      tₚ = now + K  (now when
  *         W = D̂ < rate(now), a pacer alone: the callee served all it would)
+ *     a cut to Dₛ over S successes sends at Dₛ as it is, not β below it, and climbs to the
+ *     top of what that reading allows: W = min(Dₛ × (1 + 1/S), Dₛ / β),
+ *         tₚ = now + K × ∛((1 − Dₛ / W) / (1 − β)), so that rate(now) = Dₛ
  *
  * After a lull (the queue empty for more than `IDLE_GAPS` gaps, outside start-up and a pool's
  * window), D̂ is what callers asked for, not what the callee allows: W = min(rate(now), Dₛ if
@@ -279,7 +281,7 @@ const CRUISE = 2;
  * below the callee's rate), capped at probeGain × the peak paced requests deliver. So does a cut while starting up from a bracket: D̂ was measured on
  * the ramp, mostly below the callee's rate (a fixed window that served 2 of its 10 a window
  * says nothing of the 10); start-up goes on from β × W, below the rate that overshot and
- * probeGain × D̂, until Dₛ is measured, which then becomes W; likewise the first Dₛ after the cut that ended
+ * probeGain × D̂, until Dₛ is measured, which then sets the rate as a cut to Dₛ does; likewise the first Dₛ after the cut that ended
  * any start-up replaces that cut's level (measured on the ramp too). Every waiting request is
  * re-spaced at the new rate at once: requests sent from now on leave at it, so only their
  * answers may cut again (once per round trip, as in TCP).
