@@ -5,9 +5,11 @@
  * request, and the per-block ratios. The second build loaded reads ~2 % cheaper against an
  * identical first one (A/A), so run both orders.
  *
- *   npx tsx bench/http-ab.ts --before=DIR --after=dist [--group=plain|full] [--concurrency=1] [--blocks=7]
+ *   npx tsx bench/http-ab.ts --before=DIR --after=dist [--group=plain|full|rejected|throttled] [--concurrency=1] [--blocks=7]
  *
- * `full` is the HTTP bench's full pipeline (total timeout included). On Node 20 a build that
+ * `full` is the HTTP bench's full pipeline (total timeout included); `rejected`, the plain
+ * pipeline without retries against `503 busy` (a short text body), handed back; `throttled`,
+ * the same against a 429 with `Retry-After` (no body hint looked for: the body stays unread). On Node 20 a build that
  * enters a deadline scope per attempt switches promise hooks on for the whole process, the
  * other build and the floor included: compare such builds in fresh processes instead
  * (`bench/ab-process.mjs --case=http-full`).
@@ -24,9 +26,10 @@ import { median } from './stats.js';
 const arg = (name: string, fallback?: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const beforeDir = arg('before');
-if (beforeDir === undefined) throw new Error('usage: bench/http-ab.ts --before=DIR [--after=DIR] [--group=plain|full]');
+if (beforeDir === undefined)
+  throw new Error('usage: bench/http-ab.ts --before=DIR [--after=DIR] [--group=plain|full|rejected|throttled]');
 const afterDir = arg('after', 'dist') as string;
-const group = arg('group', 'plain');
+const group = arg('group', 'plain') as string;
 const concurrency = Number(arg('concurrency', '1'));
 const blocks = Number(arg('blocks', '7'));
 
@@ -36,8 +39,13 @@ const server = spawn(process.execPath, [new URL('./loopback-server.mjs', import.
 const lines = createInterface({ input: server.stdout as NodeJS.ReadableStream });
 const [port] = (await once(lines, 'line')) as [string];
 lines.close();
-const url = `http://127.0.0.1:${Number(port)}/item`;
-const options = group === 'plain' ? PLAIN_PIPELINE : FULL_HTTP_PIPELINE;
+const answers: Record<string, [path: string, body: string]> = {
+  rejected: ['/busy', 'busy\n'],
+  throttled: ['/throttled', 'slow down\n'],
+};
+const [path, expected] = answers[group] ?? ['/item', 'ok'];
+const url = `http://127.0.0.1:${Number(port)}${path}`;
+const options = group === 'plain' ? PLAIN_PIPELINE : group in answers ? { ...PLAIN_PIPELINE, retry: false } : FULL_HTTP_PIPELINE;
 
 async function build(dir: string, name: string): Promise<() => Promise<Response>> {
   const { downstream } = await import(pathToFileURL(resolve(dir, 'index.js')).href);
@@ -54,7 +62,7 @@ const cases = Object.entries(sends).map(([name, send]) => ({
   name,
   once: async () => {
     const response = await send();
-    if ((await response.text()) !== 'ok') throw new Error(`${name}: unexpected answer ${response.status}`);
+    if ((await response.text()) !== expected) throw new Error(`${name}: unexpected answer ${response.status}`);
   },
 }));
 const measured = await interleavedRounds(cases, {

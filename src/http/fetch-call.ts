@@ -3,6 +3,7 @@ import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import type { Classification } from '../classify/outcome.js';
 import { DeadlineExceededError, HttpStatusError, isGiveUpError, isHttpStatusError } from '../errors/errors.js';
 import { isResponsePending, makeResponseWhenRead } from '../errors/lazy-response.js';
+import { withoutStack } from '../errors/without-stack.js';
 import { type BodyHintExtractor, extractBodyHint, MAX_BODY_HINT_CHARS } from '../hints/body-hints.js';
 import { readWaitHint } from '../hints/wait-hint.js';
 import { AttemptContext, type CallContext, type InternalCallOptions, RUNS_NO_USER_CODE } from '../runtime/attempt.js';
@@ -385,17 +386,18 @@ export class FetchCall {
     // A body read whole is in memory: no deadline or caller's abort has anything left to stop.
     if (response === undefined) link?.release();
     else link?.handOver(response, this.bodyDeadline());
-    const error = new HttpStatusError(status, {
-      outcome: reading.outcome,
-      attempts: ctx.attempt,
-      downstream: plan.downstream.name,
-      response: response === undefined ? undefined : withoutSecrets(response, plan.secretParams),
-    });
-    // A body read whole: the error's copy is made from its bytes if anyone reads it.
-    if (response === undefined) {
-      const { secretParams } = plan;
-      makeResponseWhenRead(error, () => withoutSecrets(arrived, secretParams, whole), arrived.headers);
-    }
+    const error = withoutStack(
+      () => new HttpStatusError(status, { outcome: reading.outcome, attempts: ctx.attempt, downstream: plan.downstream.name }),
+    );
+    // The error's copy of the response (no URL, no secret header) is made if anyone reads it:
+    // from the bytes of a body read whole, or sharing the body still to be read. Most failed
+    // responses are retried and dropped, or handed back, and nobody looks at the error's.
+    const { secretParams } = plan;
+    makeResponseWhenRead(
+      error,
+      response === undefined ? () => withoutSecrets(arrived, secretParams, whole) : () => withoutSecrets(response, secretParams),
+      arrived.headers,
+    );
     const failure = new FailedResponse(response, peeked, error, status, bodyHintMs, link);
     (this.failures ??= new WeakMap()).set(error, failure);
     owners.set(error, this);

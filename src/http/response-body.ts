@@ -352,10 +352,23 @@ export function withoutSecrets(response: Response, secretParams?: readonly strin
   try {
     copy = new Response(response.body, init);
   } catch {
-    copy = new Response(null, init);
+    // Its body was read, or is being read, by then (a copy made when an error's `response`
+    // is first asked for, after a retry drained the body or the caller read it): the copy's
+    // body fails when read, as the shared one would, rather than reading as empty.
+    return new Response(bodyGone(), init);
   }
   originals.set(copy, response);
   return copy;
+}
+
+function bodyGone(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.error(
+        new TypeError('kindly-calls: this response body was already read (drained before a retry, or read by the caller)'),
+      );
+    },
+  });
 }
 
 /**

@@ -232,6 +232,64 @@ describe('fetchThrough — a small failed body read whole (what it makes only wh
   });
 });
 
+describe('fetchThrough — a failed body kindly does not read (what it makes only when read)', () => {
+  /** A 404 (never retried, no body hint looked for) with a cookie: its body stays on the wire. */
+  async function missing() {
+    return serve((_req, res) =>
+      res.writeHead(404, { 'content-type': 'text/plain', 'set-cookie': 'id=COOKIESECRET' }).end('no such item'),
+    );
+  }
+
+  it('the error’s copy is made only when read; before the caller reads the body, it shares that body', async () => {
+    const server = await missing();
+    const d = api();
+    const failed: HttpStatusError[] = [];
+    d.onAny((e) => {
+      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
+    });
+    const response = await fetchThrough(d, `${server.url}/x?token=QUERYSECRET`);
+    expect(response.status).toBe(404);
+    const error = failed[0] as HttpStatusError;
+    // Still to be made: an accessor, not a value (reading it would make it).
+    expect(Object.getOwnPropertyDescriptor(error, 'response')?.get).toBeTypeOf('function');
+    const copy = error.response as Response;
+    expect(copy.status).toBe(404);
+    expect(copy.url).toBe('');
+    expect(copy.headers.get('set-cookie')).toBeNull();
+    expect(await copy.text()).toBe('no such item');
+    expect(response.bodyUsed).toBe(true); // one body, shared
+  });
+
+  it('read after the caller read the body, the copy’s body fails and says why, rather than reading as empty', async () => {
+    const server = await missing();
+    const d = api();
+    const failed: HttpStatusError[] = [];
+    d.onAny((e) => {
+      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
+    });
+    const response = await fetchThrough(d, server.url);
+    expect(await response.text()).toBe('no such item');
+    const copy = failed[0]?.response as Response;
+    expect(copy.status).toBe(404);
+    await expect(copy.text()).rejects.toThrow(/already read/);
+  });
+
+  it('the HttpStatusError carries no stack frames (all would be kindly’s); the GiveUpError keeps the caller’s', async () => {
+    const server = await serve((_req, res) => res.writeHead(503).end('still busy'));
+    async function callersOwnFunction() {
+      return await fetchThrough(api(), server.url, { throwHttpErrors: true });
+    }
+    const limit = Error.stackTraceLimit;
+    const error = await callersOwnFunction().catch((e: unknown) => e);
+    expect(isGiveUpError(error)).toBe(true);
+    const cause = (error as Error).cause as HttpStatusError;
+    expect(cause).toBeInstanceOf(HttpStatusError);
+    expect(cause.stack).toBe('HttpStatusError: HTTP 503');
+    expect((error as Error).stack).toContain('callersOwnFunction');
+    expect(Error.stackTraceLimit).toBe(limit); // restored
+  });
+});
+
 describe('fetchThrough — deadlines and cancellation', () => {
   it('a fetch of the user’s (the `fetch` option, or a global fetch replaced after kindly loaded) runs inside the attempt’s deadline scope', async () => {
     const server = await serve((_req, res) => res.writeHead(200).end('ok'));
