@@ -339,6 +339,7 @@ const originals = new WeakMap<Response, Response>();
  * unread) body stream are kept, so hints can be read from it and a caller that catches the
  * error can still read the body. Given `whole`, the body already read to its end, the copy
  * gets those bytes instead (a body of its own: reading it takes nothing from `response`).
+ * A body already read (or being read) and no `whole`: the copy's body fails when read.
  */
 export function withoutSecrets(response: Response, secretParams?: readonly string[], whole?: Uint8Array): Response {
   const init = {
@@ -352,9 +353,9 @@ export function withoutSecrets(response: Response, secretParams?: readonly strin
   try {
     copy = new Response(response.body, init);
   } catch {
-    // Its body was read, or is being read, by then (a copy made when an error's `response`
-    // is first asked for, after a retry drained the body or the caller read it): the copy's
-    // body fails when read, as the shared one would, rather than reading as empty.
+    // Its body was read, or is being read, by then (say, an error's copy made when first asked
+    // for, after a retry drained the body or the caller read it): the copy's body fails when
+    // read, as the shared one would, rather than reading as empty.
     return new Response(bodyGone(), init);
   }
   originals.set(copy, response);
@@ -364,9 +365,7 @@ export function withoutSecrets(response: Response, secretParams?: readonly strin
 function bodyGone(): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.error(
-        new TypeError('kindly-calls: this response body was already read (drained before a retry, or read by the caller)'),
-      );
+      controller.error(new TypeError('kindly-calls: the body of this response was already read when this copy of it was made'));
     },
   });
 }

@@ -7,7 +7,7 @@ import { withoutSecrets } from './response-body.js';
  * retries elsewhere (a TanStack Query `queryFn`): `if (!res.ok) throw httpStatusError(res)`.
  * kindly's classifier then reads its status, wait hints and don't-retry markers. The error's
  * `response` is the same response without its URL and without `Set-Cookie` or other secret
- * headers, body still readable.
+ * headers, body still readable (if `response`'s was not read yet).
  * A status below 400 is not a failure: `RangeError`.
  */
 export function httpStatusError(response: Response, downstream?: string): HttpStatusError {

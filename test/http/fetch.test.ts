@@ -271,7 +271,7 @@ describe('fetchThrough — a failed body kindly does not read (what it makes onl
     expect(await response.text()).toBe('no such item');
     const copy = failed[0]?.response as Response;
     expect(copy.status).toBe(404);
-    await expect(copy.text()).rejects.toThrow(/already read/);
+    await expect(copy.text()).rejects.toThrow(/already read when this copy of it was made/);
   });
 
   it('the HttpStatusError carries no stack frames (all would be kindly’s); the GiveUpError keeps the caller’s', async () => {
