@@ -23,6 +23,15 @@ function api(options: DownstreamOptions = {}) {
   });
 }
 
+/** The `HttpStatusError` of each of `d`'s failed attempts, as its events report them. */
+function failedAttempts(d: ReturnType<typeof api>): HttpStatusError[] {
+  const failed: HttpStatusError[] = [];
+  d.onAny((e) => {
+    if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
+  });
+  return failed;
+}
+
 const servers: Loopback[] = [];
 async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
   const server = await listen(handler);
@@ -189,10 +198,7 @@ describe('fetchThrough — a small failed body read whole (what it makes only wh
   it('a retried attempt’s error makes no copy of its response unless someone reads it', async () => {
     const { server } = await busy();
     const d = api();
-    const failed: HttpStatusError[] = [];
-    d.onAny((e) => {
-      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
-    });
+    const failed = failedAttempts(d);
     const response = await fetchThrough(d, server.url);
     expect(await response.text()).toBe('busy #3');
     expect(failed).toHaveLength(3);
@@ -243,10 +249,7 @@ describe('fetchThrough — a failed body kindly does not read (what it makes onl
   it('the error’s copy is made only when read; before the caller reads the body, it shares that body', async () => {
     const server = await missing();
     const d = api();
-    const failed: HttpStatusError[] = [];
-    d.onAny((e) => {
-      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
-    });
+    const failed = failedAttempts(d);
     const response = await fetchThrough(d, `${server.url}/x?token=QUERYSECRET`);
     expect(response.status).toBe(404);
     const error = failed[0] as HttpStatusError;
@@ -263,10 +266,7 @@ describe('fetchThrough — a failed body kindly does not read (what it makes onl
   it('read after the caller read the body, the copy’s body fails and says why, rather than reading as empty', async () => {
     const server = await missing();
     const d = api();
-    const failed: HttpStatusError[] = [];
-    d.onAny((e) => {
-      if (e.type === 'attempt-end' && e.error instanceof HttpStatusError) failed.push(e.error);
-    });
+    const failed = failedAttempts(d);
     const response = await fetchThrough(d, server.url);
     expect(await response.text()).toBe('no such item');
     const copy = failed[0]?.response as Response;
