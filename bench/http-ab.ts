@@ -9,10 +9,10 @@
  *
  * `full` is the HTTP bench's full pipeline (total timeout included); `rejected`, the plain
  * pipeline without retries against `503 busy` (a short text body), handed back; `throttled`,
- * the same against a 429 with `Retry-After` (no body hint looked for: the body stays unread). On Node 20 a build that
- * enters a deadline scope per attempt switches promise hooks on for the whole process, the
- * other build and the floor included: compare such builds in fresh processes instead
- * (`bench/ab-process.mjs --case=http-full`).
+ * the same against a 429 with `Retry-After` (no body hint looked for: the body stays unread).
+ * On Node 20 a build that enters a deadline scope per attempt switches promise hooks on for
+ * the whole process, the other build and the floor included: compare such builds in fresh
+ * processes instead (`bench/ab-process.mjs --case=http-full`).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

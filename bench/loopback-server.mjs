@@ -1,7 +1,8 @@
 // The HTTP benchmarks' callee: a keep-alive node:http server on loopback port 0, in its own
 // process so that its work does not share the client's event loop. Prints its port, answers
-// every request `200 ok` (2 bytes) — `/busy` with `503 busy`, `/throttled` with a 429 —, and exits when its parent closes stdin. `x-seen-headers`
-// lists the request's header names, so the bench can check that a floor sends what kindly sends.
+// every request `200 ok` (2 bytes) — `/busy` with `503 busy`, `/throttled` with a 429 —, and
+// exits when its parent closes stdin. `x-seen-headers` lists the request's header names, so
+// the bench can check that a floor sends what kindly sends.
 import { createServer } from 'node:http';
 
 const body = Buffer.from('ok');
@@ -10,8 +11,6 @@ const throttled = Buffer.from('slow down\n');
 const server = createServer((request, response) => {
   request.resume();
   const seen = Object.keys(request.headers).sort().join(',');
-  // `/busy`: what an overloaded callee answers (a concurrency limiter's 503, as express-queue
-  // sends it: a short text body, no wait hint).
   // `/throttled`: a rate limiter's 429 with its wait in `Retry-After` (kindly then looks for
   // no hint in the body, which stays on the wire until read).
   if (request.url === '/throttled') {
@@ -24,6 +23,8 @@ const server = createServer((request, response) => {
     response.end(throttled);
     return;
   }
+  // `/busy`: what an overloaded callee answers (a concurrency limiter's 503, as express-queue
+  // sends it: a short text body, no wait hint).
   if (request.url === '/busy') {
     response.writeHead(503, {
       'content-type': 'text/html; charset=utf-8',
