@@ -392,12 +392,9 @@ export class FetchCall {
     // The error's copy of the response (no URL, no secret header) is made if anyone reads it:
     // from the bytes of a body read whole, or sharing the body still to be read. Most failed
     // responses are retried and dropped, or handed back, and nobody looks at the error's.
+    // (`response` is undefined exactly when `whole` is not.)
     const { secretParams } = plan;
-    makeResponseWhenRead(
-      error,
-      response === undefined ? () => withoutSecrets(arrived, secretParams, whole) : () => withoutSecrets(response, secretParams),
-      arrived.headers,
-    );
+    makeResponseWhenRead(error, () => withoutSecrets(response ?? arrived, secretParams, whole), arrived.headers);
     const failure = new FailedResponse(response, peeked, error, status, bodyHintMs, link);
     (this.failures ??= new WeakMap()).set(error, failure);
     owners.set(error, this);
