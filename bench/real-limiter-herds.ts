@@ -14,7 +14,11 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0]
+ *
+ * `--arrival-ms=N` spreads the callers' first tries uniformly over N ms (a seeded stream per
+ * herd), as the simulator's `--arrival-ms` does, instead of sending all 100 at once: a herd
+ * that builds up over a few windows, as callers arriving one by one make it.
  *
  * `fixed-rate` is no retry policy but a yardstick: plain `fetch`, every retry on one shared
  * schedule at the limiter's 100/s, known in advance — the best a client pacing at a fixed rate
@@ -27,6 +31,7 @@
  * share one event loop.
  */
 import { fetchThrough } from '../src/http/index.js';
+import { SeededRandom } from '../src/random/random.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
 import { herdLowerBound, runHerd } from '../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
@@ -122,12 +127,13 @@ const KNOWN_RATE = 100;
  * known in advance (`fixedRateStrategy`): what pacing at the right rate achieves against this
  * limiter on this machine — the yardstick for adaptive pacing, which has to learn the rate.
  */
-async function fixedRateHerd(url: string): Promise<number> {
+async function fixedRateHerd(url: string, firstTries: number[]): Promise<number> {
   const slots = new SharedSchedule(KNOWN_RATE);
   const start = systemClock.monotonic();
   let last = 0;
   await Promise.all(
-    Array.from({ length: 100 }, async () => {
+    firstTries.map(async (at) => {
+      if (at > 0) await systemClock.sleep(at);
       for (;;) {
         const response = await fetch(url);
         await response.arrayBuffer();
@@ -144,14 +150,22 @@ async function fixedRateHerd(url: string): Promise<number> {
 /** With `--one-downstream`, every herd goes through this one (made at the first herd). */
 let shared: ReturnType<typeof downstream> | undefined;
 
+/** The callers' first tries, ms after the herd's start: all at once, or spread over `--arrival-ms`. */
+function arrivals(herdIndex: number): number[] {
+  if (arrivalMs === 0) return new Array<number>(100).fill(0);
+  const random = new SeededRandom(1 + herdIndex);
+  return Array.from({ length: 100 }, () => random.next() * arrivalMs);
+}
+
 /** One herd of 100: ms until the last caller was served. */
-async function herd(url: string, options: DownstreamOptions | 'fixed-rate'): Promise<number> {
-  if (options === 'fixed-rate') return fixedRateHerd(url);
+async function herd(url: string, options: DownstreamOptions | 'fixed-rate', herdIndex: number): Promise<number> {
+  if (options === 'fixed-rate') return fixedRateHerd(url, arrivals(herdIndex));
   const api = oneDownstream ? (shared ??= downstream('herd', options)) : downstream('herd', options);
   const start = systemClock.monotonic();
   let last = 0;
   await Promise.all(
-    Array.from({ length: 100 }, async () => {
+    arrivals(herdIndex).map(async (at) => {
+      if (at > 0) await systemClock.sleep(at);
       const response = await fetchThrough(api, url);
       await response.arrayBuffer();
       last = Math.max(last, systemClock.monotonic() - start);
@@ -178,6 +192,9 @@ const name = positional[0] ?? 'token-bucket';
 const herds = Number(positional[1] ?? 8);
 const strategy = positional[2] ?? 'adaptive';
 /** Herds run before the timed ones (`--warmup=N`). */
+/** `--arrival-ms=N`: the first tries spread over N ms. */
+const arrivalMs = Number(process.argv.find((a) => a.startsWith('--arrival-ms='))?.slice('--arrival-ms='.length) ?? 0);
+if (!(arrivalMs >= 0)) throw new Error('--arrival-ms must be a number of ms, 0 or more');
 const warmupHerds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice('--warmup='.length) ?? 20);
 if (!Number.isInteger(warmupHerds) || warmupHerds < 1) throw new Error('--warmup must be a whole number of herds, at least 1');
 const limiter = LIMITERS[name];
@@ -200,7 +217,7 @@ const warmupRequests: number[] = [];
 for (let i = 0; i < warmupHerds; i++) {
   if (i > 0) await systemClock.sleep(300);
   await server.resetCounts();
-  warmupTimes.push(await herd(server.url, options));
+  warmupTimes.push(await herd(server.url, options, i));
   warmupRequests.push((await server.requests()).total);
 }
 const requests: number[] = [];
@@ -210,7 +227,7 @@ for (let i = 0; i < herds; i++) {
   // Lets the limiter fill or reset completely before the next herd.
   await systemClock.sleep(300);
   await server.resetCounts();
-  times.push(await herd(server.url, options));
+  times.push(await herd(server.url, options, warmupHerds + i));
   requests.push((await server.requests()).total);
   serviceTimes.push(...((await server.serviceTimes?.()) ?? []));
 }
@@ -219,11 +236,11 @@ const model: Server =
   serviceTimes.length === 0
     ? limiter.model
     : { ...limiter.model, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
-const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, server: model };
+const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, arrivalMs, server: model };
 const strategyRow =
   strategy === 'fixed-rate' ? fixedRateStrategy(KNOWN_RATE) : HERD_STRATEGIES.find((st) => st.name === strategy)!;
 const SEEDS = 200;
-const simulated = Array.from({ length: strategyRow.random || model.service !== undefined ? SEEDS : 1 }, (_, i) =>
+const simulated = Array.from({ length: strategyRow.random || model.service !== undefined || arrivalMs > 0 ? SEEDS : 1 }, (_, i) =>
   runHerd({ ...setup, seed: 1 + i }, strategyRow),
 );
 const row = {
@@ -248,7 +265,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 console.log(
   `  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map((t, i) => `${s(t)} (${warmupRequests[i]})`).join(', ')})`,

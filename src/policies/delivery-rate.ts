@@ -103,6 +103,24 @@ export class DeliveryRate {
     return this.successes.count();
   }
 
+  /** The earliest send among the successes in the window (`undefined` when there were none). */
+  earliestServedSend(nowMs: number): number | undefined {
+    this.advance(nowMs);
+    return this.successes.earliestSend();
+  }
+
+  /** The earliest answer among the successes in the window (`undefined` when there were none). */
+  earliestServedAnswer(nowMs: number): number | undefined {
+    this.advance(nowMs);
+    return this.successes.earliestAnswer();
+  }
+
+  /** The shortest latency of any answer in the window (`undefined` when there were none). */
+  fastestLatency(nowMs: number): number | undefined {
+    this.advance(nowMs);
+    return (this.answers ?? this.successes).fastestLatency();
+  }
+
   /** The earliest send among the answers in the window (`undefined` when there were none). */
   earliestSend(nowMs: number): number | undefined {
     this.advance(nowMs);
@@ -213,13 +231,27 @@ class Extremes {
 
   /** The smallest send time over every bucket (`undefined`: no answers). */
   earliestSend(): number | undefined {
-    let sentMin = Number.POSITIVE_INFINITY;
+    return this.smallest(SENT_MIN);
+  }
+
+  /** The smallest answer time over every bucket (`undefined`: no answers). */
+  earliestAnswer(): number | undefined {
+    return this.smallest(RECV_MIN);
+  }
+
+  /** The smallest latency over every bucket (`undefined`: no answers). */
+  fastestLatency(): number | undefined {
+    return this.smallest(LATENCY_MIN);
+  }
+
+  private smallest(field: number): number | undefined {
+    let min = Number.POSITIVE_INFINITY;
     const d = this.data;
     for (let i = 0; i < this.n; i++) {
       const o = this.base + i * FIELDS;
-      if (d[o + COUNT]! > 0 && d[o + SENT_MIN]! < sentMin) sentMin = d[o + SENT_MIN]!;
+      if (d[o + COUNT]! > 0 && d[o + field]! < min) min = d[o + field]!;
     }
-    return sentMin === Number.POSITIVE_INFINITY ? undefined : sentMin;
+    return min === Number.POSITIVE_INFINITY ? undefined : min;
   }
 
   /** The D formula of `DeliveryRate` over every bucket. */

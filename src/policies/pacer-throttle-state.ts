@@ -4,7 +4,8 @@ import type { PoolWindow } from './pool-window.js';
  * What a `Pacer` knows only once it has throttled: the learned level and its curve, the
  * search, the count of a window (the chunk), the saturation points and the send queue. A lane
  * that never throttles never makes one — most lanes of a downstream keyed by host or tenant
- * never do, and these 57 fields cost every lane ~700 B (bench/memory.ts: 4,485 → 3,785 B).
+ * never do, and these fields (57 when they moved here) cost every lane ~700 B (bench/memory.ts:
+ * 4,485 → 3,785 B).
  * Made on the first rejection, timeout or wait hint and kept from then on, so nothing learned
  * is lost between two throttling episodes. Field meanings are the pacer's (see `Pacer`).
  */
@@ -133,6 +134,24 @@ export class PacerThrottleState {
    * (after a ramp's cut, the rate that overshot; after a blind cut, no bound). 0: it stays.
    */
   followCap = 0;
+  /** Start-up's growth steps held at `followCap` with nothing rejected (`heldAtCap`). */
+  stepsAtCap = 0;
+
+  // The flight's own reopening (`flightReopened`): while searching, a first try served after
+  // the flight's first tries were rejected — the callee restored capacity while the herd was
+  // still arriving.
+  /** The latest send of a first try rejected during the search. */
+  flightRejectedSent = Number.NEGATIVE_INFINITY;
+  /** The send of the first try that found the callee serving again (NaN: none being counted). */
+  runFrom = Number.NaN;
+  /** When that request reached the callee (`Pacer.reachedAt`); the window it opened ends runWindow later. */
+  runReachedAt = 0;
+  runWindow = 0;
+  /** Served since the reopening, and the latest of them. */
+  runServed = 0;
+  runLastSent = 0;
+  /** What the flight's first window served: a run that reaches it counted the whole window. */
+  runMax = 0;
 
   /** Successes to the flight that started the search (requests sent before it). */
   flightServed = 0;

@@ -31,6 +31,27 @@ describe('DeliveryRate', () => {
     expect(new DeliveryRate(1_000, 10).flightRate(0, 1)).toBeUndefined();
   });
 
+  it('the earliest success (its send and its answer) and the fastest answer of any kind, within the window', () => {
+    const d = new DeliveryRate(1_000, 10);
+    expect(d.earliestServedSend(0)).toBeUndefined();
+    expect(d.earliestServedAnswer(0)).toBeUndefined();
+    expect(d.fastestLatency(0)).toBeUndefined();
+    d.record(130, 10, false); // a rejection: no success, but the fastest answer so far (120 ms)
+    d.record(150, 20, true);
+    d.record(160, 5, true);
+    d.record(400, 398, false); // a fast rejection: 2 ms
+    expect(d.earliestServedSend(400)).toBe(5);
+    expect(d.earliestServedAnswer(400)).toBe(150);
+    expect(d.fastestLatency(400)).toBe(2);
+    // Out of the window, forgotten; successes-only estimators read the successes' latency.
+    expect(d.earliestServedSend(1_300)).toBeUndefined();
+    expect(d.fastestLatency(1_300)).toBe(2);
+    const lean = new DeliveryRate(1_000, 10, { answers: false });
+    lean.record(130, 10, false);
+    lean.record(150, 20, true);
+    expect(lean.fastestLatency(150)).toBe(130);
+  });
+
   it('a steady flow reads its own rate whatever the latency (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 5, max: 2_000 }), fc.integer({ min: 1, max: 800 }), (perSecond, latency) => {
