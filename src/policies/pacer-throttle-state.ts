@@ -134,12 +134,12 @@ export class PacerThrottleState {
    * (after a ramp's cut, the rate that overshot; after a blind cut, no bound). 0: it stays.
    */
   followCap = 0;
-  /** Start-up's growth steps held at `followCap` with nothing rejected (`heldAtCap`). */
+  /** Start-up's growth steps held at `followCap` with nothing rejected (`Pacer.grow`). */
   stepsAtCap = 0;
 
-  // The flight's own reopening (`flightReopened`): while searching, a first try served after
-  // the flight's first tries were rejected — the callee restored capacity while the herd was
-  // still arriving.
+  // A run (`Pacer.runServed`): while searching, a first try served after first tries sent
+  // before it were rejected — the callee restored capacity while the herd was still arriving —
+  // and what is served from there.
   /** The latest send of a first try rejected during the search. */
   flightRejectedSent = Number.NEGATIVE_INFINITY;
   /** The send of the first try that found the callee serving again (NaN: none being counted). */

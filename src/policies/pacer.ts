@@ -1193,7 +1193,7 @@ export class Pacer {
    * over 150 ms: the slot server 1.0 → 1.23× the bound's time). Before, a worker pool met by
    * such a herd was paced from a probe's guess, one request per service time at first:
    * simulated, 1.77× the bound's time; real express-queue, first tries over 200 ms,
-   * 1.73–1.79 s → 1.17 s.
+   * 1.73–1.79 s → 1.17–1.18 s.
    */
   private slowFlight(nowMs: number, sent: number, latency: number, firstTry: boolean): boolean {
     const late = !this.ofFlight(sent);
@@ -1346,7 +1346,7 @@ export class Pacer {
    * bucket's token): nothing learned, the search goes on. Simulated fixed windows whose first
    * tries spread over 120 / 200 ms took 1.35× the bound's time at the median (the probes,
    * doubling their gaps while the herd kept arriving, found the third window late); cruising
-   * from the run, 1.15×. Real express-rate-limit, first tries over 200 ms: 1.24 → 1.04 s.
+   * from the run, 1.15×. Real express-rate-limit, first tries over 200 ms: 1.23 → 1.03 s.
    */
   private endRun(nowMs: number, rejectedSent: number): boolean {
     const state = this.state;
