@@ -57,6 +57,8 @@ export class PacerThrottleState {
   // Search.
   searchBase = 0;
   rejectedProbeAt = Number.NEGATIVE_INFINITY;
+  /** Where a served probe's span is measured from: `searchBase`, or a later re-spacing's base. */
+  probeBase = 0;
   /** Latency of the slowest rejection in this search (+∞: none yet). */
   rejectLatency = Number.POSITIVE_INFINITY;
   /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */

@@ -554,7 +554,7 @@ export class Pacer {
             : this.state.gap;
         this.respace(nowMs, this.state.geometric, this.state.geometric ? Math.min(gap, this.maxSpacingMs) : this.state.gap);
         // Probing starts again from now: offsets are measured from here.
-        if (this.state.geometric) this.state.searchBase = this.state.baseAt;
+        if (this.state.geometric) this.state.searchBase = this.state.probeBase = this.state.baseAt;
       }
       ticket = this.state.nextTicket++;
     }
@@ -951,7 +951,19 @@ export class Pacer {
     this.state.lastDueAt = Number.NEGATIVE_INFINITY;
     this.state.released.length = 0;
     this.respace(nowMs, true, 1 / d0);
-    this.state.searchBase = this.state.baseAt;
+    this.state.searchBase = this.state.probeBase = this.state.baseAt;
+  }
+
+  /**
+   * How long the callee took to have room for a served probe: from the search's base to its
+   * send — or from a later base, when the flight's answers came back together and were read
+   * one by one. Reading more of its successes raises D₀ and re-spaces the probes from the
+   * moment of reading; a real slot server's herd (100 answers released at once, read over
+   * 25–40 ms) measured from the first read started up at 24–37/s instead of ~80–90/s, and
+   * its herd took 1.2–1.6 s instead of 1.1–1.2 s.
+   */
+  private probeSpan(sent: number): number {
+    return sent - this.state.probeBase;
   }
 
   private searchSuccess(nowMs: number, sent: number, latency: number, probe: boolean): void {
@@ -974,7 +986,7 @@ export class Pacer {
       // such a probe sent 1 ms into the search started a simulated pool's herd at 1,000/s
       // (normal 10 ms, first tries together: 339 requests, β's cuts bringing it down).
       const rejected = this.state.rejectedProbeAt - this.state.searchBase;
-      const span = rejected > 0 ? rejected : sent - this.state.searchBase;
+      const span = rejected > 0 ? rejected : this.probeSpan(sent);
       x = 1 / Math.max(span, this.state.gap);
       // Bracketed by probes, the rate is known within 2× only: start up from it. The first
       // probe served: D₀ held, and probing beyond it is CUBIC's business.
@@ -989,7 +1001,16 @@ export class Pacer {
       // More of the flight that started the search (answers read one by one): a higher D₀
       // brings the probes in.
       const d = this.estimator.peak(nowMs);
-      if (d !== undefined && d * this.state.gap > 1 + RESPACE_DRIFT) this.respace(nowMs, true, 1 / d);
+      if (d !== undefined && d * this.state.gap > 1 + RESPACE_DRIFT) {
+        this.respace(nowMs, true, 1 / d);
+        // The flight's answers came back together — read so far within a quarter of the fastest
+        // answer's latency since the search began, so what spreads them is this client reading
+        // them one by one, not the callee: probes are measured from here, not from the first
+        // read. (A bucket's herd, answered at once, never is: its rejections take ~1 ms.)
+        const fastest = this.estimator.fastestLatency(nowMs) ?? 0;
+        if (4 * (nowMs - this.state.searchBase) < Math.min(fastest, this.state.pathLatency))
+          this.state.probeBase = this.state.baseAt;
+      }
       return;
     }
     if (x === undefined) return;
@@ -1413,7 +1434,7 @@ export class Pacer {
       // Another probe of the search, answered with the one that ended it (answers read in any
       // order): an earlier probe served, with none rejected before it, means a higher rate.
       if (!this.state.bracketed && this.state.rejectedProbeAt < this.state.searchBase && this.state.startedFromProbe) {
-        const x = 1 / Math.max(sent - this.state.searchBase, this.state.probeGap);
+        const x = 1 / Math.max(this.probeSpan(sent), this.state.probeGap);
         if (x > this.state.level) {
           this.state.level = x;
           this.adjust(nowMs);

@@ -297,6 +297,32 @@ describe('Pacer', () => {
     expect(p.rate(60)).toBeCloseTo(1_000 / 6.3, 6);
   });
 
+  it('a flight answered together and read one by one is probed from where its reading last raised D₀, not from the first read (regression: a real slot server’s herd started up at 24–37/s)', () => {
+    // A slot server holds every answer to 110 ms. The flight left over 25 ms, and this client
+    // reads its 100 answers one by one until 139.7 ms: the ten sent first were served, read
+    // one in ten. Each rejected caller books a slot as its answer is read, and each served
+    // answer read raises D₀ and re-spaces the probes from that moment.
+    const p = new Pacer();
+    const tickets: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const now = 110 + i * 0.3;
+      const served = i % 10 === 9;
+      p.onResult(now, served ? 'ok' : 'rejected', undefined, served ? (i - 9) / 40 : 2.5 + i * 0.225, false);
+      if (!served) {
+        p.reserve(now);
+        tickets.push(p.lastTicket);
+      }
+    }
+    const probe = 139.7 + p.slotWait(tickets[0] as number, 139.7);
+    expect(probe).toBeCloseTo(151.89, 2);
+    // Served at the next slot's end: D₀ held, ~66/s (1 / 15.2 ms, from the last re-spacing at
+    // 136.7 ms). From the first read (110 ms) it was 1 / 41.9 ms: 24/s.
+    p.onResult(210, 'ok', undefined, probe, true);
+    expect(p.searching).toBe(false);
+    expect(p.rate(210)).toBeGreaterThan(60);
+    expect(p.rate(210)).toBeLessThan(100);
+  });
+
   it('a slow flight ends the search at the callee’s serving rate, the requests’ way there and back taken out (express-queue regression)', () => {
     // 10 workers × 100 ms, one event loop shared with 100 callers: the requests reach the
     // callee ~20 ms after they were sent and the answers take ~20 ms back (rejections: 40 ms).
