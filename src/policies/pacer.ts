@@ -144,6 +144,12 @@ const RESPACE_DRIFT = 0.1;
  */
 const CRUISE_RESPACE_DRIFT = 0.02;
 
+/**
+ * A flight's answers read within 1 / this of the fastest answer's latency since the search
+ * began came back together: only this client's reading spreads them (`Pacer.probeSpan`).
+ */
+const READ_TOGETHER = 4;
+
 /** A count of at least this many served in a row reads a window (fewer: a bucket, or what other callers left). */
 const WINDOW_MIN = 4;
 
@@ -1003,12 +1009,11 @@ export class Pacer {
       const d = this.estimator.peak(nowMs);
       if (d !== undefined && d * this.state.gap > 1 + RESPACE_DRIFT) {
         this.respace(nowMs, true, 1 / d);
-        // The flight's answers came back together — read so far within a quarter of the fastest
-        // answer's latency since the search began, so what spreads them is this client reading
-        // them one by one, not the callee: probes are measured from here, not from the first
-        // read. (A bucket's herd, answered at once, never is: its rejections take ~1 ms.)
+        // The flight's answers came back together (`READ_TOGETHER`): what spreads them is this
+        // client reading them one by one, not the callee, so probes are measured from here, not
+        // from the first read. A bucket's flight never is: its rejections come back in ~1 ms.
         const fastest = this.estimator.fastestLatency(nowMs) ?? 0;
-        if (4 * (nowMs - this.state.searchBase) < Math.min(fastest, this.state.pathLatency))
+        if (READ_TOGETHER * (nowMs - this.state.searchBase) < Math.min(fastest, this.state.pathLatency))
           this.state.probeBase = this.state.baseAt;
       }
       return;
