@@ -35,9 +35,12 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   treeshake: true,
-  // One chunk for everything the root entry loads (17 files → 2): see the script.
+  // One chunk for everything the root entry loads (17 files → 2), then ASCII-only comments,
+  // which Node decodes and V8 scans faster: see the scripts.
   async onSuccess() {
     const { mergeRootChunks } = await import('./scripts/merge-root-chunks.mjs');
+    const { asciiCommentsIn } = await import('./scripts/ascii-comments.mjs');
     await mergeRootChunks('dist');
+    asciiCommentsIn('dist');
   },
 });

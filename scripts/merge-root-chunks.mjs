@@ -12,7 +12,7 @@
 //
 // CommonJS output is left as esbuild wrote it (`require` is cheaper per file).
 import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { rollup } from 'rollup';
 
 const STATIC_CHUNK_IMPORT = /(?:^|[;\n}])\s*(?:import|export)\s*(?:[^'"();]*?\bfrom\s*)?['"]\.\/(chunk-[A-Za-z0-9_-]+\.js)['"]/g;
@@ -73,6 +73,9 @@ export async function mergeRootChunks(distDir) {
     dir: staging,
     format: 'es',
     sourcemap: true,
+    // The maps are written in the staging folder but read from `dist`, one level up: their
+    // paths to the sources must be relative to `dist`.
+    sourcemapPathTransform: (source) => relative(dist, resolve(staging, source)),
     entryFileNames: '[name].js',
     chunkFileNames: 'chunk-[hash].js',
     manualChunks: (id) => (id.startsWith(dist) && core.has(id.slice(dist.length + 1)) ? 'root' : undefined),
