@@ -32,8 +32,8 @@ import type { PacerOptions } from '../policies/pacer.js';
 import type { KeyedRetryBudgets, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import { type Random, systemRandom } from '../random/random.js';
-import { FleetLink } from '../store/fleet-link.js';
-import { type FleetStore, isFleetStore } from '../store/fleet-store.js';
+import type { FleetLink } from '../store/fleet-link.js';
+import { describeStore, type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
 import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
@@ -309,8 +309,7 @@ export class Downstream implements CallPlan {
 
   /** The link to the fleet's shared state: budget leases, the shared breaker and pacing queue. */
   private linkFleet(store: FleetStore, r: ResolvedOptions, budget: DownstreamOptions['budget']): FleetLink {
-    return new FleetLink({
-      store,
+    return store.link({
       downstream: this.name,
       clock: r.clock,
       random: r.random,
@@ -997,7 +996,7 @@ function resolveOptions(name: string, options: DownstreamOptions): ResolvedOptio
     .func('fallback', options.fallback);
   v.check(
     options.store === undefined || isFleetStore(options.store),
-    `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${typeof options.store}`,
+    `Expected \`store\` to be a fleet store (e.g. redisStore() from kindly-calls/redis), got ${describeStore(options.store)}`,
   );
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;

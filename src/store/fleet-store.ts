@@ -1,3 +1,5 @@
+import type { FleetLink, FleetLinkOptions } from './fleet-link.js';
+
 /**
  * The shared state of a fleet: what processes calling one callee keep in common so that
  * their retry budget, circuit breaker and pacer act as one. Implemented by `RedisStore`
@@ -15,6 +17,13 @@
 export interface FleetStore {
   /** Brand, so `downstream()` can tell a fleet store from a misplaced option. */
   readonly fleetStore: true;
+  /**
+   * Links one downstream to this store: `new FleetLink({ ...options, store: this })`. The store
+   * makes the link, not `downstream()`, so that the link's code (~30 KB built) loads with the
+   * store's entry (`kindly-calls/redis`) and not with the root, which every caller imports
+   * and few give a store.
+   */
+  link(options: Omit<FleetLinkOptions, 'store'>): FleetLink;
   /** Whether the store answered its last operation (false while it is down and being retried). */
   readonly available: boolean;
   /** Subscribes to availability changes; returns the unsubscribe function. */
@@ -199,5 +208,18 @@ export interface PaceSyncReply extends PaceEpoch {
 }
 
 export function isFleetStore(value: unknown): value is FleetStore {
-  return typeof value === 'object' && value !== null && (value as { fleetStore?: unknown }).fleetStore === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { fleetStore?: unknown }).fleetStore === true &&
+    typeof (value as { link?: unknown }).link === 'function'
+  );
+}
+
+/** What a `store` option that is no fleet store is, for the error that says so. */
+export function describeStore(value: unknown): string {
+  if (typeof value === 'object' && value !== null && (value as { fleetStore?: unknown }).fleetStore === true) {
+    return 'a fleet store without link(options): a store of your own makes its link, `return new FleetLink({ ...options, store: this })` (FleetLink from kindly-calls/redis)';
+  }
+  return value === null ? 'null' : typeof value;
 }

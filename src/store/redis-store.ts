@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { OptionsValidator } from '../options/validate.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
+import { FleetLink, type FleetLinkOptions } from './fleet-link.js';
 import {
   type BreakerRecord,
   type BreakerSyncRequest,
@@ -187,6 +188,11 @@ export class RedisStore implements FleetStore {
 
   get available(): boolean {
     return this.up;
+  }
+
+  /** Links one downstream to this store (`FleetStore.link`). */
+  link(options: Omit<FleetLinkOptions, 'store'>): FleetLink {
+    return new FleetLink({ ...options, store: this });
   }
 
   onAvailability(listener: (change: StoreAvailability) => void): () => void {

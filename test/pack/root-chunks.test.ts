@@ -48,3 +48,20 @@ describe('built ES modules', () => {
     expect(httpFiles).toContain(rootFiles[1]);
   });
 });
+
+/** The code of every package file importing `entry` loads. */
+async function codeLoadedBy(entry: string): Promise<string> {
+  const files = await filesLoadedBy(entry);
+  return files.map((f) => readFileSync(fileURLToPath(new URL(`../../dist/${f}`, import.meta.url)), 'utf8')).join('\n');
+}
+
+const FLEET_LINK = /\bclass FleetLink\b|\bFleetLink = class\b/;
+
+describe("what the root's chunk holds", () => {
+  it('no fleet link: a store brings it, through its own entry', async () => {
+    const [root, redis] = await Promise.all([codeLoadedBy('index.js'), codeLoadedBy('redis.js')]);
+    expect(root).toMatch(/\bdownstream\b/);
+    expect(root).not.toMatch(FLEET_LINK);
+    expect(redis).toMatch(FLEET_LINK);
+  });
+});

@@ -408,3 +408,31 @@ describe('FleetLink: calm downstreams sync slowly while the store pushes breaker
     expect(store.breakerOperations - before).toBeLessThanOrEqual(2);
   });
 });
+
+describe('the store makes the link', () => {
+  it('each downstream given a store is linked through its link(), once', () => {
+    const clock = new VirtualClock();
+    const store = new MemoryFleetStore(clock);
+    const linked: string[] = [];
+    const link = store.link.bind(store);
+    store.link = (options) => {
+      linked.push(options.downstream);
+      return link(options);
+    };
+    downstream('a', { clock, store });
+    downstream('b', { clock, store, breaker: true });
+    expect(linked).toEqual(['a', 'b']);
+  });
+
+  it('a fleet store without link() is refused when the downstream is built, saying how to make one', () => {
+    const clock = new VirtualClock();
+    const withoutLink = { fleetStore: true, available: true } as unknown as MemoryFleetStore;
+    expect(() => downstream('a', { clock, store: withoutLink })).toThrow(
+      expect.objectContaining({
+        name: 'InvalidOptionsError',
+        message: expect.stringMatching(/a fleet store without link\(options\).*new FleetLink/),
+      }),
+    );
+    expect(() => downstream('a', { clock, store: 5 as never })).toThrow(/to be a fleet store .* got number/);
+  });
+});

@@ -8,6 +8,7 @@ import {
   syncBudget,
   syncPace,
 } from '../../src/store/fleet-ledger.js';
+import { FleetLink, type FleetLinkOptions } from '../../src/store/fleet-link.js';
 import {
   BREAKER_OPEN,
   type BreakerRecord,
@@ -85,6 +86,11 @@ export class MemoryFleetStore implements FleetStore {
     this.budgets.clear();
     this.breakers.clear();
     this.paces.clear();
+  }
+
+  /** Links one downstream to this store (`FleetStore.link`). */
+  link(options: Omit<FleetLinkOptions, 'store'>): FleetLink {
+    return new FleetLink({ ...options, store: this });
   }
 
   onAvailability(listener: (change: StoreAvailability) => void): () => void {
