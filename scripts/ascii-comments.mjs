@@ -5,7 +5,7 @@
 // Why: esbuild escapes non-ASCII characters in strings and identifiers, but keeps comments as
 // written, and ours use "—", "×", "≥", "→". One such character anywhere makes Node decode the
 // whole file on its slow path and hand V8 a two-byte source, which it scans more slowly: the
-// root entry's cold import took 26.05 / 22.93 / 22.60 ms with them and 24.38 / 20.10 / 19.81 ms
+// root entry's cold import took 27.41 / 24.26 / 22.77 ms with them and 25.20 / 21.15 / 19.65 ms
 // without (Node 20 / 24 / 26; docs/benchmarks.md, "Import cost"). The readable originals stay
 // in the source maps' `sourcesContent`.
 //
@@ -62,6 +62,7 @@ const SPELLING = {
 };
 
 const NON_ASCII = /[\u0080-\u{10ffff}]/gu;
+const HAS_NON_ASCII = /[\u0080-\u{10ffff}]/u;
 
 /** `char` (one code point) in ASCII, as many UTF-16 units long as it is. */
 function spell(char) {
@@ -73,7 +74,7 @@ function spell(char) {
  * non-ASCII character is found outside a comment; `name` says which file.
  */
 export function asciiComments(code, name) {
-  if (!/[\u0080-\u{10ffff}]/u.test(code)) return code;
+  if (!HAS_NON_ASCII.test(code)) return code;
   const comments = [];
   parse(code, {
     ecmaVersion: 'latest',
@@ -92,7 +93,7 @@ export function asciiComments(code, name) {
 }
 
 function outsideComments(text, name) {
-  const found = /[\u0080-\u{10ffff}]/u.exec(text);
+  const found = HAS_NON_ASCII.exec(text);
   if (found !== null) {
     throw new Error(
       `ascii-comments: ${name} has "${found[0]}" outside a comment (near "${text.slice(Math.max(0, found.index - 40), found.index + 10)}")`,
