@@ -2,9 +2,9 @@
  * What `import 'kindly-calls'` costs a process that starts cold: a fresh Node process per
  * sample imports the built root entry and reports how long the `import()` took, which of
  * the package's files it loaded, and how many modules (the package's, and Node built-ins)
- * were loaded by it. The root entry must not load HTTP, simulator or adapter code: a file
- * is counted as such when it defines one of the marker names below, which only those parts
- * define.
+ * were loaded by it. The root entry must not load HTTP, simulator, adapter or fleet-link
+ * code: a file is counted as such when it defines one of the marker names below, which only
+ * those parts define.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,11 +15,15 @@ import { median, type Row, round } from './stats.js';
 
 const root = new URL('../dist/index.js', import.meta.url).href;
 const HOOKS = new URL('./import-hooks.mjs', import.meta.url).href;
-/** Names only the HTTP, simulator and adapter code define (checked against the build). */
+/**
+ * Names only the HTTP, simulator and adapter code define (checked against the build), and the
+ * fleet link, which a store brings with its own entry.
+ */
 const MARKERS: Record<string, RegExp> = {
   http: definitions('fetchThrough', 'AttemptSignal', 'connectTimeoutFetch'),
   sim: definitions('EventQueue', 'Simulation', 'SlotServer'),
   adapters: definitions('axiosInterceptors', 'queryRetry', 'attemptFromFailureCount'),
+  'fleet link': definitions('FleetLink', 'BudgetLease'),
 };
 
 /** A definition of any of `names` as the bundler writes it (`function X`, `class X`, `var X = class`). */

@@ -96,7 +96,7 @@ if (only.has('import')) {
   log(`  target ≤ ${IMPORT_TARGET_MS} ms: ${ms <= IMPORT_TARGET_MS ? 'met' : 'MISSED'}`);
   log(
     cost.offending.length === 0
-      ? '  loads no HTTP, simulator or adapter code: met'
+      ? '  loads no HTTP, simulator, adapter or fleet-link code: met'
       : `  loads code it should not (MISSED): ${cost.offending.map((f) => f.replace(/^.*\/dist\//, 'dist/')).join(', ')}`,
   );
 }
