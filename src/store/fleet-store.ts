@@ -19,7 +19,7 @@ export interface FleetStore {
   readonly fleetStore: true;
   /**
    * Links one downstream to this store: `new FleetLink({ ...options, store: this })`. The store
-   * makes the link, not `downstream()`, so that the link's code (~30 KB built) loads with the
+   * makes the link, not `downstream()`, so that the link's code (~35 KB built) loads with the
    * store's entry (`kindly-calls/redis`) and not with the root, which every caller imports
    * and few give a store.
    */

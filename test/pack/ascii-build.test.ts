@@ -7,7 +7,7 @@ import { asciiComments } from '../../scripts/ascii-comments.mjs';
 
 /**
  * The build's JavaScript is ASCII-only (scripts/ascii-comments.mjs): one non-ASCII character
- * makes Node decode a whole file on its slow path and V8 scan it as two-byte text, ~10 % of a
+ * makes Node decode a whole file on its slow path and V8 scan it as two-byte text, 8–14 % of a
  * cold import of the root. Its maps still lead to the sources.
  *
  * Needs dist/ built (`npm test` builds first).
