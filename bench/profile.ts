@@ -5,7 +5,8 @@
  *   node --import tsx bench/profile-summary.ts .tmp/prof/<file>.cpuprofile
  *
  * Core cases by name (see cases.ts), or `http:<case>` (bare, floor, call, kindly, kindly-full, ky)
- * against the loopback server.
+ * against the loopback server; `http:rejected-floor` and `http:rejected-kindly` are its `503 busy`
+ * answer, kindly with `retry: false` (bench/http.ts's rejected group).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -30,6 +31,8 @@ if (name.startsWith('http:')) {
   const api = downstream('profile', PLAIN_PIPELINE);
   const full = downstream('profile-full', FULL_HTTP_PIPELINE);
   const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
+  const busy = url.replace(/\/item$/, '/busy');
+  const rejecting = downstream('profile-rejected', { ...PLAIN_PIPELINE, retry: false });
   const one: Record<string, () => Promise<Response>> = {
     'http:bare': () => fetch(url),
     // kindly sends no internal header by default (no deadline scope): the floor sends none either.
@@ -39,6 +42,8 @@ if (name.startsWith('http:')) {
     'http:kindly': () => fetchThrough(api, url),
     'http:kindly-full': () => fetchThrough(full, url),
     'http:ky': () => client.get(url),
+    'http:rejected-floor': () => fetch(busy, { signal: new AbortController().signal, headers: {} }),
+    'http:rejected-kindly': () => fetchThrough(rejecting, busy),
   };
   const send = one[name];
   if (send === undefined) throw new Error(`unknown case ${name}`);
