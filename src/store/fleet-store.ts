@@ -207,18 +207,18 @@ export interface PaceSyncReply extends PaceEpoch {
   estimate: number;
 }
 
+/** Carries the fleet store brand (`fleetStore: true`), whether or not it can make links. */
+function branded(value: unknown): value is { fleetStore: true; link?: unknown } {
+  return typeof value === 'object' && value !== null && (value as { fleetStore?: unknown }).fleetStore === true;
+}
+
 export function isFleetStore(value: unknown): value is FleetStore {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { fleetStore?: unknown }).fleetStore === true &&
-    typeof (value as { link?: unknown }).link === 'function'
-  );
+  return branded(value) && typeof value.link === 'function';
 }
 
 /** What a `store` option that is no fleet store is, for the error that says so. */
 export function describeStore(value: unknown): string {
-  if (typeof value === 'object' && value !== null && (value as { fleetStore?: unknown }).fleetStore === true) {
+  if (branded(value)) {
     return 'a fleet store without link(options): a store of your own makes its link, `return new FleetLink({ ...options, store: this })` (FleetLink from kindly-calls/redis)';
   }
   return value === null ? 'null' : typeof value;
