@@ -127,9 +127,15 @@ for (const limiter of limiters) {
           expect(real.total).toBeLessThanOrEqual(2 * sim.bound);
         } else {
           // One real herd cannot show a median within ±10 % (bench/real-limiter-herds.ts and
-          // docs/simulator.md do, over several); what one herd must do is fall inside the
-          // model's range: no more requests than its worst of SEEDS seeds.
-          expect(real.total).toBeLessThanOrEqual(sim.requests.max);
+          // docs/simulator.md do, over several); what one herd must do is not need more than
+          // the model allows: its worst of SEEDS seeds, or 10 % over its median (the accuracy
+          // the models are held to), whichever is higher. The worst seed alone is not enough:
+          // a real herd is one draw with the machine's own timing noise on top of the
+          // model's, and 24 rows per CI run (eight here, three Nodes) each land just above
+          // the model's worst now and then (real 299 against a worst of 298, once). A model
+          // optimistic by more than 10 % still fails here on most herds.
+          const allowed = Math.max(sim.requests.max, Math.ceil(1.1 * sim.requests.median));
+          expect(real.total).toBeLessThanOrEqual(allowed);
         }
       });
     }
