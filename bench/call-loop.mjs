@@ -17,7 +17,9 @@
 // - on loopback (a keep-alive node:http server in a child process, body read to the end):
 //   `http`, `http-full`, `http-floor`, `http-call` — the HTTP bench's `kindly`, `kindly-full`,
 //   `floor` and `call` — and `http-call-bare`, `.call()` with no retry, attempt timeout or
-//   budget around the floor's request.
+//   budget around the floor's request; `http+total`, `http+breaker`, `http+bulkhead`,
+//   `http+pacing`: `http` with one of the full pipeline's stages added (what each costs a
+//   loopback request: `node bench/ab-process.mjs --cases=http-floor,http,http+total,…`).
 // `--shape=bench` times each call as bench/core.ts does (inside an async function of its own).
 // With `--batches=N` it warms up, then times N batches (2,000 calls; 200 for loopback) and
 // prints the lower quartile of their CPU ns per call (the batches a burst of outside load hit
@@ -54,16 +56,15 @@ const { downstream } = await import(pathToFileURL(resolve(dir, 'index.js')).href
 const { fetchThrough } = await import(pathToFileURL(resolve(dir, 'http.js')).href);
 const plainApi = () => downstream('loop', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });
 // The same pipeline as bench/pipelines.ts (plain Node cannot import that file).
-const fullHttpApi = () =>
-  downstream('loop-http-full', {
-    retry: { maxAttempts: 3 },
-    attemptTimeoutMs: 10_000,
-    totalTimeoutMs: 30_000,
-    budget: {},
-    breaker: {},
-    bulkhead: { maxConcurrent: 1_000 },
-    pacing: {},
-  });
+const FULL_STAGES = { totalTimeoutMs: 30_000, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 1_000 }, pacing: {} };
+const fullHttpApi = () => downstream('loop-http-full', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000, ...FULL_STAGES });
+/** `http+STAGE`: the plain pipeline and one stage of the full one (the budget is on in both). */
+const STAGE_OPTIONS = {
+  total: { totalTimeoutMs: FULL_STAGES.totalTimeoutMs },
+  breaker: { breaker: FULL_STAGES.breaker },
+  bulkhead: { bulkhead: FULL_STAGES.bulkhead },
+  pacing: { pacing: FULL_STAGES.pacing },
+};
 const operation = async () => 42;
 const answered = (response) => (response.status === 200 ? 42 : 0);
 const readBody = async (response) => ((await response.text()) === 'ok' && response.status === 200 ? 42 : 0);
@@ -116,6 +117,11 @@ if (which === 'full' || which === 'plain' || which === 'signal') {
   // window — would be charged to the request).
   const api = downstream('loop-bare', { retry: false, attemptTimeoutMs: Number.POSITIVE_INFINITY, budget: false });
   once = async () => answer(await api.call((c) => fetch(url, { signal: c.signal, headers: {} })));
+} else if (which.startsWith('http+')) {
+  const stage = STAGE_OPTIONS[which.slice('http+'.length)];
+  if (stage === undefined) throw new Error(`unknown stage in ${which}: one of ${Object.keys(STAGE_OPTIONS).join(', ')}`);
+  const api = downstream(`loop-${which}`, { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000, ...stage });
+  once = async () => answer(await fetchThrough(api, url));
 } else if (which === 'fetch-full' || which === 'http-full') {
   const api = fullHttpApi();
   once = async () => answer(await fetchThrough(api, url));

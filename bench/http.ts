@@ -6,8 +6,8 @@
  * a time, in interleaved rounds (see rounds.ts). The server runs in its own process.
  *
  * Two groups, each in a fresh process (`--group=`):
- * - `plain`: bare, floor, call (`.call()` around the floor's request), kindly (retry + attempt
- *   timeout + budget), ky.
+ * - `plain`: bare, floor, call (`.call()` around the floor's request), cockatiel (its retry and
+ *   cooperative timeout around the same request), kindly (retry + attempt timeout + budget), ky.
  * - `deadline`: bare, floor, kindly full (retry, budget, breaker, bulkhead, pacing, total
  *   timeout). A call with a deadline enters an AsyncLocalStorage scope, which on Node 20
  *   switches on promise hooks for the whole process and slows every promise — bare `fetch`
@@ -25,6 +25,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { handleAll, retry, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 import ky from 'ky';
 import { fetchThrough } from '../dist/http.js';
 import { downstream } from '../dist/index.js';
@@ -61,6 +62,11 @@ async function readBusy(response: Response): Promise<void> {
 interface HttpCase {
   name: string;
   request: () => Promise<Response>;
+  /**
+   * Instead of reading the body after `request`: the whole request with its body read inside
+   * (`read`), for a wrapper whose signal is aborted as soon as its operation returns.
+   */
+  readInside?: (read: (response: Response) => Promise<void>) => Promise<void>;
 }
 
 /**
@@ -82,12 +88,22 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
   if (group === 'plain') {
     const api = downstream('http-plain', PLAIN_PIPELINE);
     const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });
+    const peer = wrap(retry(handleAll, { maxAttempts: 2 }), timeout(10_000, TimeoutStrategy.Cooperative));
     return [
       bare,
       floorCase(url, {}),
       // The core pipeline around the same request as the floor: splits kindly's cost between
       // `.call()` and the HTTP layer (`fetchThrough`).
       { name: 'call', request: () => api.call((context) => fetch(url, { signal: context.signal, headers: {} })) },
+      // A peer doing `call`'s job: cockatiel's retry and cooperative timeout (its signal handed
+      // to the same request). What any wrapper pays between two real requests, beside kindly.
+      // cockatiel aborts its signal once the operation returns, which fails a body read after
+      // it: its case reads the body inside (the same work, in another order).
+      {
+        name: 'cockatiel',
+        request: () => fetch(url, { signal: new AbortController().signal, headers: {} }),
+        readInside: (read) => peer.execute(async ({ signal }) => read(await fetch(url, { signal, headers: {} }))),
+      },
       { name: 'kindly', request: () => fetchThrough(api, url) },
       { name: 'ky', request: () => client.get(url) },
     ];
@@ -168,7 +184,13 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
     const httpCases = casesFor(options.group, rejected ? url.replace(/\/item$/, '/busy') : url);
     const read = rejected ? readBusy : readOk;
     await checkSameHeaders(httpCases, read);
-    const cases: TimedCase[] = httpCases.map((c) => ({ name: c.name, once: async () => read(await c.request()) }));
+    const cases: TimedCase[] = httpCases.map((c) => ({
+      name: c.name,
+      once:
+        c.readInside === undefined
+          ? async () => read(await c.request())
+          : () => (c.readInside as NonNullable<HttpCase['readInside']>)(read),
+    }));
     for (let i = 0; i < options.warmup; i++) for (const c of cases) await c.once();
     const rows: Row[] = [];
     const ratios: Ratio[] = [];
@@ -190,6 +212,8 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
           ratios.push(ratioOf(suite, 'kindly / floor', runs('kindly'), runs('floor'), target(HTTP_TARGETS.kindly)));
           ratios.push(ratioOf(suite, 'call / floor', runs('call'), runs('floor')));
           ratios.push(ratioOf(suite, 'kindly / call', runs('kindly'), runs('call')));
+          ratios.push(ratioOf(suite, 'cockatiel / floor', runs('cockatiel'), runs('floor')));
+          ratios.push(ratioOf(suite, 'call / cockatiel', runs('call'), runs('cockatiel')));
           ratios.push(ratioOf(suite, 'kindly / bare', runs('kindly'), runs('bare')));
           ratios.push(ratioOf(suite, 'floor / bare', runs('floor'), runs('bare')));
           ratios.push(ratioOf(suite, 'ky / bare', runs('ky'), runs('bare')));
