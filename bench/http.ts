@@ -98,7 +98,8 @@ function casesFor(group: HttpGroup, url: string): HttpCase[] {
       // A peer doing `call`'s job: cockatiel's retry and cooperative timeout (its signal handed
       // to the same request). What any wrapper pays between two real requests, beside kindly.
       // cockatiel aborts its signal once the operation returns, which fails a body read after
-      // it: its case reads the body inside (the same work, in another order).
+      // it: its case reads the body inside (the same work, in another order). Its `request`
+      // only serves the check of the headers sent (the floor's own).
       {
         name: 'cockatiel',
         request: () => fetch(url, { signal: new AbortController().signal, headers: {} }),

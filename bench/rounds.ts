@@ -33,8 +33,8 @@ export interface Measured {
  * same one. A case run right after similar code (the HTTP floor after bare `fetch`) finds the
  * CPU's caches warm, one after different code pays for the misses, and the first request of
  * each batch carries that. In the HTTP bench, putting cockatiel's case before kindly's moved
- * `kindly / floor` from +4–12 % to +10–20 % and read `.call()` around the floor's own request
- * 14 % below the floor (Node 20, 2026-12-03): order, not code.
+ * `kindly / floor` from +4–12 % to +10–21 % and read `.call()` around the floor's own request
+ * up to 16 % below the floor (Node 20, 2026-12-03): order, not code.
  */
 export function balancedOrders(n: number): number[][] {
   if (!Number.isInteger(n) || n < 1) throw new Error(`balancedOrders needs a whole number of cases, got ${n}`);
