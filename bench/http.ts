@@ -185,12 +185,9 @@ export async function runHttp(options: HttpOptions): Promise<{ rows: Row[]; rati
     const httpCases = casesFor(options.group, rejected ? url.replace(/\/item$/, '/busy') : url);
     const read = rejected ? readBusy : readOk;
     await checkSameHeaders(httpCases, read);
-    const cases: TimedCase[] = httpCases.map((c) => ({
-      name: c.name,
-      once:
-        c.readInside === undefined
-          ? async () => read(await c.request())
-          : () => (c.readInside as NonNullable<HttpCase['readInside']>)(read),
+    const cases: TimedCase[] = httpCases.map(({ name, request, readInside }) => ({
+      name,
+      once: readInside === undefined ? async () => read(await request()) : () => readInside(read),
     }));
     for (let i = 0; i < options.warmup; i++) for (const c of cases) await c.once();
     const rows: Row[] = [];
