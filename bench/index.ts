@@ -1,15 +1,16 @@
 /**
  * `npm run bench`: every benchmark, side by side with peers in one process per suite, each
  * figure the median of several interleaved runs, with ratios printed (and targets checked).
- * `npm run bench -- --json` prints `{ node, rows, ratios, imports }` instead.
+ * `npm run bench -- --json` prints `{ node, rows, ratios, imports, bundleAreas }` instead.
  *
- * Options: `--only=core,http,import,fleet` (suites; fleet starts redis-server), `--filter=NAME` (core cases), `--runs=N`
+ * Options: `--only=core,http,import,bundle,fleet` (suites; fleet starts redis-server), `--filter=NAME` (core cases), `--runs=N`
  * (core and HTTP blocks; default 5), `--warmup=N` (HTTP requests per case before timing; default 2,000).
  *
  * The machine these figures come from may be shared: absolute times move with the load,
  * ratios measured side by side much less. Read the ratios.
  */
 import { execFileSync } from 'node:child_process';
+import { printBundleSize, runBundleSize } from './bundle-size.js';
 import { CORE_TARGETS, PEER_FACTOR, runCore } from './core.js';
 import { runFleet } from './fleet.js';
 import type { HttpGroup } from './http.js';
@@ -18,7 +19,7 @@ import { formatRatio, type Ratio, type Row } from './stats.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const json = process.argv.includes('--json');
-const only = new Set((arg('only') ?? 'core,http,import,fleet').split(','));
+const only = new Set((arg('only') ?? 'core,http,import,bundle,fleet').split(','));
 const runs = arg('runs') === undefined ? undefined : Number(arg('runs'));
 
 const rows: Row[] = [];
@@ -101,6 +102,16 @@ if (only.has('import')) {
   );
 }
 
+// What an app's browser bundle carries: kindly's cases beside ky, cockatiel and p-retry.
+let bundleAreas: [string, number][] | undefined;
+if (only.has('bundle')) {
+  const sizes = await runBundleSize();
+  rows.push(...sizes.rows);
+  ratios.push(...sizes.ratios);
+  bundleAreas = sizes.areas;
+  printBundleSize(sizes, log);
+}
+
 // The fleet store against a real redis-server: what it adds to kindly:full (interleaved runs),
 // and Redis round trips per call at a steady rate.
 if (only.has('fleet')) {
@@ -112,4 +123,4 @@ if (only.has('fleet')) {
   for (const line of fleet.lines) log(`  ${line}`);
 }
 
-if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports })}\n`);
+if (json) process.stdout.write(`${JSON.stringify({ node: process.version, rows, ratios, imports, bundleAreas })}\n`);
