@@ -118,6 +118,7 @@ export interface LaneParts {
   /** How the pacer is used: first attempts paced too, told of each wait, where slots are booked. */
   pacing?: {
     paceFirstAttempts?: boolean;
+    maxHintMs?: number;
     onDelay?: (nowMs: number, delayMs: number) => void;
     booker?: PaceBooker | undefined;
   };

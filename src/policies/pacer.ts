@@ -651,6 +651,11 @@ export class Pacer {
    * runtime that can wake its waiting callers does so when it changes, instead of polling
    * with `holdFor`'s split waits.
    */
+  /** Until when the callee's last wait hint holds every slot back (−∞: no hint). */
+  get hintedUntil(): number {
+    return this.hintUntil;
+  }
+
   get generation(): number {
     return this.generationCount;
   }

@@ -329,6 +329,7 @@ export class Downstream implements CallPlan {
       budgetStage,
       budgetLedger: this.budgetLedger,
       paceFirstAttempts: r.pacing?.paceFirstAttempts ?? false,
+      maxPacingHintMs: r.retry.maxRetryAfterMs,
       onPacingDelay: (pacer, atMs, delayMs) => {
         this.stats_.pacingDelays++;
         this.stats_.pacingDelayMs += delayMs;

@@ -43,6 +43,8 @@ export interface LaneOptions {
   budgetLedger?: BudgetLedger | undefined;
   /** Pace first attempts too. */
   paceFirstAttempts: boolean;
+  /** The longest wait hint a pacer is told (the retry policy's `maxRetryAfterMs`). */
+  maxPacingHintMs: number;
   /** Told of every wait a pacer imposes. */
   onPacingDelay: (pacer: Pacer, nowMs: number, delayMs: number) => void;
   /** Where a lane's pacer books its slots (a fleet store's shared queue). @default the pacer */
@@ -165,6 +167,7 @@ export class Lanes {
           ? undefined
           : {
               paceFirstAttempts: o.paceFirstAttempts,
+              maxHintMs: o.maxPacingHintMs,
               onDelay: (nowMs, delayMs) => o.onPacingDelay(pacer, nowMs, delayMs),
               booker: o.paceBooker?.(key, pacer),
             },

@@ -261,6 +261,7 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
       pacer: p.pacer,
       pacing: {
         paceFirstAttempts: p.paceFirstAttempts,
+        maxHintMs: p.retry.maxRetryAfterMs,
         booker: p.pacer === undefined ? undefined : fleet?.booker?.(p.pacer),
       },
       bulkhead: p.bulkhead,

@@ -1,4 +1,5 @@
 import type { Pacer, PacerSignal } from '../../policies/pacer.js';
+import { RETRY_DEFAULTS } from '../../policies/retry-decision.js';
 import {
   ADMIT,
   type Admission,
@@ -65,6 +66,7 @@ export class PacingStage implements Stage {
   readonly observesSuccess = true;
 
   private readonly booker: PaceBooker | undefined;
+  private readonly maxHintMs: number;
   /** The ticket each waiting call holds, asked about again when it re-enters. */
   private readonly held = new WeakMap<StageCall, number>();
   /** Calls whose probe ticket fell due and that are booking a shared slot for it. */
@@ -81,9 +83,16 @@ export class PacingStage implements Stage {
       onDelay?: (nowMs: number, delayMs: number) => void;
       /** Where slots are booked. @default the pacer */
       booker?: PaceBooker;
+      /**
+       * The longest wait hint the pacer is told (the retry policy's `maxRetryAfterMs`): a
+       * hint beyond what the caller accepts to wait, from an answer that may not even have
+       * been retried, must not hold the callee's later retries for longer. @default 300_000
+       */
+      maxHintMs?: number;
     } = {},
   ) {
     this.booker = options.booker;
+    this.maxHintMs = options.maxHintMs ?? RETRY_DEFAULTS.maxRetryAfterMs;
   }
 
   enter(call: StageCall, nowMs: number): Admission {
@@ -148,7 +157,12 @@ export class PacingStage implements Stage {
       return this.takeShared(call, nowMs, shared);
     }
     const until = call.deadline - call.minAttemptTimeMs;
-    if (nowMs >= until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
+    // While the pacer searches its slots move, but never before a wait hint has passed.
+    if (
+      nowMs >= until ||
+      pacer.hintedUntil > until ||
+      (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)
+    ) {
       this.held.delete(call);
       pacer.release(ticket, nowMs);
       return call.refuse('deadline', undefined, undefined);
@@ -223,8 +237,12 @@ export class PacingStage implements Stage {
       const c = call.classification;
       if (c === undefined) return;
       const signal: PacerSignal | undefined = c.throttled ? 'rejected' : c.timeout ? 'timeout' : undefined;
-      if (signal !== undefined || c.hintMs !== undefined)
-        this.pacer.onResult(nowMs, signal ?? 'rejected', c.hintMs, call.attemptStart, paced);
+      // A hint counts from an answer about capacity (one the caller would retry), and only up
+      // to what the caller accepts to wait: a `Retry-After` on a 404, or of a day, held every
+      // later retry to this callee (the hint is not checked against the caller's limits there).
+      const hintMs = c.hintMs === undefined || !c.retryable ? undefined : Math.min(c.hintMs, this.maxHintMs);
+      if (signal !== undefined || hintMs !== undefined)
+        this.pacer.onResult(nowMs, signal ?? 'rejected', hintMs, call.attemptStart, paced);
       else this.pacer.onSettled(nowMs, call.attemptStart, paced);
     }
   }

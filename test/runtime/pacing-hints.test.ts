@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { type DownstreamOptions, downstream, type GiveUpError } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+
+/**
+ * A wait hint reaches the pacer from any answer, retried or not, and the pacer holds every
+ * later retry to that callee until it has passed. So the pacer is told a hint only within the
+ * caller's own limits: a hostile or broken server's `Retry-After` must not stall the caller.
+ */
+
+function answer(status: number, headers: Record<string, string> = {}): Error {
+  return Object.assign(new Error(`HTTP ${status}`), { status, response: { status, headers } });
+}
+
+/** Runs `promise` to its end on virtual time; returns how it ended and when. */
+async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown; atMs: number }> {
+  let out: { value?: T; error?: unknown; atMs: number } | undefined;
+  promise.then(
+    (value) => (out = { value, atMs: clock.monotonic() }),
+    (error: unknown) => (out = { error, atMs: clock.monotonic() }),
+  );
+  for (let i = 0; i < 10_000 && out === undefined; i++) {
+    await clock.advance(0);
+    const next = clock.nextAt();
+    if (out === undefined && next !== undefined) await clock.advanceTo(next);
+  }
+  if (out === undefined) throw new Error('never settled');
+  return out;
+}
+
+function paced(options: DownstreamOptions = {}) {
+  const clock = new VirtualClock();
+  const api = downstream('api', {
+    clock,
+    random: new SeededRandom(3),
+    budget: false,
+    pacing: {},
+    retry: { maxAttempts: 3, backoff: { baseMs: 5, capMs: 10, jitter: 'none' }, maxRetryAfterMs: 10_000 },
+    totalTimeoutMs: 60_000,
+    ...options,
+  });
+  return { clock, api };
+}
+
+/** A call answered 429 once (no hint), then served. */
+function throttledOnce(): () => Promise<string> {
+  let n = 0;
+  return async () => {
+    if (n++ === 0) throw answer(429);
+    return 'ok';
+  };
+}
+
+describe('wait hints the pacer is told', () => {
+  it('a hint beyond the caller’s maxRetryAfterMs holds later retries no longer than that limit', async () => {
+    const { clock, api } = paced();
+    const first = await settle(clock, api.call(() => Promise.reject(answer(429, { 'retry-after': '99999999999' }))));
+    expect((first.error as GiveUpError).reason).toBe('hint-too-long');
+    const startedAt = clock.monotonic();
+    const second = await settle(clock, api.call(throttledOnce()));
+    expect(second.value).toBe('ok');
+    // Held for the limit at most (it was held for the whole 60 s deadline, then refused).
+    expect(second.atMs - startedAt).toBeLessThanOrEqual(10_000 + 100);
+  });
+
+  it('a Retry-After on an answer that is not retried (404) holds no later retry', async () => {
+    const { clock, api } = paced();
+    const first = await settle(clock, api.call(() => Promise.reject(answer(404, { 'retry-after': '8' }))));
+    expect((first.error as GiveUpError).reason).toBe('not-retryable');
+    const startedAt = clock.monotonic();
+    const second = await settle(clock, api.call(throttledOnce()));
+    expect(second.value).toBe('ok');
+    // A paced retry, not one held 8 s by the 404's hint.
+    expect(second.atMs - startedAt).toBeLessThan(1_000);
+  });
+
+  it('a retry the hint holds past its own deadline is refused at once, not at the deadline', async () => {
+    const { clock, api } = paced({ totalTimeoutMs: 3_000 });
+    const first = await settle(clock, api.call(() => Promise.reject(answer(503, { 'retry-after': '8' }))));
+    expect((first.error as GiveUpError).reason).toBe('hint-too-long');
+    const startedAt = clock.monotonic();
+    const second = await settle(clock, api.call(throttledOnce()));
+    expect((second.error as GiveUpError).reason).toBe('deadline');
+    expect(second.atMs - startedAt).toBeLessThan(100);
+  });
+
+  it('a hint within the limits still holds the callee’s later retries until it has passed', async () => {
+    const { clock, api } = paced();
+    const first = await settle(clock, api.call(() => Promise.reject(answer(503, { 'retry-after': '4' })), { timeoutMs: 1_000 }));
+    expect((first.error as GiveUpError).reason).toBe('hint-too-long');
+    const startedAt = clock.monotonic();
+    const second = await settle(clock, api.call(throttledOnce()));
+    expect(second.value).toBe('ok');
+    expect(second.atMs - startedAt).toBeGreaterThanOrEqual(4_000 - 100);
+  });
+});
