@@ -193,9 +193,15 @@ function protobufDurationMs(value: unknown): number | undefined {
     const seconds = parseDecimal(text.slice(0, -1));
     return seconds === undefined ? undefined : seconds * 1000;
   }
-  if (!isRecord(value)) return undefined;
-  const seconds = numberOf(field(value, 'seconds')) ?? 0;
-  const nanos = numberOf(field(value, 'nanos')) ?? 0;
+  if (!isRecord(value) || Array.isArray(value)) return undefined;
+  // A part that is absent is 0; one that is there but unusable (negative, not a number) makes
+  // the whole duration unusable, and so does an object with neither: no hint, never 0 ms.
+  const rawSeconds = field(value, 'seconds');
+  const rawNanos = field(value, 'nanos');
+  if (rawSeconds === undefined && rawNanos === undefined) return undefined;
+  const seconds = rawSeconds === undefined ? 0 : numberOf(rawSeconds);
+  const nanos = rawNanos === undefined ? 0 : numberOf(rawNanos);
+  if (seconds === undefined || nanos === undefined) return undefined;
   return seconds * 1000 + nanos / 1e6;
 }
 

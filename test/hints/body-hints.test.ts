@@ -63,6 +63,22 @@ describe('googleRetryInfoHint', () => {
     expect(extractBodyHint(retryInfo('30'), NOW)).toBeUndefined();
     expect(extractBodyHint(retryInfo('-3s'), NOW)).toBeUndefined();
   });
+
+  it('an object form with a part that is not a usable number, or with neither part, is no delay (never 0 ms)', () => {
+    for (const malformed of [{ seconds: -30 }, { seconds: 'junk' }, { nanos: -5 }, { seconds: 2, nanos: 'x' }, {}, [], [30]]) {
+      expect(extractBodyHint(retryInfo(malformed), NOW)).toBeUndefined();
+    }
+    // An absent part is 0; seconds may come as a string (int64 in JSON).
+    expect(extractBodyHint(retryInfo({ nanos: 250_000_000 }), NOW)).toBe(250);
+    expect(extractBodyHint(retryInfo({ seconds: '3' }), NOW)).toBe(3_000);
+  });
+
+  it('a malformed retryDelay leaves the message’s own hint in place', () => {
+    const body = {
+      error: { message: 'please retry in 30 seconds', details: [{ '@type': 'google.rpc.RetryInfo', retryDelay: { seconds: -30 } }] },
+    };
+    expect(extractBodyHint(body, NOW)).toBe(30_000);
+  });
 });
 
 describe('messageHint', () => {
