@@ -15,18 +15,22 @@ export const ENVOY_OVERLOADED_HEADER = 'x-envoy-overloaded';
 
 /**
  * Did the callee say "don't retry this"? True for any of:
- * - `x-retry-exhausted: 1` (also `true`, any case; `0`, empty or other values are not a stop);
+ * - `x-retry-exhausted: 1` (also `true`, any case, or either among a list: `1, 1`; `0`, empty or
+ *   other values are not a stop);
  * - `x-envoy-overloaded` present, whatever its value;
  * - a negative `grpc-retry-pushback-ms` (gRFC A6's "do not retry").
  * Never throws.
  */
 export function readDontRetry(headers: HeaderSource): boolean {
   const exhausted = headerValue(headers, RETRY_EXHAUSTED_HEADER);
-  if (exhausted !== undefined) {
-    const text = trimOws(exhausted).toLowerCase();
-    if (text === '1' || text === 'true') return true;
-  }
+  // Set by two layers (or a proxy and a layer), the field arrives as a list: `1, 1`.
+  if (exhausted !== undefined && exhausted.split(',').some(isStop)) return true;
   if (headerValue(headers, ENVOY_OVERLOADED_HEADER) !== undefined) return true;
   const pushback = headerValue(headers, GRPC_RETRY_PUSHBACK_HEADER);
   return pushback !== undefined && isGrpcPushbackStop(pushback);
+}
+
+function isStop(element: string): boolean {
+  const text = trimOws(element).toLowerCase();
+  return text === '1' || text === 'true';
 }

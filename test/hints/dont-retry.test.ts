@@ -12,9 +12,19 @@ describe('readDontRetry', () => {
     expect(readDontRetry(new Headers({ 'X-Retry-Exhausted': ' 1 ' }))).toBe(true);
     expect(readDontRetry({ 'X-Retry-Exhausted': 'TRUE' })).toBe(true);
     expect(readDontRetry({ 'x-retry-exhausted': 1 })).toBe(true);
-    for (const value of ['0', '', 'false', 'yes', '2', '1, 1']) {
+    for (const value of ['0', '', 'false', 'yes', '2', '0, 0', '11', ',']) {
       expect(readDontRetry({ 'x-retry-exhausted': value }), value).toBe(false);
     }
+  });
+
+  it('the marker set twice (two layers, or a proxy and a layer) arrives as a list and still stops retrying', () => {
+    expect(readDontRetry({ 'x-retry-exhausted': '1, 1' })).toBe(true);
+    expect(readDontRetry({ 'x-retry-exhausted': ['1', '1'] })).toBe(true);
+    expect(readDontRetry({ 'x-retry-exhausted': '0,true' })).toBe(true);
+    const twice = new Headers();
+    twice.append('x-retry-exhausted', '1');
+    twice.append('x-retry-exhausted', '1');
+    expect(readDontRetry(twice)).toBe(true);
   });
 
   it('x-envoy-overloaded stops retrying whatever its value, even empty', () => {
