@@ -55,16 +55,34 @@ export function redactUrl(url: string | URL, secretParams: readonly string[] = D
   return redactUserInfo(beforeQuery) + (query === undefined ? '' : `?${redactQuery(query, secretParams)}`);
 }
 
-/** `scheme://user:pass@host/…` ⇒ `scheme://REDACTED@host/…`; the authority ends at the first `/`. */
+/**
+ * `scheme://user:pass@host/…` ⇒ `scheme://REDACTED@host/…`; the authority ends at the first `/`.
+ * The forms without `//` that the URL parser also reads as credentials for http(s) and the other
+ * special schemes (`http:user:pass@host`, `http:/user:pass@host`, `http:\\user:pass@host`) come
+ * back in the parser's own spelling, `http://REDACTED@host/…`.
+ */
 function redactUserInfo(text: string): string {
   const scheme = text.indexOf('//');
-  if (scheme < 0) return text;
-  const authorityStart = scheme + 2;
-  const slash = text.indexOf('/', authorityStart);
-  const authorityEnd = slash < 0 ? text.length : slash;
-  const at = text.lastIndexOf('@', authorityEnd - 1);
-  if (at < authorityStart) return text;
-  return `${text.slice(0, authorityStart)}${REDACTED}@${text.slice(at + 1)}`;
+  if (scheme >= 0) {
+    const authorityStart = scheme + 2;
+    const slash = text.indexOf('/', authorityStart);
+    const authorityEnd = slash < 0 ? text.length : slash;
+    const at = text.lastIndexOf('@', authorityEnd - 1);
+    if (at >= authorityStart) return `${text.slice(0, authorityStart)}${REDACTED}@${text.slice(at + 1)}`;
+  }
+  const url = withCredentials(text);
+  return url === undefined ? text : `${url.protocol}//${REDACTED}@${url.host}${url.pathname}`;
+}
+
+/** `text` parsed as an absolute URL, when it carries a user name or password; else `undefined`. */
+function withCredentials(text: string): URL | undefined {
+  if (!text.includes('@')) return undefined;
+  try {
+    const url = new URL(text);
+    return url.username === '' && url.password === '' ? undefined : url;
+  } catch {
+    return undefined;
+  }
 }
 
 function redactQuery(query: string, secretParams: readonly string[]): string {
@@ -192,6 +210,12 @@ export function secretValues(
       const colon = userInfo.indexOf(':');
       if (colon >= 0) add(userInfo.slice(colon + 1));
     }
+  }
+  const parsed = withCredentials(beforeQuery);
+  if (parsed !== undefined) {
+    // However the text spelled them (with `//` or without), as the parser read them.
+    add(parsed.password === '' ? parsed.username : `${parsed.username}:${parsed.password}`);
+    add(parsed.password);
   }
   if (question >= 0) {
     const secrets = new Set(secretParams.map((name) => name.toLowerCase()));

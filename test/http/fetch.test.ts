@@ -838,6 +838,21 @@ describe('fetchThrough — regressions from the review of the HTTP layer', () =>
     for (const secret of ['PASSSECRET', 'QUERYSECRET', 'alice:']) expect(dump).not.toContain(secret);
   });
 
+  it('regression: credentials in a URL spelled without `//` (`http:alice:…@host`) never reach the error or the events', async () => {
+    const server = await serve((_req, res) => res.writeHead(200).end());
+    const port = new URL(server.url).port;
+    for (const url of [`http:alice:PASSSECRET@127.0.0.1:${port}/x`, `http:\\\\alice:PASSSECRET@127.0.0.1:${port}/x`]) {
+      const d = api();
+      const events: KindlyEvent[] = [];
+      d.onAny((e) => events.push(e));
+      const error = await fetchThrough(d, url).catch((e: unknown) => e);
+      expect(isGiveUpError(error), url).toBe(true);
+      const dump =
+        inspect({ error, events }, { depth: 12, showHidden: true }) + String((error as Error).stack) + JSON.stringify(events);
+      for (const secret of ['PASSSECRET', 'alice:']) expect(dump, url).not.toContain(secret);
+    }
+  });
+
   it('regression: a network error without a secret in it is kept as the cause, with its code', async () => {
     const url = await refusedPort();
     const error = await fetchThrough(api({ retry: false }), `${url}/x?token=QUERYSECRET`).catch((e: unknown) => e);

@@ -16,6 +16,17 @@ describe('redactUrl', () => {
     expect(redactUrl('https://h/a@b?x=1')).toBe('https://h/a@b?x=1');
   });
 
+  it('credentials spelled without `//`, which the URL parser still reads as such, are hidden too', () => {
+    for (const url of ['http:user:s3cretPW@example.com/x', 'http:/user:s3cretPW@example.com/x', 'http:\\\\user:s3cretPW@example.com/x']) {
+      expect(redactUrl(`${url}?token=t&a=1`), url).toBe('http://REDACTED@example.com/x?token=REDACTED&a=1');
+      expect(secretValues(url), url).toEqual(expect.arrayContaining(['user:s3cretPW', 's3cretPW']));
+    }
+    // No credentials, or not an absolute URL: the text is kept as it was.
+    expect(redactUrl('/users/@me?x=1')).toBe('/users/@me?x=1');
+    expect(redactUrl('mailto:someone@example.com')).toBe('mailto:someone@example.com');
+    expect(secretValues('/users/@me')).toEqual([]);
+  });
+
   it('property: a secret value never survives, whatever surrounds it', () => {
     const name = fc.constantFrom(...DEFAULT_SECRET_QUERY_PARAMS);
     const safe = fc.stringMatching(/^[a-z0-9]{1,8}$/);
