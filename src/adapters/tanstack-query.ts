@@ -5,6 +5,7 @@ import { type RetryDecision, type RetryOptions, RetryPolicy } from '../policies/
 import { type Random, systemRandom } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
+import { MAX_NATIVE_DELAY_MS } from '../time/timer-wheel.js';
 
 /** Options of {@link queryRetry} and {@link mutationRetry}. */
 export interface QueryRetryOptions {
@@ -145,7 +146,9 @@ function build(
     retry: (failureCount, error) => decide(failureCount, error).retry,
     retryDelay: (failureCount, error) => {
       const decision = decide(failureCount, error);
-      return decision.retry ? decision.delayMs : 0;
+      // TanStack hands this to `setTimeout`, which fires at once beyond 2³¹ − 1 ms (24.8 days):
+      // a 30-day `Retry-After` allowed by a long `maxRetryAfterMs` retried immediately.
+      return decision.retry ? Math.min(decision.delayMs, MAX_NATIVE_DELAY_MS) : 0;
     },
   };
 }

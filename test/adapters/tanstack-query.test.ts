@@ -47,6 +47,19 @@ describe('TanStack adapter — failureCount conversion', () => {
     }
   });
 
+  it('a delay beyond what setTimeout holds (2³¹ − 1 ms) is capped there, not handed on to fire at once', () => {
+    const clock = new VirtualClock({ wallClockStartMs: Date.UTC(2026, 0, 1) });
+    const days = (n: number) => n * 86_400_000;
+    const { retry, retryDelay } = queryRetry({
+      retry: { ...quick, maxRetryAfterMs: days(40) },
+      clock,
+      random: new SeededRandom(7),
+    });
+    const monthLong = failure(503, { 'retry-after': String(days(30) / 1000) });
+    expect(retry(0, monthLong)).toBe(true);
+    expect(retryDelay(0, monthLong)).toBe(2_147_483_647);
+  });
+
   it('decorrelated jitter grows from the previous delay along a retry chain (it stayed within [base, 3·base] before)', () => {
     const backoff = { shape: 'exponential', baseMs: 100, capMs: 1_000_000, jitter: 'decorrelated' } as const;
     const seen: number[] = [];
