@@ -24,7 +24,7 @@ export const ENVOY_OVERLOADED_HEADER = 'x-envoy-overloaded';
 export function readDontRetry(headers: HeaderSource): boolean {
   const exhausted = headerValue(headers, RETRY_EXHAUSTED_HEADER);
   // Set by two layers (or a proxy and a layer), the field arrives as a list: `1, 1`.
-  if (exhausted !== undefined && exhausted.split(',').some(isStop)) return true;
+  if (exhausted?.split(',').some(isStop)) return true;
   if (headerValue(headers, ENVOY_OVERLOADED_HEADER) !== undefined) return true;
   const pushback = headerValue(headers, GRPC_RETRY_PUSHBACK_HEADER);
   return pushback !== undefined && isGrpcPushbackStop(pushback);

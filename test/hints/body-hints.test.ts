@@ -75,7 +75,10 @@ describe('googleRetryInfoHint', () => {
 
   it('a malformed retryDelay leaves the message’s own hint in place', () => {
     const body = {
-      error: { message: 'please retry in 30 seconds', details: [{ '@type': 'google.rpc.RetryInfo', retryDelay: { seconds: -30 } }] },
+      error: {
+        message: 'please retry in 30 seconds',
+        details: [{ '@type': 'google.rpc.RetryInfo', retryDelay: { seconds: -30 } }],
+      },
     };
     expect(extractBodyHint(body, NOW)).toBe(30_000);
   });

@@ -46,7 +46,10 @@ describe('readRateLimit (current draft: List of policies)', () => {
     // Thousands of names on both sides (a hostile server's fields): the last item matches.
     const names = Array.from({ length: 4_000 }, (_, i) => `"n${i}"`);
     const rateLimit = names.map((n) => `${n};r=0`).join(', ');
-    const policy = `${names.slice(1).map((n) => `${n};q=1;w=1`).join(', ')}, "n0";q=1;w=60`;
+    const policy = `${names
+      .slice(1)
+      .map((n) => `${n};q=1;w=1`)
+      .join(', ')}, "n0";q=1;w=60`;
     expect(readRateLimit(rateLimit, policy)).toBe(60_000);
   });
 

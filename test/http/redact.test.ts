@@ -17,7 +17,11 @@ describe('redactUrl', () => {
   });
 
   it('credentials spelled without `//`, which the URL parser still reads as such, are hidden too', () => {
-    for (const url of ['http:user:s3cretPW@example.com/x', 'http:/user:s3cretPW@example.com/x', 'http:\\\\user:s3cretPW@example.com/x']) {
+    for (const url of [
+      'http:user:s3cretPW@example.com/x',
+      'http:/user:s3cretPW@example.com/x',
+      'http:\\\\user:s3cretPW@example.com/x',
+    ]) {
       expect(redactUrl(`${url}?token=t&a=1`), url).toBe('http://REDACTED@example.com/x?token=REDACTED&a=1');
       expect(secretValues(url), url).toEqual(expect.arrayContaining(['user:s3cretPW', 's3cretPW']));
     }

@@ -54,7 +54,10 @@ function throttledOnce(): () => Promise<string> {
 describe('wait hints the pacer is told', () => {
   it('a hint beyond the caller’s maxRetryAfterMs holds later retries no longer than that limit', async () => {
     const { clock, api } = paced();
-    const first = await settle(clock, api.call(() => Promise.reject(answer(429, { 'retry-after': '99999999999' }))));
+    const first = await settle(
+      clock,
+      api.call(() => Promise.reject(answer(429, { 'retry-after': '99999999999' }))),
+    );
     expect((first.error as GiveUpError).reason).toBe('hint-too-long');
     const startedAt = clock.monotonic();
     const second = await settle(clock, api.call(throttledOnce()));
@@ -65,7 +68,10 @@ describe('wait hints the pacer is told', () => {
 
   it('a Retry-After on an answer that is not retried (404) holds no later retry', async () => {
     const { clock, api } = paced();
-    const first = await settle(clock, api.call(() => Promise.reject(answer(404, { 'retry-after': '8' }))));
+    const first = await settle(
+      clock,
+      api.call(() => Promise.reject(answer(404, { 'retry-after': '8' }))),
+    );
     expect((first.error as GiveUpError).reason).toBe('not-retryable');
     const startedAt = clock.monotonic();
     const second = await settle(clock, api.call(throttledOnce()));
@@ -76,7 +82,10 @@ describe('wait hints the pacer is told', () => {
 
   it('a retry the hint holds past its own deadline is refused at once, not at the deadline', async () => {
     const { clock, api } = paced({ totalTimeoutMs: 3_000 });
-    const first = await settle(clock, api.call(() => Promise.reject(answer(503, { 'retry-after': '8' }))));
+    const first = await settle(
+      clock,
+      api.call(() => Promise.reject(answer(503, { 'retry-after': '8' }))),
+    );
     expect((first.error as GiveUpError).reason).toBe('hint-too-long');
     const startedAt = clock.monotonic();
     const second = await settle(clock, api.call(throttledOnce()));
@@ -86,7 +95,10 @@ describe('wait hints the pacer is told', () => {
 
   it('a hint within the limits still holds the callee’s later retries until it has passed', async () => {
     const { clock, api } = paced();
-    const first = await settle(clock, api.call(() => Promise.reject(answer(503, { 'retry-after': '4' })), { timeoutMs: 1_000 }));
+    const first = await settle(
+      clock,
+      api.call(() => Promise.reject(answer(503, { 'retry-after': '4' })), { timeoutMs: 1_000 }),
+    );
     expect((first.error as GiveUpError).reason).toBe('hint-too-long');
     const startedAt = clock.monotonic();
     const second = await settle(clock, api.call(throttledOnce()));

@@ -158,11 +158,7 @@ export class PacingStage implements Stage {
     }
     const until = call.deadline - call.minAttemptTimeMs;
     // While the pacer searches its slots move, but never before a wait hint has passed.
-    if (
-      nowMs >= until ||
-      pacer.hintedUntil > until ||
-      (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)
-    ) {
+    if (nowMs >= until || pacer.hintedUntil > until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
       this.held.delete(call);
       pacer.release(ticket, nowMs);
       return call.refuse('deadline', undefined, undefined);
