@@ -42,8 +42,9 @@ export function balancedOrders(n: number): number[][] {
   const first: number[] = [];
   for (let j = 0, low = 0, high = n - 1; j < n; j++) first.push(j === 0 ? 0 : j % 2 === 1 ? ++low : high--);
   const orders = Array.from({ length: n }, (_, k) => first.map((c) => (c + k) % n));
-  // With an odd n each order's neighbours are one-sided; its reverse supplies the other side.
-  return n % 2 === 0 ? orders : [...orders, ...orders.map((o) => [...o].reverse())];
+  // With an odd n each order's neighbours are one-sided; its reverse supplies the other side
+  // (one case has no neighbours: its one order).
+  return n % 2 === 0 || n === 1 ? orders : [...orders, ...orders.map((o) => [...o].reverse())];
 }
 
 /**

@@ -75,19 +75,31 @@ describe('CircuitBreaker by hand', () => {
   });
 
   it('restore refuses what is not a snapshot, listing every problem, and changes nothing', () => {
+    // An open breaker, one opening in a row: a restore that applied any field before refusing would show.
     const b = breaker();
-    expect(() => b.restore({ state: 'ajar', breakLeftMs: -1, opensInRow: 1.5 } as never, 0)).toThrow(InvalidOptionsError);
+    b.onFailure(0, b.tryAcquire(0));
+    b.onFailure(0, b.tryAcquire(0));
+    const before = b.snapshot(100);
+    expect(before.state).toBe('open');
+    expect(() => b.restore({ state: 'ajar', breakLeftMs: -1, opensInRow: 1.5 } as never, 100)).toThrow(InvalidOptionsError);
+    let refused: unknown;
     try {
-      b.restore({ state: 'ajar', breakLeftMs: -1, opensInRow: 1.5, extra: 1 } as never, 0);
+      b.restore({ state: 'closed', breakLeftMs: -1, opensInRow: 1.5, extra: 1 } as never, 100);
     } catch (error) {
-      expect((error as InvalidOptionsError).problems).toEqual([
-        expect.stringContaining('Unknown option `extra`'),
-        "Expected `state` to be one of 'closed', 'open', got \"ajar\"",
-        'Expected `breakLeftMs` ≥ 0, got -1',
-        'Expected `opensInRow` to be an integer ≥ 0, got 1.5',
-      ]);
+      refused = error;
     }
-    expect(b.state(0)).toBe('closed');
+    expect((refused as InvalidOptionsError).problems).toEqual([
+      expect.stringContaining('Unknown option `extra`'),
+      'Expected `breakLeftMs` ≥ 0, got -1',
+      'Expected `opensInRow` to be an integer ≥ 0, got 1.5',
+    ]);
+    try {
+      b.restore({ state: 'ajar' } as never, 100);
+    } catch (error) {
+      refused = error;
+    }
+    expect((refused as InvalidOptionsError).problems).toContain("Expected `state` to be one of 'closed', 'open', got \"ajar\"");
+    expect(b.snapshot(100)).toEqual(before);
   });
 });
 

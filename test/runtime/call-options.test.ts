@@ -64,13 +64,54 @@ describe('`true` turns an off-by-default policy on with its defaults', () => {
     expect(error.reason).toBe('circuit-open');
   });
 
-  it('bulkhead: true and pacing: true build their policies with the defaults', async () => {
-    const api = downstream('both', { clock: new VirtualClock(), bulkhead: true, pacing: true });
-    expect(await api.call(async () => 42)).toBe(42);
+  /** Whether the 26th of 26 calls held open at once is refused (the default bulkhead holds 25, queues none). */
+  async function refusesThe26th(bulkhead: boolean): Promise<boolean> {
+    const clock = new VirtualClock();
+    const api = downstream('held', { clock, bulkhead, retry: false, budget: false });
+    const release: (() => void)[] = [];
+    const held = Array.from({ length: 25 }, () => api.call(() => new Promise<void>((resolve) => release.push(resolve))));
+    await clock.advance(0);
+    const last = await Promise.race([
+      api.call(async () => 'served').catch((e: unknown) => e),
+      clock.advance(0).then(() => 'still waiting'),
+    ]);
+    for (const r of release) r();
+    await Promise.all(held);
+    if (last === 'served') return false;
+    expect(((last as GiveUpError).cause as { why: string }).why).toBe('queue-full');
+    return true;
+  }
+
+  /** The waits a call's retries are scheduled with, against a callee that always answers 429. */
+  async function backoffsAgainst429(pacing: boolean): Promise<number[]> {
+    const clock = new VirtualClock();
+    const api = downstream('paced', {
+      clock,
+      budget: false,
+      pacing,
+      retry: { maxAttempts: 4, backoff: { baseMs: 100, factor: 2, jitter: 'none' } },
+    });
+    const waits: number[] = [];
+    api.on('retry-scheduled', (e) => waits.push(e.backoffMs));
+    const call = api.call(async () => Promise.reject(Object.assign(new Error('HTTP 429'), { status: 429 }))).catch(() => 'done');
+    for (let i = 0; i < 20; i++) await clock.advance(1_000);
+    expect(await call).toBe('done');
+    return waits;
+  }
+
+  it('bulkhead: true holds the default 25 calls at once and refuses the 26th', async () => {
+    expect(await refusesThe26th(true)).toBe(true);
+    expect(await refusesThe26th(false)).toBe(false);
+  });
+
+  it('pacing: true builds a pacer: once the callee throttles, the retries wait for its slots, not a growing backoff', async () => {
+    expect(await backoffsAgainst429(true)).toEqual([100, 100, 100]);
+    expect(await backoffsAgainst429(false)).toEqual([100, 200, 400]);
   });
 
   it('false keeps them off; anything else is reported', () => {
-    expect(() => downstream('off', { breaker: false, bulkhead: false, pacing: false })).not.toThrow();
+    const off = downstream('off', { breaker: false, bulkhead: false, pacing: false });
+    expect(() => off.breakerState()).toThrow(/no breaker/);
     expect(() => downstream('bad', { breaker: 'yes' as unknown as boolean })).toThrow(
       /breaker: Expected an options object, got "yes"/,
     );

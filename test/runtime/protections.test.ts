@@ -379,16 +379,19 @@ describe('review regressions', () => {
 
   it('a call with its own signal inside a scope with another stops when either aborts', async () => {
     const { runWithDeadline } = await import('../../src/index.js');
-    const { clock, api } = setup();
-    const request = new AbortController();
-    const own = new AbortController();
-    const reason = new Error('client went away');
-    const call = runWithDeadline({ deadline: Number.POSITIVE_INFINITY, signal: request.signal }, () =>
-      api.call((ctx) => clock.sleep(5_000, ctx.signal), { signal: own.signal }),
-    );
-    const out = settle(clock, call);
-    await clock.advance(10);
-    request.abort(reason);
-    expect((await out).error).toBe(reason);
+    for (const which of ['scope', 'own'] as const) {
+      const { clock, api } = setup();
+      const request = new AbortController();
+      const own = new AbortController();
+      const reason = new Error(`${which} aborted`);
+      const call = runWithDeadline({ deadline: Number.POSITIVE_INFINITY, signal: request.signal }, () =>
+        api.call((ctx) => clock.sleep(5_000, ctx.signal), { signal: own.signal }),
+      );
+      const out = settle(clock, call);
+      await clock.advance(10);
+      (which === 'scope' ? request : own).abort(reason);
+      const ended = await out;
+      expect(ended.error, which).toBe(reason);
+    }
   });
 });

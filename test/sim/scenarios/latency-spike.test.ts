@@ -23,7 +23,10 @@ describe('latency-spike scenario', () => {
   it('at p99.9 the promise is 0.1 %, and derived timeouts keep it', () => {
     const doc = latencySpike.run(withDefaults(latencySpike, { percentile: 0.999, rate: 1_000, duration: 40 }), {})
       .json as unknown as Doc;
+    expect(doc.promisedRate).toBeCloseTo(0.001, 10);
     const derived = doc.rows[1]!;
+    expect(derived.timeouts).toBe('derived');
     expect(derived.falseTimeoutRate).toBeLessThanOrEqual(2 * doc.promisedRate);
+    expect(derived.falseTimeoutRate).toBeGreaterThan(doc.promisedRate / 2);
   });
 });
