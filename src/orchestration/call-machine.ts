@@ -35,6 +35,7 @@
  *   failed(now, error, classification) → STEP_SLEEP (then begin) | STEP_GIVE_UP
  *   cutByDeadline(now, error) → STEP_GIVE_UP
  *   abandon(now)                       the caller aborted: the driver rethrows its reason
+ *   abandonGranted(now, value)         … just as a queued slot was granted (it is taken, then given back)
  *
  * Hedges (a second attempt sent, without cancelling the first, while it runs):
  *
@@ -381,6 +382,16 @@ export class CallMachine implements StageCall {
   /** After `STEP_QUEUE`: no slot (line full, wait too long); `error` says which. */
   slotRefused(nowMs: number, error: unknown): Step {
     this.unwind(nowMs);
+    // A line's wait is bounded by the call's deadline: ended there, the deadline ended the
+    // call, not the line (reported as `rejected`, a retryable cause, an outer layer retried a
+    // call whose time was up).
+    if (nowMs >= this.deadline) {
+      return this.giveUp(
+        'deadline',
+        () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
+        undefined,
+      );
+    }
     return this.giveUp('rejected', () => error, undefined);
   }
 
@@ -463,6 +474,25 @@ export class CallMachine implements StageCall {
     // A stage may hold something for an attempt it has not admitted yet (a pacer's ticket).
     const stages = this.gates;
     for (let i = 0; i < stages.length; i++) stages[i]!.leave?.(this, nowMs);
+  }
+
+  /**
+   * The caller aborted as a queued slot was granted (`value`): the stage takes the slot first,
+   * so that abandoning gives it back — abandoned before, it was never held, so never released.
+   */
+  abandonGranted(nowMs: number, value: unknown): void {
+    const i = this.entered;
+    const stage = this.gates[i];
+    if (stage !== undefined) {
+      this.token = undefined;
+      const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
+      if (admission !== REFUSE) {
+        this.keep(i, this.token);
+        this.entered = i + 1;
+      }
+      this.waitAgain = false;
+    }
+    this.abandon(nowMs);
   }
 
   whenSettled(release: () => void): void {

@@ -1,6 +1,7 @@
 import type { Classification } from '../classify/outcome.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { Random } from '../random/random.js';
+import { callHook, reportHookError } from '../telemetry/report-hook-error.js';
 import { BucketWindow } from './bucket-window.js';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
@@ -224,7 +225,9 @@ export class CircuitBreaker {
     this.maxBreakMs = maxBreakMs;
     this.breakJitter = options.breakJitter ?? d.breakJitter;
     this.isFailure = options.isFailure ?? d.isFailure;
-    this.onStateChange = options.onStateChange;
+    // Guarded: a transition happens inside a call, or on a timer; a throwing hook must break neither.
+    const hook = options.onStateChange;
+    this.onStateChange = hook === undefined ? undefined : (from, to, nowMs) => callHook(hook, from, to, nowMs);
     this.random = random;
     this.window =
       this.mode === 'ratio' ? new BucketWindow(options.windowMs ?? d.windowMs, options.buckets ?? d.buckets, 2) : undefined;
@@ -305,12 +308,26 @@ export class CircuitBreaker {
    * `onNeutral` otherwise. Returns whether it counted.
    */
   onError(nowMs: number, permit: number, classification: Classification): boolean {
-    if (this.isFailure(classification)) {
+    if (this.counts(classification)) {
       this.onFailure(nowMs, permit);
       return true;
     }
     this.onNeutral(nowMs, permit);
     return false;
+  }
+
+  /**
+   * `isFailure`, guarded: a hook that throws must not leave a half-open probe's slot taken for
+   * good (every later call refused, circuit-open). The default predicate decides, and the
+   * hook's error is reported.
+   */
+  private counts(classification: Classification): boolean {
+    try {
+      return this.isFailure(classification) === true;
+    } catch (error) {
+      reportHookError(error);
+      return DEFAULT_BREAKER_FAILURE_PREDICATE(classification);
+    }
   }
 
   /** State at `nowMs` (an open breaker whose break has ended reads, and becomes, half-open). */

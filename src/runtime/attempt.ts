@@ -366,10 +366,18 @@ export function runAttempt<T, R>(
     context.fail(error, true);
     return promise;
   }
-  if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
-    follow(result as PromiseLike<T>, context);
-  } else {
-    context.fulfil(result as T, true);
+  try {
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<T>).then === 'function') {
+      follow(result as PromiseLike<T>, context);
+    } else {
+      context.fulfil(result as T, true);
+    }
+  } catch (error) {
+    // A thenable whose `then` throws (or a `then` getter that does) failed the attempt like a
+    // throwing operation: thrown out of here, the call's slots were never given back. Nothing
+    // will settle it now, so nothing may wait for it to (a bulkhead's slot).
+    context.settled();
+    context.fail(error, true);
   }
   return promise;
 }

@@ -36,8 +36,10 @@ import type { FleetLink } from '../store/fleet-link.js';
 import { describeStore, type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
 import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
+import { callHook } from '../telemetry/report-hook-error.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
-import type { Clock } from '../time/clock.js';
+import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { systemClock } from '../time/system-clock.js';
 import {
   AttemptContext,
@@ -221,6 +223,9 @@ const KEYS = optionKeys<DownstreamOptions>({
 });
 
 /** Every per-call option; anything else is refused, like a downstream option typo. */
+/** What `hookAnswer` gives when the call's deadline came before the hook's answer. */
+const PAST_DEADLINE: unique symbol = Symbol('past the deadline');
+
 const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   signal: true,
   deadline: true,
@@ -501,7 +506,8 @@ export class Downstream implements CallPlan {
       // own signal): either one stops the call.
       const own = options.signal;
       const outer = inherited?.signal;
-      if (own !== undefined && outer !== undefined && own !== outer && !own.aborted && !outer.aborted) {
+      // (Either may have aborted already: the link then starts aborted, with that one's reason.)
+      if (own !== undefined && outer !== undefined && own !== outer) {
         const link = linkSignals(own, outer);
         return this.run(operation, options, link.signal, inherited).finally(link.dispose);
       }
@@ -577,7 +583,10 @@ export class Downstream implements CallPlan {
       try {
         const first = runAttempt(run.operation, context);
         const hedgeDelay = call.hedgeDelayMs();
-        value = hedgeDelay === undefined ? await first : this.hedgeWon(call, await this.hedged(run, first, context, hedgeDelay));
+        value =
+          hedgeDelay === undefined
+            ? await first
+            : this.hedgeWon(call, context, await this.hedged(run, first, context, hedgeDelay));
       } catch (error) {
         const next = this.afterFailure<T>(call, context, error, run.signal, run.options);
         if (next !== STEP_SLEEP) return next;
@@ -612,6 +621,52 @@ export class Downstream implements CallPlan {
     if (signal?.aborted) this.aborted(signal, call, call.startedAt);
   }
 
+  /**
+   * A hook's answer (`verify`), but no later than the call's deadline (then `PAST_DEADLINE`)
+   * or the caller's abort (then its reason): a hook that never answers must not hang the call.
+   */
+  private hookAnswer<A, T>(answer: A | PromiseLike<A>, run: CallRun<T>): A | Promise<A | typeof PAST_DEADLINE> {
+    if (answer === null || typeof answer !== 'object' || typeof (answer as PromiseLike<A>).then !== 'function')
+      return answer as A;
+    const signal = run.signal;
+    const left = run.deadline - this.clock.monotonic();
+    if (signal === undefined && left === Number.POSITIVE_INFINITY) return Promise.resolve(answer);
+    return new Promise<A | typeof PAST_DEADLINE>((resolve, reject) => {
+      let cancelTimer: Cancel | undefined;
+      let stopAbort: Unsubscribe | undefined;
+      const done = () => {
+        cancelTimer?.();
+        stopAbort?.();
+      };
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      if (left !== Number.POSITIVE_INFINITY) {
+        cancelTimer = this.clock.schedule(Math.max(0, left), () => {
+          stopAbort?.();
+          resolve(PAST_DEADLINE);
+        });
+      }
+      if (signal !== undefined) {
+        stopAbort = onAbort(signal, () => {
+          cancelTimer?.();
+          reject(signal.reason);
+        });
+      }
+      (answer as PromiseLike<A>).then(
+        (value) => {
+          done();
+          resolve(value);
+        },
+        (error: unknown) => {
+          done();
+          reject(error);
+        },
+      );
+    });
+  }
+
   /** The next attempt begins (the machine's `begin`): the call's first at its start, unless a hook ran. */
   private begin<T>(run: CallRun<T>): Step {
     const call = run;
@@ -631,8 +686,15 @@ export class Downstream implements CallPlan {
     while (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) {
       if (step === STEP_VERIFY) {
         // Before the deadline check, so that a slow answer cannot start an attempt late.
-        const applied = await run.options?.verify?.({ attempt: call.attemptsMade, signal });
+        let applied: unknown;
+        try {
+          applied = await this.hookAnswer(run.options?.verify?.({ attempt: call.attemptsMade, signal }), run);
+        } catch (error) {
+          if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+          throw error;
+        }
         if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+        // Past the deadline: no verdict, and no attempt (the admission gives up, `deadline`).
         step = call.verified(this.clock.monotonic(), applied === true);
       } else if (step === STEP_WAIT) {
         try {
@@ -709,14 +771,14 @@ export class Downstream implements CallPlan {
       // Our own deadline cut the attempt short: the caller's limit, not the callee's
       // failure, so the breaker does not count it and the reason is `deadline`.
       call.cutByDeadline(now, error);
-      options?.onAttemptError?.(error, { attempt, willRetry: false });
+      callHook(options?.onAttemptError, error, { attempt, willRetry: false });
       return this.giveUp(call, startedAt, options);
     }
     const classification = this.classifyFor(error, options?.classify);
     if (classification.timeout) this.stats_.timeouts++;
     const next = call.failed(now, error, classification);
     this.attemptFailed(call, now, error, classification);
-    options?.onAttemptError?.(error, { attempt, willRetry: next === STEP_SLEEP });
+    callHook(options?.onAttemptError, error, { attempt, willRetry: next === STEP_SLEEP });
     if (next === STEP_GIVE_UP) return this.giveUp(call, startedAt, options);
     return STEP_SLEEP;
   }
@@ -762,7 +824,7 @@ export class Downstream implements CallPlan {
       return call.slotRefused(now, error);
     }
     if (signal?.aborted) {
-      call.abandon(this.clock.monotonic());
+      call.abandonGranted(this.clock.monotonic(), value);
       return this.aborted(signal, call, startedAt);
     }
     return call.slotGranted(this.clock.monotonic(), value);
@@ -856,10 +918,13 @@ export class Downstream implements CallPlan {
   }
 
   /** The hedged group's value; a hedge's answer leaves the attempt's own unused. */
-  private hedgeWon<T>(call: CallMachine, won: { value: T; winner: number }): T {
+  private hedgeWon<T>(call: CallMachine, first: AttemptContext, won: { value: T; winner: number }): T {
     if (won.winner > 0) {
       this.stats_.hedgeWins++;
       call.answerUnused = true;
+      // The first attempt lost, and its operation may run on (aborted, but not listening):
+      // what holds a slot for it (the bulkhead) keeps it until that operation settles.
+      if (first.running) call.operationSettles = (release) => first.whenSettled(release);
     }
     return won.value;
   }
@@ -1044,8 +1109,28 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
     .func('fallback', options.fallback)
     .func('onAttemptError', options.onAttemptError)
     .func('classify', options.classify)
-    .func('beforeAttempt', options.beforeAttempt);
+    .func('beforeAttempt', options.beforeAttempt)
+    .check(isSignalOrAbsent(options.signal), `Expected \`signal\` to be an AbortSignal, got ${describeValue(options.signal)}`);
   return v.problems.length > 0 ? v.problems : undefined;
+}
+
+/**
+ * An `AbortSignal` (or a look-alike that listens as one does). Not `instanceof`: signals from
+ * another realm (a test runner's, an iframe's) are signals too.
+ */
+function isSignalOrAbsent(signal: unknown): boolean {
+  if (signal === undefined) return true;
+  if (typeof signal !== 'object' || signal === null) return false;
+  const s = signal as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return (
+    typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function' && typeof s.removeEventListener === 'function'
+  );
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'object' && value !== null)
+    return Array.isArray(value) ? 'an array' : 'an object without addEventListener';
+  return String(value);
 }
 
 const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);
@@ -1064,6 +1149,7 @@ function plainlyValid(o: CallOptions<unknown>): boolean {
   if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
   if (o.key !== undefined && typeof o.key !== 'string') return false;
   if (o.budgetKey !== undefined && typeof o.budgetKey !== 'string') return false;
+  if (o.signal !== undefined && !isSignalOrAbsent(o.signal)) return false;
   return (
     isFunctionOrAbsent(o.verify) &&
     isFunctionOrAbsent(o.fallback) &&

@@ -1,3 +1,4 @@
+import { callHook } from '../telemetry/report-hook-error.js';
 import type { Cancel, Clock } from '../time/clock.js';
 
 /** One running attempt of a hedged group. */
@@ -61,7 +62,7 @@ export function runHedged<T>(first: HedgeMember<T>, plan: HedgePlan<T>): Promise
         (value) => {
           running--;
           if (settled) {
-            plan.discard?.({ value });
+            callHook(plan.discard, { value });
             return;
           }
           finish();
@@ -76,7 +77,7 @@ export function runHedged<T>(first: HedgeMember<T>, plan: HedgePlan<T>): Promise
             reject(error);
             return;
           }
-          if (!(error instanceof HedgeLostError)) plan.discard?.({ error });
+          if (!(error instanceof HedgeLostError)) callHook(plan.discard, { error });
         },
       );
     };

@@ -8,6 +8,7 @@ import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '.
 import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
+import { callHook } from '../telemetry/report-hook-error.js';
 import type { Clock } from '../time/clock.js';
 import { Bulkhead } from './bulkhead.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
@@ -148,9 +149,10 @@ export class Lanes {
         : new CircuitBreaker(
             {
               ...o.breaker,
+              // kindly's own bookkeeping first; the caller's hook cannot undo it (its error is reported).
               onStateChange: (from, to, now) => {
-                o.breaker?.onStateChange?.(from, to, now);
                 o.onBreakerChange(key, from, to, now);
+                callHook(o.breaker?.onStateChange, from, to, now);
               },
             },
             o.random,

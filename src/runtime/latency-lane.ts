@@ -2,6 +2,7 @@ import { ConcurrencyLimitError } from '../errors/errors.js';
 import { LatencyPolicies, type LatencyPolicyOptions, type LimitWaiter, NO_LIMIT } from '../policies/latency-policies.js';
 import type { Random } from '../random/random.js';
 import type { Cancel, Clock } from '../time/clock.js';
+import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 
 export { type AttemptEnd, LIMIT_REJECTED, NO_LIMIT } from '../policies/latency-policies.js';
 /** The latency-driven policies of one lane; each is optional. */
@@ -10,7 +11,8 @@ export type LatencyLaneOptions = LatencyPolicyOptions;
 /** A call waiting for a slot of the limit, with its promise, timer and abort listener. */
 class Waiter implements LimitWaiter {
   cancelTimer: Cancel | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
+  /** The abort subscription (`onAbort`: one listener of kindly's per signal, however many wait on it). */
+  stopAbort: Unsubscribe | undefined = undefined;
 
   constructor(
     readonly partition: number,
@@ -28,8 +30,8 @@ class Waiter implements LimitWaiter {
   detach(): void {
     if (this.cancelTimer !== undefined) this.cancelTimer();
     this.cancelTimer = undefined;
-    if (this.onAbort !== undefined) this.signal?.removeEventListener('abort', this.onAbort);
-    this.onAbort = undefined;
+    if (this.stopAbort !== undefined) this.stopAbort();
+    this.stopAbort = undefined;
     this.signal = undefined;
   }
 }
@@ -69,11 +71,10 @@ export class LatencyLane extends LatencyPolicies {
         });
       }
       if (signal !== undefined) {
-        w.onAbort = () => {
-          w.onAbort = undefined;
+        w.stopAbort = onAbort(signal, () => {
+          w.stopAbort = undefined;
           this.giveUpWaiting(w, signal.reason);
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
+        });
       }
     });
   }

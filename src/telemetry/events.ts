@@ -1,5 +1,6 @@
 import type { Classification, Outcome } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
+import { callHook } from './report-hook-error.js';
 
 /** Every event carries the downstream that emitted it and the virtual/real monotonic time. */
 interface EventBase {
@@ -201,11 +202,5 @@ export class EventHub {
 
 /** A throwing listener must not break the call it observes. */
 function safeCall(listener: Listener, event: KindlyEvent): void {
-  try {
-    listener(event);
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
-  }
+  callHook(listener, event);
 }
