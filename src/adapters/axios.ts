@@ -11,6 +11,7 @@ import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaderRecord, redactUrl, redactUrlIn
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
+import { linkSignals } from '../runtime/link-signals.js';
 
 /** The parts of axios' `AxiosHeaders` the adapter uses. */
 interface HeadersLike {
@@ -27,6 +28,10 @@ export interface AxiosConfigLike {
   headers: HeadersLike;
   data?: unknown;
   signal?: unknown;
+  /** axios' legacy `CancelToken`: cancels the whole call, like `signal`. */
+  cancelToken?: unknown;
+  /** axios' `settle` rejects a response whose status this refuses. */
+  validateStatus?: unknown;
   adapter?: unknown;
 }
 
@@ -36,6 +41,7 @@ interface AxiosResponseLike {
   statusText?: string;
   headers?: unknown;
   data?: unknown;
+  config?: unknown;
 }
 
 export type AxiosAdapterLike = (config: AxiosConfigLike) => Promise<AxiosResponseLike>;
@@ -83,11 +89,16 @@ const KEYS = ['idempotencyKey', 'propagateHeaders', 'secretQueryParams', 'adapte
  * - Idempotency by method: POST and PATCH are retried after an `unknown` outcome only with an
  *   `Idempotency-Key` header (see `idempotencyKey`); `failed` outcomes always may be.
  * - When retrying gives up on a status, the request rejects with axios' own `AxiosError` of
- *   the last attempt (`error.response` as usual). A network failure rejects with kindly's
+ *   the last attempt (`error.response` as usual). What axios itself refuses — a status
+ *   `validateStatus` does not accept (a 304, a 3xx with `maxRedirects: 0`), `maxContentLength`
+ *   exceeded, too many redirects, a bad option — is not retried and rejects with axios' error.
+ *   `error.config` and `response.config` are the request's own config (not the attempt's), so
+ *   `client(error.config)` replays it with the caller's `signal`. A network failure rejects with kindly's
  *   `GiveUpError`, whose `cause` is an `HttpRequestError` — a copy of axios' error without its
  *   `config` (which holds the Authorization header).
  * - Stream bodies (`data` a Node stream) cannot be replayed: they are sent once, and a retry
  *   they would need fails with `RequestBodyNotReplayableError`.
+ * - `signal` and `cancelToken` both cancel the whole call, backoff sleeps included.
  *
  * Returns the instance.
  */
@@ -154,6 +165,10 @@ class AxiosCall {
   /** Classifications of the network-error copies, read from axios' own errors. */
   private readonly classifications = new WeakMap<object, Classification>();
   private readonly statuses = new WeakMap<object, number>();
+  /** axios' errors that axios itself refused to go on with: the caller gets them as they are. */
+  private readonly refusals = new WeakSet<object>();
+  /** The per-attempt configs handed to the adapter (kindly's signal and headers). */
+  private readonly attemptConfigs = new WeakSet<object>();
 
   constructor(
     private readonly adapter: AxiosAdapterLike,
@@ -190,17 +205,64 @@ class AxiosCall {
         if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
       },
     };
-    const signal = this.config.signal;
-    if (isAbortSignal(signal)) options.signal = signal;
+    const cancel = this.cancellation();
+    if (cancel !== undefined) options.signal = cancel.signal;
     try {
-      return await this.downstream.call((ctx) => this.attempt(ctx), options);
+      return this.handBack(await this.downstream.call((ctx) => this.attempt(ctx), options));
     } catch (error) {
-      if (!isGiveUpError(error)) throw error;
-      const last = axiosErrorOf(error.cause, this.axiosErrors);
-      // Gave up on a status: axios' own error, as without kindly (interceptors read `error.response`).
-      if (last !== undefined && readResponse(last) !== undefined) throw last;
-      throw error;
+      throw this.handBack(this.callerError(error));
+    } finally {
+      cancel?.dispose();
     }
+  }
+
+  /**
+   * What cancels the whole call, sleeps included: the caller's `signal`, its `cancelToken`, or
+   * both joined. A token is subscribed to only for this call, so a long-lived one keeps nothing.
+   */
+  private cancellation(): { signal: AbortSignal; dispose: () => void } | undefined {
+    const signal = isAbortSignal(this.config.signal) ? this.config.signal : undefined;
+    const token = cancelTokenSignal(this.config.cancelToken);
+    if (token === undefined) return signal === undefined ? undefined : { signal, dispose: noop };
+    if (signal === undefined) return token;
+    const linked = linkSignals(signal, token.signal);
+    return {
+      signal: linked.signal,
+      dispose: () => {
+        linked.dispose();
+        token.dispose();
+      },
+    };
+  }
+
+  /** What the caller gets for a call that failed. */
+  private callerError(error: unknown): unknown {
+    if (!isGiveUpError(error)) return error;
+    const last = axiosErrorOf(error.cause, this.axiosErrors);
+    if (last === undefined) return error;
+    // Gave up on a status, or axios refused: axios' own error, as without kindly (interceptors
+    // read `error.response` and `error.code`).
+    if (readResponse(last) !== undefined || this.refusals.has(last as object)) return last;
+    return error;
+  }
+
+  /**
+   * Points `config` (of an error, a response, an error's response) back at the request's own
+   * config: the attempt's holds kindly's attempt signal, which the caller cannot abort, and
+   * kindly's headers, so replaying it (`client(error.config)` after a token refresh) would
+   * escape the caller's cancellation.
+   */
+  private handBack<V>(value: V): V {
+    for (const holder of [value, readProperty(value, 'response')]) {
+      const config = readProperty(holder, 'config');
+      if (typeof config !== 'object' || config === null || !this.attemptConfigs.has(config)) continue;
+      try {
+        (holder as { config: unknown }).config = this.config;
+      } catch {
+        // A frozen error or response: left as it is.
+      }
+    }
+    return value;
   }
 
   /** This request's reading of the errors it made; `undefined`: the downstream's. */
@@ -220,14 +282,18 @@ class AxiosCall {
     if (!this.replayable && ctx.attempt > 1) throw notReplayable(this.oneShotRequest, ctx.attempt, 'failed', undefined);
     const headers = copyHeaders(this.config.headers);
     if (this.propagate) setAttemptHeaders((name, value) => headers.set(name, value), ctx);
+    const config = { ...this.config, headers, signal: ctx.signal };
+    this.attemptConfigs.add(config);
     try {
-      return await this.adapter({ ...this.config, headers, signal: ctx.signal });
+      return await this.adapter(config);
     } catch (error) {
       if (isCancellation(error)) throw error;
       const response = readResponse(error);
-      // A response whose status is no failure (a 200 whose body was cut off) failed on the
-      // network: classified by its error code, like a failure without a response.
       const reading = response === undefined ? undefined : classifyStatus(response.status);
+      if (reading === undefined && this.refusedByAxios(error, response)) throw this.refusal(error, response, ctx.attempt);
+      // A response whose status is no failure, and that axios did not refuse (a 200 whose body
+      // was cut off), failed on the network: classified by its error code, like a failure
+      // without a response.
       if (response === undefined || reading === undefined)
         throw this.oneShot(this.requestError(error, ctx.attempt), error, ctx.attempt);
       const copy = this.statusError(response, reading.outcome, ctx.attempt);
@@ -257,9 +323,62 @@ class AxiosCall {
     return error;
   }
 
+  /**
+   * Did axios itself refuse to go on — not the network, not a failure status? A status its
+   * `validateStatus` does not accept (a 304, a 3xx with `maxRedirects: 0`), or an error code
+   * axios gives to its own checks. Sending the same request again would get the same answer.
+   */
+  private refusedByAxios(error: unknown, response: AxiosResponseLike | undefined): boolean {
+    if (readProperty(error, 'isAxiosError') !== true) return false;
+    if (response !== undefined && this.refusesStatus(response.status)) return true;
+    const code = readString(error, 'code');
+    // axios also says ERR_BAD_RESPONSE for a body cut off mid-stream ('stream has been
+    // aborted', with the response): a network failure. Without a response, its own check
+    // (`maxContentLength` exceeded).
+    if (code === 'ERR_BAD_RESPONSE') return response === undefined;
+    return code !== undefined && AXIOS_REFUSAL_CODES.has(code);
+  }
+
+  /** Asks `validateStatus` as axios' `settle` does. None (`null`: any status) or one that throws refuses nothing. */
+  private refusesStatus(status: number): boolean {
+    const validate = this.config.validateStatus;
+    if (typeof validate !== 'function') return false;
+    try {
+      return !validate(status);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * What the pipeline sees for a refusal by axios: a copy without secrets, never retried, that
+   * stands for axios' own error (what the caller gets). Not counted by the breaker: no
+   * failure status, not retryable.
+   */
+  private refusal(error: unknown, response: AxiosResponseLike | undefined, attempt: number): KindlyErrorLike {
+    const code = readString(error, 'code');
+    // A response, a body too large or a redirect loop: the callee answered; otherwise axios
+    // refused the request before it went out.
+    const answered = response !== undefined || code === 'ERR_BAD_RESPONSE' || code === 'ERR_FR_TOO_MANY_REDIRECTS';
+    const classification: Classification = { outcome: answered ? 'unknown' : 'failed', retryable: false };
+    if (response !== undefined) classification.status = response.status;
+    if (code !== undefined) classification.code = code;
+    const copy =
+      response === undefined
+        ? this.requestError(error, attempt, classification)
+        : this.statusError(response, classification.outcome, attempt);
+    this.classifications.set(copy, classification);
+    this.axiosErrors.set(copy, error);
+    this.refusals.add(error as object);
+    return copy;
+  }
+
   /** What the pipeline sees for a network failure: axios' error without its config. */
-  private requestError(error: unknown, attempt: number): HttpRequestError {
-    const classification = this.downstream.classify(error);
+  private requestError(
+    error: unknown,
+    attempt: number,
+    classification: Classification = this.downstream.classify(error),
+  ): HttpRequestError {
     const { secrets } = this.settings;
     const code = readString(error, 'code');
     const message = redactUrlIn(readString(error, 'message') ?? 'request failed', this.url, secrets);
@@ -283,6 +402,40 @@ class AxiosCall {
 }
 
 type KindlyErrorLike = HttpStatusError | HttpRequestError;
+
+/**
+ * Codes axios gives its own refusals (a request it will not send, a redirect loop it stops):
+ * the same request would be refused again. ERR_BAD_RESPONSE is read apart (`refusedByAxios`).
+ */
+const AXIOS_REFUSAL_CODES: ReadonlySet<string> = new Set([
+  'ERR_BAD_REQUEST',
+  'ERR_BAD_OPTION',
+  'ERR_BAD_OPTION_VALUE',
+  'ERR_FR_TOO_MANY_REDIRECTS',
+]);
+
+/** The parts of axios' `CancelToken` the adapter uses (axios ≥ 0.22). */
+interface CancelTokenLike {
+  subscribe(listener: (reason: unknown) => void): void;
+  unsubscribe(listener: (reason: unknown) => void): void;
+}
+
+/**
+ * A signal that aborts, with axios' `CanceledError`, when `token` is cancelled (at once if it
+ * already was); `dispose` unsubscribes. `undefined` when `token` is no `CancelToken`.
+ */
+function cancelTokenSignal(token: unknown): { signal: AbortSignal; dispose: () => void } | undefined {
+  const subscribe = readProperty(token, 'subscribe');
+  const unsubscribe = readProperty(token, 'unsubscribe');
+  if (typeof subscribe !== 'function' || typeof unsubscribe !== 'function') return undefined;
+  const t = token as CancelTokenLike;
+  const controller = new AbortController();
+  const listener = (reason: unknown): void => controller.abort(reason);
+  t.subscribe(listener);
+  return { signal: controller.signal, dispose: () => t.unsubscribe(listener) };
+}
+
+function noop(): void {}
 
 function axiosErrorOf(cause: unknown, map: WeakMap<object, unknown>): unknown {
   if (typeof cause !== 'object' || cause === null) return undefined;

@@ -1,6 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
-import axios, { isAxiosError } from 'axios';
+import axios, { type InternalAxiosRequestConfig, isAxiosError, isCancel } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { axiosInterceptors } from '../../src/adapters/index.js';
 import { isHttpRequestError } from '../../src/http/index.js';
@@ -151,6 +152,151 @@ describe('axiosInterceptors, real server on loopback', () => {
       .catch((e: unknown) => e);
     expect(isAxiosError(error) && error.response?.status).toBe(503);
     expect(bodies).toEqual(['oneshot']);
+  });
+
+  it('cancelling with a CancelToken during backoff rejects at once with axios’ CanceledError, and sends nothing more', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(503).end();
+    });
+    const source = axios.CancelToken.source();
+    const client = axiosInterceptors(axios.create(), api(400));
+    const started = performance.now();
+    const pending = client.get(server.url, { cancelToken: source.token }).catch((e: unknown) => e);
+    setTimeout(() => source.cancel('user left'), 100);
+    const error = await pending;
+    expect(isCancel(error)).toBe(true);
+    expect((error as Error).message).toBe('user left');
+    expect(performance.now() - started).toBeLessThan(350);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(hits).toBe(1);
+  });
+
+  it('a CancelToken and a signal together: the token still cancels the backoff, and is let go when a call ends', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(hits === 1 ? 200 : 503).end();
+    });
+    const client = axiosInterceptors(axios.create(), api(400));
+    // A long-lived token: the successful call must leave no listener of kindly's on it.
+    const kept = axios.CancelToken.source();
+    const token = kept.token as unknown as { subscribe(l: unknown): void; unsubscribe(l: unknown): void };
+    const { subscribe, unsubscribe } = token;
+    const listening = new Set<unknown>();
+    token.subscribe = (listener) => {
+      listening.add(listener);
+      subscribe.call(token, listener);
+    };
+    token.unsubscribe = (listener) => {
+      listening.delete(listener);
+      unsubscribe.call(token, listener);
+    };
+    expect((await client.get(server.url, { cancelToken: kept.token, signal: new AbortController().signal })).status).toBe(200);
+    expect(listening.size).toBe(0);
+
+    const source = axios.CancelToken.source();
+    const pending = client
+      .get(server.url, { cancelToken: source.token, signal: new AbortController().signal })
+      .catch((e: unknown) => e);
+    setTimeout(() => source.cancel('user left'), 100);
+    expect(isCancel(await pending)).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(hits).toBe(2);
+  });
+
+  it.each([
+    ['a 304', (res: ServerResponse) => res.writeHead(304).end(), {}, 304],
+    [
+      'a 302 with maxRedirects: 0',
+      (res: ServerResponse) => res.writeHead(302, { location: '/y' }).end(),
+      { maxRedirects: 0 },
+      302,
+    ],
+    [
+      'a 200 refused by validateStatus',
+      (res: ServerResponse) => res.writeHead(200).end('x'),
+      { validateStatus: (s: number) => s === 201 },
+      200,
+    ],
+    [
+      'a body over maxContentLength',
+      (res: ServerResponse) => res.writeHead(200).end('x'.repeat(1_000)),
+      { maxContentLength: 10 },
+      undefined,
+    ],
+  ] as const)(
+    'what axios itself refuses is not retried: %s rejects with axios’ own error after one request',
+    async (_name, answer, config, status) => {
+      let hits = 0;
+      const server = await serve((_req, res) => {
+        hits++;
+        answer(res);
+      });
+      const d = api(1);
+      const events: KindlyEvent[] = [];
+      d.onAny((e) => events.push(e));
+      const error = await axiosInterceptors(axios.create({ headers: { Authorization: 'Bearer AUTHSECRET' } }), d)
+        .get(server.url, config)
+        .catch((e: unknown) => e);
+      expect(hits).toBe(1);
+      expect(isAxiosError(error)).toBe(true);
+      if (!isAxiosError(error)) return;
+      expect(error.code).toBe('ERR_BAD_RESPONSE');
+      expect(error.response?.status).toBe(status);
+      expect(inspect(events, { depth: 12 })).not.toContain('AUTHSECRET');
+    },
+  );
+
+  it('too many redirects and a bad option are not retried: axios’ own error', async () => {
+    let hits = 0;
+    const server = await serve((_req, res) => {
+      hits++;
+      res.writeHead(302, { location: '/again' }).end();
+    });
+    const client = axiosInterceptors(axios.create(), api(1));
+    const loop = await client.get(server.url, { maxRedirects: 1 }).catch((e: unknown) => e);
+    expect(isAxiosError(loop) && loop.code).toBe('ERR_FR_TOO_MANY_REDIRECTS');
+    expect(hits).toBe(2); // the request and its one redirect, once
+    const bad = await client.get(server.url, { socketPath: 42 as never }).catch((e: unknown) => e);
+    expect(isAxiosError(bad) && bad.code).toBe('ERR_BAD_OPTION_VALUE');
+    expect(hits).toBe(2);
+  });
+
+  it('error.config is the request’s own config: replaying it after a 401 (token refresh) is still cancelled by the caller', async () => {
+    let hits = 0;
+    const server = await serve((req, res) => {
+      hits++;
+      if (req.headers.authorization !== 'Bearer new') res.writeHead(401).end();
+      else setTimeout(() => res.writeHead(200).end('ok'), 400);
+    });
+    const client = axiosInterceptors(axios.create({ headers: { Authorization: 'Bearer old' } }), api(1));
+    client.interceptors.response.use(undefined, async (error: unknown) => {
+      if (!isAxiosError(error) || error.response?.status !== 401 || error.config === undefined) throw error;
+      const config = error.config as InternalAxiosRequestConfig & { _retry?: boolean };
+      if (config._retry) throw error;
+      config._retry = true;
+      config.headers.Authorization = 'Bearer new';
+      return client(config);
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = performance.now();
+    const error = await client.get(server.url, { signal: controller.signal }).catch((e: unknown) => e);
+    expect(isCancel(error)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(hits).toBe(2);
+  });
+
+  it('response.config is the request’s own config, without kindly’s attempt signal and headers', async () => {
+    const server = await serve((_req, res) => res.writeHead(200).end('ok'));
+    const controller = new AbortController();
+    const response = await axiosInterceptors(axios.create(), api(1), { propagateHeaders: true }).get(server.url, {
+      signal: controller.signal,
+    });
+    expect(response.config.signal).toBe(controller.signal);
+    expect(response.config.headers.has('x-retry-attempt')).toBe(false);
   });
 
   it('validates its options', () => {
