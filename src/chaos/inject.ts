@@ -34,7 +34,8 @@ export class ChaosFaultError extends Error {
 
 /**
  * Injects faults into `downstream`'s attempts, for staging and tests: watch budgets,
- * breakers and pacing react to failures you choose. Returns the function that stops it.
+ * breakers and pacing react to failures you choose. Returns the function that stops it: no
+ * attempt after that is injected, not even the retry of a call already in flight.
  *
  * **Where**: inside each attempt, after every admission (budget, breaker, pacing, bulkhead)
  * and under the attempt timeout, in place of (or before) the operation. So an injected fault
@@ -57,16 +58,24 @@ export function enableChaos(downstream: Downstream, options: ChaosOptions): () =
   }
   if (problems.length > 0) throw new InvalidOptionsError(`chaos on '${downstream.name}'`, problems);
   const plan = new ChaosPlan(options);
+  // A call keeps the wrapper it started with, so unwrapping alone would leave the retries of
+  // calls already in flight injected: each attempt asks whether chaos is still on.
+  let stopped = false;
   const wrapper: CallWrapper = {
     wrap: (operation, run, call) =>
       run((ctx) => {
+        if (stopped) return operation(ctx);
         const fault = plan.decide(call.key);
         if (fault === undefined) return operation(ctx);
         downstream.recordChaos(describe(fault, call.key, ctx.attempt));
         return inject(fault, ctx, operation, downstream);
       }),
   };
-  return downstream.wrapCalls(wrapper);
+  const unwrap = downstream.wrapCalls(wrapper);
+  return () => {
+    stopped = true;
+    unwrap();
+  };
 }
 
 function describe(fault: DrawnFault, key: string, attempt: number): Parameters<Downstream['recordChaos']>[0] {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { RetryOptions } from '../policies/retry-decision.js';
 import { renderHtml } from '../sim/report/html.js';
 import { renderText } from '../sim/report/text.js';
-import { type ScenarioContext, withDefaults } from '../sim/scenario.js';
+import { type ScenarioContext, type ScenarioResult, withDefaults } from '../sim/scenario.js';
 import { findScenario, SCENARIOS } from '../sim/scenarios.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/system-clock.js';
@@ -14,7 +14,7 @@ import { loadRetryConfig } from './config.js';
 import { mainHelp, scenarioHelp, simHelp } from './help.js';
 import { Progress, type Writable } from './progress.js';
 import { UsageError } from './usage-error.js';
-import { isScenarioFile, loadUserScenario } from './user-scenario.js';
+import { isScenarioFile, loadUserScenario, scenarioResultProblems } from './user-scenario.js';
 import { packageVersion } from './version.js';
 
 /** Where the CLI writes, and what it may know about the terminal. */
@@ -93,12 +93,19 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const tty = io.isTTY ?? io.stderr.isTTY === true;
   const progress = tty ? new Progress(io.stderr, io.clock ?? systemClock, `kindly-calls sim ${scenario.name}`) : undefined;
   const context: ScenarioContext = { retry, onProgress: progress && ((done, total) => progress.update(done, total)) };
-  let result: ReturnType<typeof scenario.run>;
+  let returned: unknown;
   try {
-    result = scenario.run(withDefaults(scenario, parsed.params), context);
+    // Awaited: a user's `async run()` (one that reads a data file, say) then works, and its
+    // rejection ends here as a one-line error instead of an unhandled one with a stack trace.
+    returned = await scenario.run(withDefaults(scenario, parsed.params), context);
   } finally {
     progress?.done();
   }
+  const problems = scenarioResultProblems(returned);
+  if (problems.length > 0) {
+    throw new UsageError(`sim ${name}: run(params, context) must return { json, report } (${problems.join('; ')})`);
+  }
+  const result = returned as ScenarioResult;
 
   if (parsed.report !== undefined) {
     const path = resolve(cwd, parsed.report);
@@ -110,8 +117,18 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     }
     io.stderr.write(`kindly: report written to ${parsed.report}\n`);
   }
-  io.stdout.write(parsed.json ? `${JSON.stringify(result.json, null, 2)}\n` : renderText(result.report));
+  io.stdout.write(parsed.json ? `${jsonOf(result, name)}\n` : renderText(result.report));
   return EXIT_OK;
+}
+
+/** The `--json` document; one a user's scenario made unserialisable (a BigInt, a cycle) is a usage error. */
+function jsonOf(result: ScenarioResult, name: string): string {
+  try {
+    return JSON.stringify(result.json, null, 2);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`sim ${name}: the \`json\` that run() returned cannot be written as JSON (${reason})`);
+  }
 }
 
 const tolerant = new WeakSet<object>();

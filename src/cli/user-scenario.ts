@@ -56,3 +56,31 @@ function scenarioProblems(value: unknown): string[] {
   if (typeof s.run !== 'function') problems.push('`run(params, context)` must be a function');
   return problems;
 }
+
+/**
+ * Every way what a scenario's `run()` returned falls short of `{ json, report }`, checked
+ * before anything is printed so that a user's mistake is one line naming it rather than a
+ * renderer's TypeError.
+ */
+export function scenarioResultProblems(value: unknown): string[] {
+  if (value === null || typeof value !== 'object') return [`got ${describeValue(value)}`];
+  const r = value as Record<string, unknown>;
+  const problems: string[] = [];
+  if (r.json === null || typeof r.json !== 'object' || Array.isArray(r.json))
+    problems.push(`\`json\` must be an object, got ${describeValue(r.json)}`);
+  const report = r.report;
+  if (report === null || typeof report !== 'object') problems.push(`\`report\` must be an object, got ${describeValue(report)}`);
+  else {
+    const rep = report as Record<string, unknown>;
+    if (typeof rep.title !== 'string') problems.push('`report.title` must be a string');
+    for (const key of ['notes', 'parameters', 'tables', 'charts'])
+      if (!Array.isArray(rep[key])) problems.push(`\`report.${key}\` must be an array`);
+  }
+  return problems;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}

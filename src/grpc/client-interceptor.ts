@@ -76,6 +76,9 @@ const KEYS = ['key', 'budgetKey', 'idempotent', 'retryableCodes'] as const;
  *
  * Streaming methods pass through untouched: a stream cannot be replayed safely.
  *
+ * A downstream `fallback` does not answer gRPC calls: its value is no gRPC response, so a
+ * call that gives up ends with the last attempt's status even when one is configured.
+ *
  * ```ts
  * const client = new Greeter(address, credentials, { interceptors: [grpcClientInterceptor(downstream('greeter'))] });
  * ```
@@ -114,10 +117,16 @@ function keyOf(by: GrpcKeyBy, path: string): string {
   return slash > 0 ? path.slice(0, slash) : path;
 }
 
-interface AttemptResult {
-  headers: Metadata | undefined;
-  message: unknown;
-  status: StatusObject;
+/**
+ * A successful attempt's answer. A class, not a plain object, so that the interceptor can
+ * tell it from anything else the downstream's call might resolve with.
+ */
+class AttemptResult {
+  constructor(
+    readonly headers: Metadata | undefined,
+    readonly message: unknown,
+    readonly status: StatusObject,
+  ) {}
 }
 
 /**
@@ -133,6 +142,8 @@ class RetryingUnaryCall implements InterceptingCallInterface {
   private readonly controller = new AbortController();
   private current: InterceptingCallInterface | undefined;
   private done = false;
+  /** The last failed attempt's error, as the downstream saw it. */
+  private lastAttemptError: unknown;
 
   constructor(
     private readonly downstream: Downstream,
@@ -160,15 +171,49 @@ class RetryingUnaryCall implements InterceptingCallInterface {
   }
 
   halfClose(): void {
+    // grpc-js neither catches what an interceptor throws nor waits for a promise it returns:
+    // whatever goes wrong from here on must still end the call with a status, or the
+    // caller's callback never runs.
+    let answer: Promise<AttemptResult>;
+    try {
+      answer = this.downstream.call((context) => this.attempt(context), this.downstreamCallOptions());
+    } catch (error) {
+      this.fail(internalError(error));
+      return;
+    }
+    answer
+      .then(
+        (result) => (result instanceof AttemptResult ? this.finish(result) : this.fellBack()),
+        (error: unknown) => this.fail(error),
+      )
+      .catch((error: unknown) => {
+        if (!this.done) {
+          this.fail(internalError(error));
+          return;
+        }
+        // The caller's own listener threw while hearing the answer. Without the interceptor
+        // grpc-js would let that escape as the caller's exception; swallowing it would hide
+        // their bug, and leaving it here would make it an unhandled rejection of ours.
+        queueMicrotask(() => {
+          throw error;
+        });
+      });
+  }
+
+  /** The downstream's options for this call: lanes, budget, idempotence and deadline. */
+  private downstreamCallOptions(): CallOptions<AttemptResult> {
     const path = this.callOptions.method_definition.path;
-    const downstream = this.downstream;
-    const clock = downstream.clock;
+    const clock = this.downstream.clock;
     const o = this.options;
     const callOptions: CallOptions<AttemptResult> = {
       signal: this.controller.signal,
       key: keyOf(o.key ?? 'service', path),
       classify: (error, nowMs) =>
         error instanceof GrpcStatusError ? classifyGrpcStatus(error.grpcCode, error.metadata, nowMs, o) : undefined,
+      // Kept for the case where the downstream's fallback answers (see `halfClose`).
+      onAttemptError: (error) => {
+        this.lastAttemptError = error;
+      },
     };
     if (o.budgetKey !== undefined) callOptions.budgetKey = keyOf(o.budgetKey, path);
     if (o.idempotent !== undefined) {
@@ -180,12 +225,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
       const wall = asked instanceof Date ? asked.getTime() : asked;
       if (Number.isFinite(wall)) callOptions.deadline = clock.monotonic() + (wall - clock.now());
     }
-    downstream
-      .call((context) => this.attempt(context), callOptions)
-      .then(
-        (result) => this.finish(result.headers, result.message, result.status),
-        (error: unknown) => this.fail(error),
-      );
+    return callOptions;
   }
 
   cancelWithStatus(status: number, details: string): void {
@@ -228,7 +268,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
         onReceiveStatus: (status: StatusObject) => {
           signal.removeEventListener('abort', cancel);
           telemetry?.setAttribute('rpc.grpc.status_code', status.code);
-          if (status.code === GRPC_STATUS.OK) resolve({ headers, message, status });
+          if (status.code === GRPC_STATUS.OK) resolve(new AttemptResult(headers, message, status));
           else reject(Object.assign(new GrpcStatusError(status.code, status.details, status.metadata), { headers }));
         },
       });
@@ -239,7 +279,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
     });
   }
 
-  private finish(headers: Metadata | undefined, message: unknown, status: StatusObject): void {
+  private finish({ headers, message, status }: AttemptResult): void {
     if (this.done) return;
     this.done = true;
     const listener = this.listener;
@@ -248,14 +288,46 @@ class RetryingUnaryCall implements InterceptingCallInterface {
     listener?.onReceiveStatus?.(status);
   }
 
+  /**
+   * The call gave up and the downstream's `fallback` answered. Its value is not a gRPC
+   * response — no status, no trailers, and a downstream's fallback is written for all its
+   * calls, HTTP ones included — so the caller hears what it would have heard without one:
+   * the last attempt's status and trailers.
+   */
+  private fellBack(): void {
+    this.fail(
+      this.lastAttemptError ??
+        // Refused before any attempt (an open breaker, a full bulkhead, a spent deadline): the
+        // reason went to the fallback, not to us.
+        new GrpcStatusError(
+          GRPC_STATUS.UNAVAILABLE,
+          "kindly: the call gave up before any attempt was made (the downstream's fallback cannot answer a gRPC call)",
+          new Metadata(),
+        ),
+    );
+  }
+
   private fail(error: unknown): void {
     if (this.done) return;
     this.done = true;
     const status = statusOf(error);
-    const headers = (error as { cause?: { headers?: Metadata } } | null)?.cause?.headers;
-    if (headers !== undefined) this.listener?.onReceiveMetadata?.(headers);
+    const attemptError = isGiveUpError(error) ? error.cause : error;
+    // Only an attempt's own headers: an error from elsewhere (a fallback that threw an HTTP
+    // client's error, say) may carry `headers` grpc-js cannot read.
+    const headers = (attemptError as { headers?: unknown } | null)?.headers;
+    if (headers instanceof Metadata) this.listener?.onReceiveMetadata?.(headers);
     this.listener?.onReceiveStatus?.(status);
   }
+}
+
+/**
+ * A failure of the interceptor's own machinery or of the caller's options (a `key` function
+ * that throws, say) rather than of the server: INTERNAL, as grpc-js reports its own
+ * client-side failures, with details saying where it came from.
+ */
+function internalError(error: unknown): GrpcStatusError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new GrpcStatusError(GRPC_STATUS.INTERNAL, `kindly gRPC interceptor: ${reason}`, new Metadata());
 }
 
 /**

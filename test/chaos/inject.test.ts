@@ -159,6 +159,27 @@ describe('enableChaos: faults inside the pipeline', () => {
     expect(outcomes).toEqual(['unknown']);
   });
 
+  it("stopping chaos during a call's backoff spares its retry: the operation runs and answers", async () => {
+    const clock = new VirtualClock();
+    const d = downstream('api', {
+      clock,
+      random: new SeededRandom(1),
+      retry: { maxAttempts: 3, backoff: constant(200) },
+      budget: false,
+    });
+    const stop = enableChaos(d, { ...on, faults: [{ kind: 'error', rate: 1, outcome: 'failed' }] });
+    // Stopped while the first retry is waiting: the call started with chaos on.
+    d.on('retry-scheduled', () => stop());
+    let reached = 0;
+    const value = await settle(
+      clock,
+      d.call(async () => ++reached),
+    );
+    expect(value).toBe(1);
+    expect(reached).toBe(1);
+    expect(d.stats()).toMatchObject({ attempts: 2, chaosInjected: 1, successes: 1 });
+  });
+
   it('with .fetch(): injected 503s never reach the real server; the breaker and stats see them', async () => {
     let served = 0;
     const server: Loopback = await listen((_req, res) => {

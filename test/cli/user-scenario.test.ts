@@ -57,4 +57,49 @@ describe('kindly-calls sim ./my-scenario.ts (your own scenario)', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('not found');
   });
+
+  const REPORT = '{ title: "t", notes: ["a note"], parameters: [], tables: [], charts: [] }';
+  const scenarioWith = (run: string) => `export default { name: "x", summary: "s", description: [], options: [], ${run} };`;
+
+  it('awaits an async run(): its result is printed; its rejection is one line, exit 1, no stack', async () => {
+    const ok = file('async-ok.mjs', scenarioWith(`async run() { return { json: { done: true }, report: ${REPORT} }; }`));
+    const printed = await runCli(['sim', ok, '--json']);
+    expect(printed).toEqual({ code: 0, stdout: '{\n  "done": true\n}\n', stderr: '' });
+
+    const failing = file('async-boom.mjs', scenarioWith('async run() { throw new Error("async boom"); }'));
+    const failed = await runCli(['sim', failing]);
+    expect(failed).toEqual({ code: 1, stdout: '', stderr: 'kindly: async boom\n' });
+  });
+
+  it('a run() that does not return { json, report }: exit 2, one line naming what is wrong', async () => {
+    const nothing = await runCli(['sim', file('undefined.mjs', scenarioWith('run() { return undefined; }'))]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stdout).toBe('');
+    expect(nothing.stderr).toMatch(
+      /^kindly: sim .*undefined\.mjs: run\(params, context\) must return \{ json, report \} \(got undefined\)\n$/,
+    );
+
+    const partial = await runCli([
+      'sim',
+      file('partial.mjs', scenarioWith('run() { return { json: [], report: { title: 1 } }; }')),
+    ]);
+    expect(partial.code).toBe(2);
+    expect(partial.stderr.split('\n')).toHaveLength(2);
+    for (const fragment of [
+      '`json` must be an object, got an array',
+      '`report.title` must be a string',
+      '`report.charts` must be an array',
+    ])
+      expect(partial.stderr).toContain(fragment);
+  });
+
+  it('--json of a json that cannot be serialised (a BigInt): exit 2, one line', async () => {
+    const path = file('bigint.mjs', scenarioWith(`run() { return { json: { n: 1n }, report: ${REPORT} }; }`));
+    const result = await runCli(['sim', path, '--json']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^kindly: sim .*bigint\.mjs: the `json` that run\(\) returned cannot be written as JSON \(.*BigInt.*\)\n$/,
+    );
+  });
 });

@@ -171,4 +171,53 @@ describe('grpcClientInterceptor against a real grpc-js server', () => {
     expect((cause as GrpcStatusError).grpcCode).toBe(status.UNAVAILABLE);
     expect(isGiveUpError(cause)).toBe(false);
   });
+
+  it("ends with the last attempt's status and trailers when the downstream's fallback answers, leaving nothing unhandled", async () => {
+    const { server, seen } = await scripted([
+      { code: status.UNAVAILABLE },
+      { code: status.UNAVAILABLE },
+      { code: status.UNAVAILABLE, trailers: { 'x-last': 'yes' } },
+    ]);
+    let fallbacks = 0;
+    const d = downstream('echo', {
+      retry: fast,
+      budget: false,
+      fallback: () => {
+        fallbacks++;
+        return { cached: true };
+      },
+    });
+    const { response, error } = await ask(connect(server.address, d), {});
+    expect(response).toBeUndefined();
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toBe('scripted 14');
+    expect(error?.metadata.get('x-last')).toEqual(['yes']);
+    expect(seen).toHaveLength(3);
+    expect(fallbacks).toBe(1);
+  });
+
+  it("ends UNAVAILABLE when the downstream's fallback answers a call refused before any attempt (open breaker)", async () => {
+    const { server, seen } = await scripted([]);
+    const d = downstream('echo', { retry: fast, budget: false, breaker: true, fallback: () => ({ cached: true }) });
+    d.isolateBreaker('/kindly.test.Echo');
+    const { response, error } = await ask(connect(server.address, d), {});
+    expect(response).toBeUndefined();
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/gave up before any attempt was made .*fallback cannot answer a gRPC call/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('a key function that throws ends the call with INTERNAL naming the error instead of escaping from the call', async () => {
+    const { server, seen } = await scripted([]);
+    const d = downstream('echo', { retry: fast, budget: false });
+    const client = connect(server.address, d, {
+      key: () => {
+        throw new Error('no lane for this path');
+      },
+    });
+    const { error } = await ask(client, {});
+    expect(error?.code).toBe(status.INTERNAL);
+    expect(error?.details).toBe('kindly gRPC interceptor: no lane for this path');
+    expect(seen).toHaveLength(0);
+  });
 });
