@@ -1,7 +1,7 @@
 import type { Classification } from '../classify/outcome.js';
+import { callHook, reportHookError } from '../errors/report-hook-error.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { Random } from '../random/random.js';
-import { callHook, reportHookError } from '../telemetry/report-hook-error.js';
 import { BucketWindow } from './bucket-window.js';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';

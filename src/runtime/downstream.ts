@@ -1,6 +1,7 @@
 import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
 import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
+import { callHook } from '../errors/report-hook-error.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import {
   CallMachine,
@@ -36,7 +37,6 @@ import type { FleetLink } from '../store/fleet-link.js';
 import { describeStore, type FleetStore, isFleetStore } from '../store/fleet-store.js';
 import type { CallInfo, CallWrapper } from '../telemetry/call-wrapper.js';
 import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyEventType } from '../telemetry/events.js';
-import { callHook } from '../telemetry/report-hook-error.js';
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';

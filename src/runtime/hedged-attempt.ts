@@ -1,4 +1,4 @@
-import { callHook } from '../telemetry/report-hook-error.js';
+import { callHook } from '../errors/report-hook-error.js';
 import type { Cancel, Clock } from '../time/clock.js';
 
 /** One running attempt of a hedged group. */

@@ -1,3 +1,4 @@
+import { callHook } from '../errors/report-hook-error.js';
 import { lanePipeline } from '../orchestration/downstream-plan.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
@@ -8,7 +9,6 @@ import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '.
 import { KeyedCache } from '../policies/keyed-cache.js';
 import { Pacer, type PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
-import { callHook } from '../telemetry/report-hook-error.js';
 import type { Clock } from '../time/clock.js';
 import { Bulkhead } from './bulkhead.js';
 import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';

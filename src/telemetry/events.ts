@@ -1,6 +1,6 @@
 import type { Classification, Outcome } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
-import { callHook } from './report-hook-error.js';
+import { callHook } from '../errors/report-hook-error.js';
 
 /** Every event carries the downstream that emitted it and the virtual/real monotonic time. */
 interface EventBase {
