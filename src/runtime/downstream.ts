@@ -222,10 +222,10 @@ const KEYS = optionKeys<DownstreamOptions>({
   store: true,
 });
 
-/** Every per-call option; anything else is refused, like a downstream option typo. */
 /** What `hookAnswer` gives when the call's deadline came before the hook's answer. */
 const PAST_DEADLINE: unique symbol = Symbol('past the deadline');
 
+/** Every per-call option; anything else is refused, like a downstream option typo. */
 const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   signal: true,
   deadline: true,
@@ -1128,9 +1128,8 @@ function isSignalOrAbsent(signal: unknown): boolean {
 }
 
 function describeValue(value: unknown): string {
-  if (typeof value === 'object' && value !== null)
-    return Array.isArray(value) ? 'an array' : 'an object without addEventListener';
-  return String(value);
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object that is not one';
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
 const CALL_KEY_SET: ReadonlySet<string> = new Set(CALL_KEYS);

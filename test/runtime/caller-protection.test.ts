@@ -181,7 +181,9 @@ describe('what ends a call is what it reports', () => {
       api.call(async () => 'x', { signal: { aborted: false } as unknown as AbortSignal }),
     );
     expect(isInvalidOptionsError(bad.error)).toBe(true);
-    expect(String((bad.error as Error).message)).toContain('Expected `signal` to be an AbortSignal');
+    expect(String((bad.error as Error).message)).toContain(
+      'Expected `signal` to be an AbortSignal, got an object that is not one',
+    );
     expect(
       (
         await settle(
