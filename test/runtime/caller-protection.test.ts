@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type GiveUpError, isInvalidOptionsError, runWithDeadline } from '../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { settle } from '../support/settle.js';
 
 /**
  * The call's life cycle must never hurt its caller: a slot or a listener is given back however
@@ -21,21 +22,6 @@ function deferred<T>() {
     resolve = r;
   });
   return { promise, resolve };
-}
-
-async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown; at: number }> {
-  let out: { value?: T; error?: unknown; at: number } | undefined;
-  promise.then(
-    (value) => (out = { value, at: clock.monotonic() }),
-    (error: unknown) => (out = { error, at: clock.monotonic() }),
-  );
-  for (let i = 0; i < 1_000 && out === undefined; i++) {
-    await clock.advance(0);
-    const next = clock.nextAt();
-    if (out === undefined && next !== undefined) await clock.advanceTo(next);
-  }
-  if (out === undefined) throw new Error('never settled');
-  return out;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type KindlyEvent,
 } from '../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { settle } from '../support/settle.js';
 
 function setup(options: DownstreamOptions = {}) {
   const clock = new VirtualClock();
@@ -16,22 +17,6 @@ function setup(options: DownstreamOptions = {}) {
   const events: KindlyEvent[] = [];
   api.onAny((e) => events.push(e));
   return { clock, api, events };
-}
-
-/** Runs the virtual clock until `promise` settles. */
-async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown; at: number }> {
-  let out: { value?: T; error?: unknown; at: number } | undefined;
-  promise.then(
-    (value) => (out = { value, at: clock.monotonic() }),
-    (error: unknown) => (out = { error, at: clock.monotonic() }),
-  );
-  for (let i = 0; i < 10_000 && out === undefined; i++) {
-    await clock.advance(0);
-    const next = clock.nextAt();
-    if (out === undefined && next !== undefined) await clock.advanceTo(next);
-  }
-  if (out === undefined) throw new Error('never settled');
-  return out;
 }
 
 describe('adaptive concurrency limit through .call()', () => {

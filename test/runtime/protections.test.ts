@@ -8,6 +8,7 @@ import {
   type KindlyEvent,
 } from '../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { settle } from '../support/settle.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 
@@ -30,21 +31,6 @@ function slotCallee(clock: VirtualClock, perSlot: number): () => Promise<string>
     if (n > perSlot) throw status(429);
     return 'ok';
   };
-}
-
-async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  let out: { value?: T; error?: unknown } | undefined;
-  promise.then(
-    (value) => (out = { value }),
-    (error: unknown) => (out = { error }),
-  );
-  for (let i = 0; i < 10_000 && out === undefined; i++) {
-    await clock.advance(0);
-    const next = clock.nextAt();
-    if (out === undefined && next !== undefined) await clock.advanceTo(next);
-  }
-  if (out === undefined) throw new Error('never settled');
-  return out;
 }
 
 describe('pipeline with protections', () => {
