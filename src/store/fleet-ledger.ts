@@ -1,4 +1,5 @@
 import { PACER_DEFAULTS } from '../policies/pacer.js';
+import { RETRY_DEFAULTS } from '../policies/retry-decision.js';
 import {
   BREAKER_CLOSED,
   BREAKER_HALF_OPEN,
@@ -48,7 +49,8 @@ export interface BudgetLedger {
 export function syncBudget(ledger: BudgetLedger, nowMs: number, r: BudgetSyncRequest): BudgetSyncReply {
   const bucket = Math.floor(nowMs / r.bucketMs);
   const oldest = bucket - r.windowBuckets + 1;
-  for (const b of ledger.buckets.keys()) if (b < oldest) ledger.buckets.delete(b);
+  // A bucket more than one ahead of now was dated by a wrong clock: it would never leave the window.
+  for (const b of ledger.buckets.keys()) if (b < oldest || b > bucket + 1) ledger.buckets.delete(b);
   let owners = ledger.owners;
   if (owners === undefined) ledger.owners = owners = new Map();
   for (const [o, seen] of owners) if (seen < nowMs - r.bucketMs * r.windowBuckets) owners.delete(o);
@@ -109,6 +111,9 @@ export function closedBreaker(): BreakerRecord {
  */
 export function syncBreaker(record: BreakerRecord, nowMs: number, r: BreakerSyncRequest): BreakerRecord {
   const rec = { ...record, now: nowMs };
+  // No break lasts beyond this process's own maximum from now, nor a lease beyond its own.
+  if (rec.openUntil > nowMs + r.maxBreakMs) rec.openUntil = nowMs + r.maxBreakMs;
+  if (rec.probeUntil > nowMs + r.probeLeaseMs) rec.probeUntil = nowMs + r.probeLeaseMs;
   const current = r.generation === rec.generation || (r.generation === -1 && rec.state === BREAKER_CLOSED);
   if (r.report === 'open' && current) {
     const holder = rec.state === BREAKER_HALF_OPEN && rec.probeOwner === r.owner;
@@ -227,6 +232,19 @@ export const FLEET_DELIVERY_GAIN = 1;
  */
 export const FLEET_GROWTH_DOUBLING_MS = 400;
 
+/**
+ * No shared end (wait hint, throttling, a contribution's life, an epoch's start) lasts beyond
+ * this from now: the longest hint a caller accepts by default (`maxRetryAfterMs`). Ends are
+ * only ever raised, so one written further out would hold the fleet for good.
+ */
+export const FLEET_MAX_HINT_MS = RETRY_DEFAULTS.maxRetryAfterMs;
+
+/**
+ * A contributed rate above this (requests per ms: a million a second) is no measurement: it is
+ * dropped, as is the estimate a process would adopt from it.
+ */
+export const FLEET_MAX_RATE = 1_000;
+
 /** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
 export const FLEET_RESPACE_DRIFT = 0.1;
 
@@ -246,6 +264,8 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
   let first = p.baseTicket;
   if (nowMs >= p.baseAt) first = p.gap > 0 ? first + Math.floor((nowMs - p.baseAt) / p.gap) + 1 : p.ticket;
   if (first > p.ticket) first = p.ticket;
+  // An epoch starting beyond the longest hint was not spaced by this ledger: re-spaced now.
+  if (p.baseAt > nowMs + FLEET_MAX_HINT_MS + gap) p.gap = 0;
   const drift = p.gap / gap - 1;
   const steady = drift <= FLEET_RESPACE_DRIFT && drift >= -FLEET_RESPACE_DRIFT;
   if (first < p.ticket && steady && p.baseAt >= p.hintUntil) return;
@@ -273,7 +293,7 @@ function fleetDelivery(
   let rejectedSum = 0;
   let fresh = rejected > 0;
   for (const [b, [s, r]] of p.answers) {
-    if (b < oldest) p.answers.delete(b);
+    if (b < oldest || b > bucket + 1) p.answers.delete(b);
     else {
       servedSum += s;
       rejectedSum += r;
@@ -338,6 +358,8 @@ function contribute(
   served: number,
   rejected: number,
 ): { rate: number; estimate: number } {
+  // A cap written to last beyond the longest hint was not set by this ledger: none.
+  if (p.guessCapUntil > nowMs + FLEET_MAX_HINT_MS) p.guessCapUntil = 0;
   if (rate > 0) {
     if (kind === RATE_SHARE) {
       const before = p.contributions.get(owner);
@@ -348,7 +370,8 @@ function contribute(
         p.guessCapUntil = nowMs + contributionMs;
       } else if (p.guessCapUntil > nowMs) p.guessCapUntil = nowMs + contributionMs;
     }
-    p.contributions.set(owner, [rate, nowMs + contributionMs, kind]);
+    // A life beyond the longest hint would read as a hostile entry and be dropped.
+    p.contributions.set(owner, [rate, nowMs + Math.min(contributionMs, FLEET_MAX_HINT_MS), kind]);
   }
   const cap = p.guessCapUntil > nowMs ? p.guessCap : Number.POSITIVE_INFINITY;
   let shares = 0;
@@ -357,7 +380,7 @@ function contribute(
   let guessing = 0;
   let probe = 0;
   for (const [id, [r, until, k]] of p.contributions) {
-    if (until <= nowMs) p.contributions.delete(id);
+    if (until <= nowMs || until > nowMs + FLEET_MAX_HINT_MS || !(r >= 0 && r <= FLEET_MAX_RATE)) p.contributions.delete(id);
     else if (k === RATE_SHARE) {
       shares += r;
       sharing++;
@@ -403,6 +426,7 @@ function contribute(
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
+  if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   respace(p, nowMs, Math.max(fleet.rate, r.minRate));
   const ticket = p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
@@ -413,6 +437,9 @@ export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): Pace
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
+  // Ends are only ever raised: none lasts beyond the longest hint from now.
+  if (p.activeUntil > nowMs + FLEET_MAX_HINT_MS) p.activeUntil = nowMs + FLEET_MAX_HINT_MS;
+  if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, Math.max(fleet.rate, r.minRate));
   return {
     now: nowMs,

@@ -59,8 +59,17 @@ const MAX_LEASE = 50;
  * fleet's budget can be overshot by at most P × this.
  */
 export const FLEET_BUDGET_CREDIT = 2;
+/**
+ * After a booking the store did not answer, attempts hold tickets in the local pacer for this
+ * long before the shared queue is offered again (one recheck of a held ticket, `RECHECK_MS`):
+ * time passes between bookings however fast the store fails.
+ */
+const BOOK_AGAIN_MS = 40;
 /** A probe lease outlives one probe call; an answer later than this cannot close the fleet's breaker. */
 const PROBE_LEASE_MS = 10_000;
+
+/** Removes a collected link's listeners from its store (see the `FleetLink` constructor). */
+const collected = new FinalizationRegistry<() => void>((gone) => gone());
 
 interface BreakerLink {
   key: string;
@@ -84,6 +93,8 @@ interface PaceLink {
   queue: FleetQueueView;
   /** The pacer's paced answers reported to the fleet so far. */
   tally: PacedAnswerTally;
+  /** Local ms before which no booking is offered: the last one went unanswered (`BOOK_AGAIN_MS`). */
+  bookAgainAt: number;
 }
 
 /**
@@ -130,6 +141,7 @@ export class FleetLink {
   private applying = false;
   private readonly unsubscribe: () => void;
   private readonly unsubscribeNews: (() => void) | undefined;
+  private readonly onAvailability: FleetLinkOptions['onAvailability'];
 
   constructor(options: FleetLinkOptions) {
     this.store = options.store;
@@ -149,16 +161,40 @@ export class FleetLink {
     this.quietMs = options.pacing?.quietMs ?? PACER_DEFAULTS.quietMs;
     this.minRate = 1 / (options.pacing?.maxSpacingMs ?? PACER_DEFAULTS.maxSpacingMs);
     this.budgets = options.budget === undefined ? undefined : new FleetBudgets(this, options.budget, options.maxKeys);
+    this.onAvailability = options.onAvailability;
+    // The store outlives the downstreams given it, and nothing tells a link its downstream is
+    // no longer used: the store's listeners reach this link only weakly, so that a downstream
+    // dropped by its owner (a client per tenant, per request) is collected with its link, and
+    // its listeners are then removed. (Held strongly, every such downstream stayed for good.)
+    const self = new WeakRef<FleetLink>(this);
+    const subscriptions: Array<() => void> = [];
+    const gone = () => {
+      for (const off of subscriptions) off();
+    };
     this.unsubscribe = this.store.onAvailability((change) => {
-      options.onAvailability(change, this.clock.monotonic());
-      if (change.available) this.resync();
-      else this.fellBack();
+      const link = self.deref();
+      if (link === undefined) gone();
+      else link.availabilityChanged(change);
     });
-    this.unsubscribeNews = this.store.onBreakerNews?.((scope) => this.heard(scope));
+    subscriptions.push(this.unsubscribe);
+    this.unsubscribeNews = this.store.onBreakerNews?.((scope) => {
+      const link = self.deref();
+      if (link === undefined) gone();
+      else link.heard(scope);
+    });
+    if (this.unsubscribeNews !== undefined) subscriptions.push(this.unsubscribeNews);
+    collected.register(this, gone, this);
+  }
+
+  private availabilityChanged(change: StoreAvailability): void {
+    this.onAvailability(change, this.clock.monotonic());
+    if (change.available) this.resync();
+    else this.fellBack();
   }
 
   /** Stops syncing (the downstream is no longer used). */
   close(): void {
+    collected.unregister(this);
     this.unsubscribe();
     this.unsubscribeNews?.();
     this.timer?.();
@@ -288,7 +324,12 @@ export class FleetLink {
       if (rec.state === BREAKER_CLOSED) {
         breaker.release(now);
       } else if (rec.state === BREAKER_OPEN) {
-        breaker.holdOpen(now, Math.max(this.toLocal(rec.openUntil), hold));
+        // An end from the store is trusted up to this breaker's own longest break from now:
+        // one written far out (by hand, or by a peer with a longer maxBreakMs) held it open
+        // for good. Not a number: held as any other shared state, a few periods.
+        const until = this.toLocal(rec.openUntil);
+        const end = Number.isFinite(until) ? Math.min(until, now + this.breakerOptions.maxBreakMs) : hold;
+        breaker.holdOpen(now, Math.max(end, hold));
       } else if (rec.probeOwner === this.owner && this.toLocal(rec.probeUntil) > now) {
         // This process probes for the fleet.
         const state = breaker.state(now);
@@ -317,6 +358,7 @@ export class FleetLink {
       hintUntil: Number.NEGATIVE_INFINITY,
       queue: new FleetQueueView((storeMs) => this.toLocal(storeMs), pacer),
       tally: new PacedAnswerTally(),
+      bookAgainAt: Number.NEGATIVE_INFINITY,
     });
     if (this.paces.size > 4 * 1024) this.paces.delete(this.paces.keys().next().value as string);
   }
@@ -352,7 +394,11 @@ export class FleetLink {
     if (!this.sharing || (pacer.searching && !due)) return undefined;
     if (!this.throttling(key, pacer, nowMs)) return 0;
     const link = this.paces.get(key);
-    return link === undefined ? undefined : this.bookSlot(link, nowMs);
+    // A booking the store did not answer sends its caller to the local pacer, which offers it
+    // the shared queue again at once: a store answering \`undefined\` without delay would keep
+    // it in that loop without time passing (microtasks only, its deadline never checked).
+    if (link === undefined || nowMs < link.bookAgainAt) return undefined;
+    return this.bookSlot(link, nowMs);
   }
 
   private async bookSlot(link: PaceLink, nowMs: number): Promise<SharedTicket | undefined> {
@@ -364,6 +410,7 @@ export class FleetLink {
     );
     if (reply === undefined) {
       link.tally.unsent(c);
+      link.bookAgainAt = this.clock.monotonic() + BOOK_AGAIN_MS;
       return undefined;
     }
     this.measured(nowMs, reply.now);
@@ -468,7 +515,12 @@ export class FleetLink {
   /** The store went down: local policies decide alone (holds on breakers lapse by themselves). */
   private fellBack(): void {
     this.budgets?.reset();
-    for (const link of this.paces.values()) link.activeUntil = Number.NEGATIVE_INFINITY;
+    for (const link of this.paces.values()) {
+      link.activeUntil = Number.NEGATIVE_INFINITY;
+      // Local bookings no longer wait behind the fleet's queue: nothing updates its end while
+      // the store is down, and an end far out (a first guess, a poisoned record) held them.
+      link.queue.forget();
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Pacer } from '../policies/pacer.js';
+import { FLEET_MAX_RATE } from './fleet-ledger.js';
 import { RATE_PROBE, RATE_SHARE, RATE_WHOLE, type RateKindCode } from './fleet-store.js';
 
 /** One process's word on the callee's rate, as the fleet's ledger combines it. */
@@ -66,5 +67,7 @@ export function paceContribution(pacer: Pacer, nowMs: number, tally: PacedAnswer
  * search serves the fleet; the others' probes would each cost the callee a rejection or more.
  */
 export function adoptFleetEstimate(pacer: Pacer, estimate: number, nowMs: number): void {
-  if (estimate > 0 && pacer.searching) pacer.adopt(estimate * 1000, nowMs);
+  // Only a rate some process could have measured: a store's reply is not trusted beyond it
+  // (an estimate of 1e308 per ms was adopted as an infinite rate).
+  if (estimate > 0 && estimate <= FLEET_MAX_RATE && pacer.searching) pacer.adopt(estimate * 1000, nowMs);
 }

@@ -47,6 +47,15 @@ export class FleetQueueView {
     if (this.lastTicket > 0) this.pacer.followQueue(this.slot(this.lastTicket + 1), true);
   }
 
+  /**
+   * The store went down: the pacer stops following the fleet's queue (its tickets already held
+   * keep their slots under the last epoch); the next booking follows it again.
+   */
+  forget(): void {
+    this.lastTicket = 0;
+    this.pacer.followQueue(Number.NEGATIVE_INFINITY, true);
+  }
+
   /** Local ms at which `ticket` leaves, as far as this process knows. */
   slot(ticket: number): number {
     return this.toLocal(slotOf(this.epoch, ticket));

@@ -5,6 +5,8 @@ import {
   FLEET_DELIVERY_MIN_SPAN_MS,
   FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
+  FLEET_MAX_HINT_MS,
+  FLEET_MAX_RATE,
   FLEET_RESPACE_DRIFT,
   REFUTED_GUESS,
 } from './fleet-ledger.js';
@@ -23,6 +25,21 @@ const PRELUDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local function num(x) return string.format('%.17g', x) end
+-- Anything read back from a key may have been written by an older build, an operator or a
+-- hostile peer: a field that does not parse to a finite number reads as its default (one bad
+-- field must not raise in every process sharing the key).
+local function fin(x, d)
+  x = tonumber(x)
+  if x == nil or x ~= x or x == math.huge or x == -math.huge then return d end
+  return x
+end
+-- A key of another type would raise WRONGTYPE in every operation on it: it is reset instead,
+-- and reads as fresh state.
+local function hashOnly(key)
+  local t = redis.call('TYPE', key)
+  if type(t) == 'table' then t = t.ok end
+  if t ~= 'hash' and t ~= 'none' then redis.call('DEL', key) end
+end
 `;
 
 /** KEYS[1] budget hash (fields q:<bucket>, t:<bucket>, o:<owner> → last sync). */
@@ -40,6 +57,7 @@ local ttl = tonumber(ARGV[10])
 local owner = ARGV[11]
 local bucket = math.floor(now / bucketMs)
 local oldest = bucket - windowBuckets + 1
+hashOnly(KEYS[1])
 local fields = redis.call('HGETALL', KEYS[1])
 local R, T, others = 0, 0, 0
 local ownerField = 'o:' .. owner
@@ -47,19 +65,23 @@ for i = 1, #fields, 2 do
   local f = fields[i]
   local kind = string.sub(f, 1, 1)
   if kind == 'o' then
-    if tonumber(fields[i + 1]) < now - bucketMs * windowBuckets then
+    local seen = fin(fields[i + 1], nil)
+    if seen == nil or seen < now - bucketMs * windowBuckets then
       redis.call('HDEL', KEYS[1], f)
     elseif f ~= ownerField then
       others = others + 1
     end
   else
-    local b = tonumber(string.sub(f, 3))
-    if b < oldest then
+    -- A bucket more than one ahead of now was dated by a wrong clock or written by hand: it
+    -- would never leave the window. Counts that are negative or not finite are no counts.
+    local b = fin(string.sub(f, 3), nil)
+    local v = fin(fields[i + 1], -1)
+    if b == nil or b < oldest or b > bucket + 1 or v < 0 or (kind ~= 'q' and kind ~= 't') then
       redis.call('HDEL', KEYS[1], f)
     elseif kind == 'q' then
-      R = R + tonumber(fields[i + 1])
+      R = R + v
     else
-      T = T + tonumber(fields[i + 1])
+      T = T + v
     end
   end
 end
@@ -73,7 +95,7 @@ if spent > 0 then
   T = T + spent
 end
 if returned > 0 and returnBucket >= oldest and returnBucket <= bucket then
-  local had = tonumber(redis.call('HGET', KEYS[1], 't:' .. returnBucket) or '0')
+  local had = fin(redis.call('HGET', KEYS[1], 't:' .. returnBucket), 0)
   local back = math.min(returned, had)
   if back > 0 then
     redis.call('HINCRBYFLOAT', KEYS[1], 't:' .. returnBucket, -back)
@@ -108,13 +130,21 @@ local wantProbe = ARGV[9] == '1'
 local probeLeaseMs = tonumber(ARGV[10])
 local ttl = tonumber(ARGV[11])
 local newsChannel = ARGV[12] or ''
+hashOnly(KEYS[1])
 local h = redis.call('HMGET', KEYS[1], 'state', 'generation', 'openUntil', 'opensInRow', 'probeOwner', 'probeUntil')
-local state = tonumber(h[1] or '0')
-local generation = tonumber(h[2] or '0')
-local openUntil = tonumber(h[3] or '0')
-local opensInRow = tonumber(h[4] or '0')
+local state = fin(h[1], 0)
+if state ~= 0 and state ~= 1 and state ~= 2 then state = 0 end
+local generation = fin(h[2], 0)
+local openUntil = fin(h[3], 0)
+local opensInRow = fin(h[4], 0)
+if opensInRow < 0 then opensInRow = 0 end
 local probeOwner = h[5] or ''
-local probeUntil = tonumber(h[6] or '0')
+local probeUntil = fin(h[6], 0)
+-- No break lasts longer than this process's own maximum from now, nor a probe lease longer
+-- than its own: an end written far out (by hand, or by a peer configured otherwise) would
+-- otherwise hold every process's breaker open for good, the key's TTL refreshed each sync.
+if openUntil > now + maxBreakMs then openUntil = now + maxBreakMs end
+if probeUntil > now + probeLeaseMs then probeUntil = now + probeLeaseMs end
 local current = gen == generation or (gen == -1 and state == 0)
 if report == 'open' and current then
   local holder = state == 2 and probeOwner == owner
@@ -163,20 +193,24 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
   local oldest = bucket - ${FLEET_ANSWER_BUCKETS} + 1
   local servedSum, rejectedSum = 0, 0
   local fresh = rejected > 0
+  hashOnly(answersKey)
   local all = redis.call('HGETALL', answersKey)
   for i = 1, #all, 2 do
-    local b = tonumber(string.sub(all[i], 2))
-    if b < oldest then
+    local b = fin(string.sub(all[i], 2), nil)
+    local v = fin(all[i + 1], -1)
+    local kind = string.sub(all[i], 1, 1)
+    -- As in the budget: buckets ahead of now, and counts that are not counts, are dropped.
+    if b == nil or b < oldest or b > bucket + 1 or v < 0 or (kind ~= 's' and kind ~= 'r') then
       redis.call('HDEL', answersKey, all[i])
-    elseif string.sub(all[i], 1, 1) == 's' then
-      servedSum = servedSum + tonumber(all[i + 1])
+    elseif kind == 's' then
+      servedSum = servedSum + v
     else
-      local r = tonumber(all[i + 1])
+      local r = v
       rejectedSum = rejectedSum + r
       if r > 0 and b >= bucket - ${FLEET_FRESH_BUCKETS} + 1 then fresh = true end
     end
   end
-  local from = tonumber(redis.call('HGET', paceKey, 'answersFrom') or '0')
+  local from = fin(redis.call('HGET', paceKey, 'answersFrom'), 0)
   if served > 0 or rejected > 0 then
     if servedSum == 0 and rejectedSum == 0 then
       from = now
@@ -202,23 +236,32 @@ end
  * `contribute` in fleet-ledger.ts).
  */
 const CONTRIBUTE = `${FLEET_DELIVERY}
+-- A contribution that does not parse, or claims a rate or a life no process gives, reads as
+-- expired (and is dropped): one such entry would otherwise set the fleet's rate for good.
 local function parseContribution(v)
   local sep = string.find(v, ':', 1, true)
+  if sep == nil then return 0, 0, 0 end
   local sep2 = string.find(v, ':', sep + 1, true)
-  local r = tonumber(string.sub(v, 1, sep - 1))
-  local untilMs = tonumber(string.sub(v, sep + 1, (sep2 or 0) - 1))
-  local k = sep2 and tonumber(string.sub(v, sep2 + 1)) or 0
+  local r = fin(string.sub(v, 1, sep - 1), -1)
+  local untilMs = fin(string.sub(v, sep + 1, (sep2 or 0) - 1), 0)
+  local k = sep2 and fin(string.sub(v, sep2 + 1), -1) or 0
+  if r < 0 or r > ${FLEET_MAX_RATE} or untilMs > now + ${FLEET_MAX_HINT_MS} or (k ~= 0 and k ~= 1 and k ~= 2) then
+    return 0, 0, 0
+  end
   return r, untilMs, k
 end
 local function contribute(paceKey, key, answersKey, owner, rate, kind, contributionMs, ttl, served, rejected)
+  hashOnly(paceKey)
+  hashOnly(key)
   local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap', 'ticket', 'baseTicket', 'baseAt', 'growFrom')
-  local guessCap = tonumber(c[1] or '0')
-  local guessCapUntil = tonumber(c[2] or '0')
-  local gap = tonumber(c[3] or '0')
-  local lastTicket = tonumber(c[4] or '1') - 1
-  local baseTicket = tonumber(c[5] or '1')
-  local baseAt = tonumber(c[6] or '0')
-  local growFrom = tonumber(c[7] or '0')
+  local guessCap = fin(c[1], 0)
+  local guessCapUntil = fin(c[2], 0)
+  local gap = fin(c[3], 0)
+  local lastTicket = fin(c[4], 1) - 1
+  local baseTicket = fin(c[5], 1)
+  local baseAt = fin(c[6], 0)
+  local growFrom = fin(c[7], 0)
+  if guessCapUntil > now + ${FLEET_MAX_HINT_MS} then guessCapUntil = 0 end
   if rate > 0 then
     if kind == 0 then
       local before = redis.call('HGET', key, owner)
@@ -236,7 +279,8 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
         redis.call('HSET', paceKey, 'guessCapUntil', num(guessCapUntil))
       end
     end
-    redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + contributionMs) .. ':' .. kind)
+    -- A life beyond the longest hint would read as a hostile entry and be dropped (quietMs is the caller's).
+    redis.call('HSET', key, owner, num(rate) .. ':' .. num(now + math.min(contributionMs, ${FLEET_MAX_HINT_MS})) .. ':' .. kind)
   end
   local cap = math.huge
   if guessCapUntil > now then cap = guessCap end
@@ -291,11 +335,14 @@ end
 const RESPACE = `
 local function respace(key, rate, hintUntil)
   local h = redis.call('HMGET', key, 'ticket', 'baseTicket', 'baseAt', 'gap')
-  local ticket = tonumber(h[1] or '1')
-  local baseTicket = tonumber(h[2] or '1')
-  local baseAt = tonumber(h[3] or '0')
-  local oldGap = tonumber(h[4] or '0')
+  local ticket = fin(h[1], 1)
+  local baseTicket = fin(h[2], 1)
+  local baseAt = fin(h[3], 0)
+  local oldGap = fin(h[4], 0)
   local gap = 1 / rate
+  -- No epoch starts later than the longest hint from now (plus one gap): one written further
+  -- out is re-spaced now rather than kept.
+  if baseAt > now + ${FLEET_MAX_HINT_MS} + gap then oldGap = 0 end
   local first = baseTicket
   if now >= baseAt then
     if oldGap > 0 then first = first + math.floor((now - baseAt) / oldGap) + 1 else first = ticket end
@@ -322,7 +369,8 @@ local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARG
   tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8]))
 local minRate = tonumber(ARGV[4])
 if rate < minRate then rate = minRate end
-local hintUntil = tonumber(redis.call('HGET', KEYS[1], 'hintUntil') or '0')
+local hintUntil = fin(redis.call('HGET', KEYS[1], 'hintUntil'), 0)
+if hintUntil > now + ${FLEET_MAX_HINT_MS} then hintUntil = now + ${FLEET_MAX_HINT_MS} end
 local ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
 redis.call('HSET', KEYS[1], 'ticket', ticket + 1)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
@@ -341,14 +389,19 @@ local active = ARGV[4] == '1'
 local quietMs = tonumber(ARGV[5])
 local hintMs = tonumber(ARGV[6])
 local h = redis.call('HMGET', KEYS[1], 'activeUntil', 'hintUntil', 'ticket', 'baseTicket', 'baseAt', 'gap')
-local activeUntil = tonumber(h[1] or '0')
-local hintUntil = tonumber(h[2] or '0')
-local ticket = tonumber(h[3] or '1')
-local baseTicket = tonumber(h[4] or '1')
-local baseAt = tonumber(h[5] or '0')
-local gap = tonumber(h[6] or '0')
+local activeUntil = fin(h[1], 0)
+local hintUntil = fin(h[2], 0)
+local ticket = fin(h[3], 1)
+local baseTicket = fin(h[4], 1)
+local baseAt = fin(h[5], 0)
+local gap = fin(h[6], 0)
 if active and now + quietMs > activeUntil then activeUntil = now + quietMs end
 if hintMs > 0 and now + hintMs > hintUntil then hintUntil = now + hintMs end
+-- Shared ends are only ever raised: one written far out (by hand, or a hint no caller would
+-- wait for) would hold the fleet's queue for good. None lasts beyond the longest hint a
+-- caller accepts (the retry policy's default maxRetryAfterMs) from now.
+if activeUntil > now + ${FLEET_MAX_HINT_MS} then activeUntil = now + ${FLEET_MAX_HINT_MS} end
+if hintUntil > now + ${FLEET_MAX_HINT_MS} then hintUntil = now + ${FLEET_MAX_HINT_MS} end
 redis.call('HSET', KEYS[1], 'activeUntil', num(activeUntil), 'hintUntil', num(hintUntil))
 if ticket - 1 >= baseTicket and baseAt + (ticket - 1 - baseTicket) * gap > now then
   ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)

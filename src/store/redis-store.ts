@@ -187,7 +187,9 @@ export class RedisStore implements FleetStore {
   }
 
   get available(): boolean {
-    return this.up;
+    // Closed, nothing is sent: a link that still saw the store as available offered the
+    // shared queue, every booking answered \`undefined\` at once, and paced calls spun.
+    return this.up && !this.closed;
   }
 
   /** Links one downstream to this store (`FleetStore.link`). */
@@ -205,12 +207,17 @@ export class RedisStore implements FleetStore {
    * reconnect loop ends. The client is yours to close, after this.
    */
   close(): void {
+    if (this.closed) return;
+    const wasUp = this.up;
     this.closed = true;
     this.reconnecting?.();
     this.reconnecting = undefined;
     this.news?.close();
     this.news = undefined;
     this.newsListeners.clear();
+    // Links fall back to their local policies as when Redis goes down (claims decided, the
+    // fleet's queue no longer followed); a store already down told them so then.
+    if (wasUp) this.emit({ available: false, reason: 'store closed' });
   }
 
   get newsLive(): boolean {

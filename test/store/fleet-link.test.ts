@@ -1,8 +1,15 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
+import type { Pacer } from '../../src/policies/pacer.js';
 import { FLEET_BUDGET_CREDIT, FLEET_QUIET_SYNC_MS, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
+import { adoptFleetEstimate } from '../../src/store/fleet-pace-rate.js';
+import { BREAKER_OPEN, type BreakerRecord } from '../../src/store/fleet-store.js';
+import { FleetQueueView } from '../../src/store/fleet-ticket.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { MemoryFleetStore } from '../support/memory-fleet-store.js';
+import { settle } from '../support/settle.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 const fail = () => Promise.reject(status(503));
@@ -16,21 +23,6 @@ function fleet(processes: number, options: DownstreamOptions, storeOptions: { ne
     downstream('api', { clock, random: new SeededRandom(100 + i), store, ...options }),
   );
   return { clock, store, members };
-}
-
-async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  let out: { value?: T; error?: unknown } | undefined;
-  promise.then(
-    (value) => (out = { value }),
-    (error: unknown) => (out = { error }),
-  );
-  for (let i = 0; i < 10_000 && out === undefined; i++) {
-    await clock.advance(0);
-    const next = clock.nextAt();
-    if (out === undefined && next !== undefined) await clock.advanceTo(next);
-  }
-  if (out === undefined) throw new Error('never settled');
-  return out;
 }
 
 /** An operation that always fails with 503, and how many times it ran (`attempts`, which a test may reset). */
@@ -115,19 +107,8 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
     const { clock, store, members } = fleet(2, breakerOnly);
     const scope = { downstream: 'api', key: 'api' };
     for (let i = 0; i < 3; i++) await settle(clock, members[0]!.call(fail));
-    const opened = await store.breaker(scope, {
-      owner: 'x',
-      generation: -2,
-      report: 'none',
-      breakMs: 0,
-      breakGrowth: 1,
-      maxBreakMs: 0,
-      breakJitter: 0,
-      u: 0,
-      wantProbe: false,
-      probeLeaseMs: 0,
-      ttlMs: 1,
-    });
+    // A read by a process configured as the fleet (a break never lasts beyond the reader's own maxBreakMs).
+    const opened = await store.breaker(scope, { ...baseReport, owner: 'x', generation: -2, report: 'none' });
     expect(opened?.state).toBe(1);
     const staleGeneration = opened!.generation - 1;
     const late = await store.breaker(scope, { ...baseReport, owner: 'y', generation: staleGeneration, report: 'open' });
@@ -434,5 +415,124 @@ describe('the store makes the link', () => {
       }),
     );
     expect(() => downstream('a', { clock, store: 5 as never })).toThrow(/to be a fleet store .* got number/);
+  });
+});
+
+describe('FleetLink against a store that misbehaves', () => {
+  /** A memory store whose bookings can be made to answer nothing, at once. */
+  class Unanswering extends MemoryFleetStore {
+    refuse = false;
+    refused = 0;
+    override bookSlot(...args: Parameters<MemoryFleetStore['bookSlot']>) {
+      if (!this.refuse) return super.bookSlot(...args);
+      // A bound for the old loop, so that the test fails instead of spinning for good.
+      if (++this.refused >= 10_000) this.setAvailable(false);
+      return Promise.resolve(undefined);
+    }
+  }
+
+  it('a booking answered with nothing at once does not loop without time passing (regression: paced calls spun after close)', async () => {
+    const clock = new VirtualClock();
+    const store = new Unanswering(clock);
+    const d = downstream('api', {
+      clock,
+      random: new SeededRandom(7),
+      store,
+      budget: false,
+      breaker: { threshold: 1_000 },
+      retry: { maxAttempts: 6, backoff: { baseMs: 1, jitter: 'none' } },
+      pacing: true,
+      totalTimeoutMs: 2_000,
+    });
+    // A callee serving one request per 20 ms and rejecting the others.
+    let lastOk = Number.NEGATIVE_INFINITY;
+    const callee = () => {
+      const now = clock.monotonic();
+      if (now - lastOk < 20) return Promise.reject(status(429));
+      lastOk = now;
+      return Promise.resolve('ok');
+    };
+    const herd = () => Promise.all(Array.from({ length: 20 }, () => d.call(callee).catch(() => undefined)));
+    await settle(clock, herd());
+    store.refuse = true;
+    await settle(clock, herd());
+    // One booking per caller per BOOK_AGAIN_MS at most: 20 callers over at most 2 s.
+    expect(store.refused).toBeGreaterThan(0);
+    expect(store.refused).toBeLessThan(2_000);
+    expect(store.available).toBe(true);
+  });
+
+  it("a breaker's end from the store is held no longer than this breaker's maxBreakMs (regression: openUntil 1e308 held it for good)", async () => {
+    const clock = new VirtualClock();
+    class FarOpen extends MemoryFleetStore {
+      override async breaker(...args: Parameters<MemoryFleetStore['breaker']>): Promise<BreakerRecord | undefined> {
+        const rec = await super.breaker(...args);
+        return rec === undefined ? undefined : { ...rec, state: BREAKER_OPEN, openUntil: 1e308 };
+      }
+    }
+    const store = new FarOpen(clock);
+    const d = downstream('api', {
+      clock,
+      random: new SeededRandom(3),
+      store,
+      retry: false,
+      budget: false,
+      breaker: { threshold: 3, breakMs: 1_000, maxBreakMs: 5_000, breakJitter: 0 },
+    });
+    // The first call creates the lane, whose breaker then reads the fleet's record.
+    await settle(clock, d.call(ok));
+    await clock.advance(FLEET_SYNC_MS);
+    expect(((await settle(clock, d.call(ok))).error as { reason?: string }).reason).toBe('circuit-open');
+    // Redis goes away: the hold lapses by this breaker's own longest break at the latest.
+    store.setAvailable(false);
+    await clock.advance(5_000 + 4 * FLEET_SYNC_MS);
+    expect((await settle(clock, d.call(ok))).value).toBe('ok');
+  });
+
+  it('a fleet estimate no process could have measured is not adopted (regression: 1e308 per ms became an infinite rate)', () => {
+    const adopted: number[] = [];
+    const pacer = { searching: true, adopt: (rate: number) => adopted.push(rate) } as unknown as Pacer;
+    adoptFleetEstimate(pacer, 1e308, 0);
+    adoptFleetEstimate(pacer, Number.POSITIVE_INFINITY, 0);
+    adoptFleetEstimate(pacer, 0.1, 0);
+    expect(adopted).toEqual([100]);
+  });
+
+  it("falling back stops following the fleet's queue (regression: a far end held local pacing after the store went down)", () => {
+    const followed: number[] = [];
+    const pacer = { followQueue: (end: number) => followed.push(end) };
+    const view = new FleetQueueView((storeMs) => storeMs, pacer);
+    view.learn(0, { baseTicket: 1, baseAt: 1e12, gap: 10 }, 5);
+    expect(followed.at(-1)).toBeGreaterThan(1e12);
+    view.forget();
+    expect(followed.at(-1)).toBe(Number.NEGATIVE_INFINITY);
+    // Until it books again, a reply no longer moves the pacer.
+    view.learn(1, { baseTicket: 1, baseAt: 1e12, gap: 10 });
+    expect(followed.at(-1)).toBe(Number.NEGATIVE_INFINITY);
+  });
+});
+
+describe('FleetLink lifetime', () => {
+  it('a downstream given a store and then dropped is collected; its listeners leave the store (regression: every one stayed for good)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const clock = new VirtualClock();
+    const store = new MemoryFleetStore(clock);
+    const listeners = () =>
+      (store as unknown as { listeners: Set<unknown> }).listeners.size +
+      (store as unknown as { newsListeners: Set<unknown> }).newsListeners.size;
+    const refs: WeakRef<object>[] = [];
+    // Built in a function of its own, so that nothing on this stack keeps them.
+    (() => {
+      for (let i = 0; i < 20; i++) refs.push(new WeakRef(downstream(`tenant-${i}`, { clock, store })));
+    })();
+    expect(listeners()).toBe(40);
+    // Bounded: a few collections and turns of the event loop (finalizers run after a collection).
+    for (let i = 0; i < 20 && (refs.some((r) => r.deref() !== undefined) || listeners() > 0); i++) {
+      await new Promise((r) => setImmediate(r));
+      gc();
+    }
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0);
+    expect(listeners()).toBe(0);
   });
 });
