@@ -14,6 +14,7 @@ import {
   isDeadlineExceededError,
   isGiveUpError,
 } from '../errors/errors.js';
+import { reportHookError } from '../errors/report-hook-error.js';
 import { GRPC_PREVIOUS_ATTEMPTS_HEADER } from '../http/attempt-header.js';
 import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
@@ -194,9 +195,7 @@ class RetryingUnaryCall implements InterceptingCallInterface {
         // The caller's own listener threw while hearing the answer. Without the interceptor
         // grpc-js would let that escape as the caller's exception; swallowing it would hide
         // their bug, and leaving it here would make it an unhandled rejection of ours.
-        queueMicrotask(() => {
-          throw error;
-        });
+        reportHookError(error);
       });
   }
 

@@ -10,6 +10,7 @@ import { FleetQueueView } from '../../src/store/fleet-ticket.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { MemoryFleetStore } from '../support/memory-fleet-store.js';
 import { settle } from '../support/settle.js';
+import { BREAKER_REPORT } from './support/requests.js';
 
 const status = (code: number) => Object.assign(new Error(`HTTP ${code}`), { status: code });
 const fail = () => Promise.reject(status(503));
@@ -250,16 +251,7 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
   });
 });
 
-const baseReport = {
-  breakMs: 1_000,
-  breakGrowth: 2,
-  maxBreakMs: 60_000,
-  breakJitter: 0,
-  u: 0.5,
-  wantProbe: false,
-  probeLeaseMs: 10_000,
-  ttlMs: 70_000,
-};
+const baseReport = BREAKER_REPORT;
 
 describe('FleetLink when the store loses its state', () => {
   it('an evicted open breaker record is written back by the processes that hold it open (regression: eviction closed the fleet)', async () => {

@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEET_MAX_HINT_MS, FLEET_MAX_RATE } from '../../src/store/fleet-ledger.js';
-import { RATE_SHARE, type StoreAvailability } from '../../src/store/fleet-store.js';
+import type { StoreAvailability } from '../../src/store/fleet-store.js';
 import { RedisStore } from '../../src/store/redis-store.js';
 import { connectRedis, RedisServer } from '../support/redis-server.js';
+import { BREAKER_REQUEST, BUDGET_REQUEST, PACE_REQUEST } from './support/requests.js';
 
 /**
  * Records written by hand, by an older build or by a peer configured otherwise: each is
@@ -24,42 +25,9 @@ describe('RedisStore with hostile or malformed records (real redis-server)', () 
     await server.dispose();
   });
 
-  const breakerRequest = {
-    owner: 'a',
-    generation: -1,
-    report: 'none' as const,
-    breakMs: 1_000,
-    breakGrowth: 2,
-    maxBreakMs: 60_000,
-    breakJitter: 0,
-    u: 0.5,
-    wantProbe: false,
-    probeLeaseMs: 10_000,
-    ttlMs: 70_000,
-  };
-  const budgetRequest = {
-    owner: 'a',
-    bucketMs: 1_000,
-    windowBuckets: 10,
-    ratio: 0.2,
-    reserve: 10,
-    requests: 0,
-    returned: 0,
-    returnBucket: 0,
-    spent: 0,
-    want: 5,
-  };
-  const paceRequest = {
-    owner: 'a',
-    rate: 0.05,
-    kind: RATE_SHARE,
-    contributionMs: 2_000,
-    minRate: 0.001,
-    active: true,
-    quietMs: 2_000,
-    hintMs: 0,
-    ttlMs: 60_000,
-  } as const;
+  const breakerRequest = BREAKER_REQUEST;
+  const budgetRequest = BUDGET_REQUEST;
+  const paceRequest = PACE_REQUEST;
   const bookRequest = { owner: 'a', rate: 0.05, contributionMs: 2_000, minRate: 0.001, ttlMs: 60_000 };
 
   it('is not available once closed, and tells its links so (regression: paced calls spun after close)', async () => {

@@ -23,6 +23,7 @@ import { commandSender, type RedisClientLike, type SendCommand } from '../../src
 import { RedisStore } from '../../src/store/redis-store.js';
 import { VirtualClock } from '../../src/time/virtual-clock.js';
 import { connectNodeRedis, connectRedis, RedisServer } from '../support/redis-server.js';
+import { PACE_REQUEST } from './support/requests.js';
 
 /** Both clients kindly accepts, each against its own real redis-server. */
 const CLIENTS = [
@@ -204,17 +205,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
       minRate: 0.001,
       ttlMs: 60_000,
     };
-    const paceRequest = {
-      owner: 'a',
-      rate: 0.05,
-      kind: RATE_SHARE as RateKindCode,
-      contributionMs: 2_000,
-      minRate: 0.001,
-      active: true,
-      quietMs: 2_000,
-      hintMs: 0,
-      ttlMs: 60_000,
-    };
+    const paceRequest = PACE_REQUEST;
     // A first batch loads the batch script into Redis (a NOSCRIPT, then EVAL: one more command).
     const warm = { downstream: 'batch-warm', key: 'k' };
     await Promise.all([store.budget(warm, budgetRequest(1)), store.budget(warm, budgetRequest(1))]);
