@@ -355,13 +355,9 @@ export class CallMachine implements StageCall {
   /** After `STEP_QUEUE`: the wait ended at `nowMs`, resolving to `value` (the stage's `afterQueue` reads it). */
   slotGranted(nowMs: number, value?: unknown): Step {
     const i = this.entered;
-    const stage = this.gates[i]!;
     this.attemptStart = nowMs;
-    this.token = undefined;
-    const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
+    const admission = this.takeGranted(nowMs, value);
     if (admission === REFUSE) return this.refused(nowMs);
-    this.keep(i, this.token);
-    this.entered = i + 1;
     if (admission === WAIT) {
       // A wait that asks the stage again when it ends (a pacer's held ticket).
       if (this.waitAgain) this.entered = i;
@@ -481,18 +477,22 @@ export class CallMachine implements StageCall {
    * so that abandoning gives it back — abandoned before, it was never held, so never released.
    */
   abandonGranted(nowMs: number, value: unknown): void {
-    const i = this.entered;
-    const stage = this.gates[i];
-    if (stage !== undefined) {
-      this.token = undefined;
-      const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
-      if (admission !== REFUSE) {
-        this.keep(i, this.token);
-        this.entered = i + 1;
-      }
-      this.waitAgain = false;
-    }
+    this.takeGranted(nowMs, value);
+    this.waitAgain = false;
     this.abandon(nowMs);
+  }
+
+  /** The queued stage reads its grant (`afterQueue`); unless it refuses, it holds what it took. */
+  private takeGranted(nowMs: number, value: unknown): Admission {
+    const i = this.entered;
+    const stage = this.gates[i]!;
+    this.token = undefined;
+    const admission = stage.afterQueue === undefined ? ADMIT : stage.afterQueue(this, nowMs, value);
+    if (admission !== REFUSE) {
+      this.keep(i, this.token);
+      this.entered = i + 1;
+    }
+    return admission;
   }
 
   whenSettled(release: () => void): void {

@@ -7,6 +7,7 @@
  */
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../../src/testing/index.js';
+import { settle } from '../../support/settle.js';
 
 const reported: string[] = [];
 const unhandled: string[] = [];
@@ -21,20 +22,13 @@ function setup(options: DownstreamOptions) {
   return { clock, api, events };
 }
 
-async function settle<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: string }> {
-  let out: { value?: T; error?: string } | undefined;
-  promise.then(
-    (value) => (out = { value }),
-    (error: unknown) => (out = { error: (error as { reason?: string }).reason ?? String(error) }),
-  );
-  for (let i = 0; i < 1_000 && out === undefined; i++) {
-    await clock.advance(0);
-    const next = clock.nextAt();
-    if (out === undefined && next !== undefined) await clock.advanceTo(next);
-  }
+/** How the call ended: its value, or its give-up reason (else the error as text). */
+async function ended<T>(clock: VirtualClock, promise: Promise<T>): Promise<{ value?: T; error?: string }> {
+  const out = await settle(clock, promise);
   // Microtasks queued after the call settled (a reported hook error) run before the next check.
   await new Promise((resolve) => setImmediate(resolve));
-  return out ?? { error: 'never settled' };
+  if (!('error' in out)) return { value: out.value as T };
+  return { error: (out.error as { reason?: string }).reason ?? String(out.error) };
 }
 
 const failure = () => Promise.reject(Object.assign(new Error('HTTP 503'), { status: 503 }));
@@ -52,10 +46,10 @@ const scenarios: Record<string, () => Promise<unknown>> = {
         },
       },
     });
-    await settle(clock, api.call(failure));
-    await settle(clock, api.call(failure));
+    await ended(clock, api.call(failure));
+    await ended(clock, api.call(failure));
     await clock.advance(150);
-    const probe = await settle(
+    const probe = await ended(
       clock,
       api.call(async () => 'OK'),
     );
@@ -74,12 +68,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
         },
       },
     });
-    const first = await settle(clock, api.call(failure));
+    const first = await ended(clock, api.call(failure));
     await clock.advance(150);
-    const probe = await settle(clock, api.call(failure));
+    const probe = await ended(clock, api.call(failure));
     // The failed probe opened it again, for a longer break; then the next probe is admitted.
     await clock.advance(1_000);
-    const after = await settle(
+    const after = await ended(
       clock,
       api.call(async () => 'OK'),
     );
@@ -100,7 +94,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
         },
       },
     );
-    const result = await settle(clock, call);
+    const result = await ended(clock, call);
     await clock.advance(200);
     await new Promise((resolve) => setImmediate(resolve));
     return { result, hedgeWins: api.stats().hedgeWins };
@@ -108,7 +102,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   async onAttemptError() {
     const { clock, api } = setup({ retry: { maxAttempts: 3, backoff: { baseMs: 10, jitter: 'none' } } });
     let n = 0;
-    const result = await settle(
+    const result = await ended(
       clock,
       api.call(async () => (++n === 1 ? failure() : 'OK'), {
         onAttemptError: () => {
@@ -124,7 +118,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     api.on('attempt-start', () => {
       throw new Error('listener bug');
     });
-    const result = await settle(
+    const result = await ended(
       clock,
       api.call(async () => 'OK'),
     );
