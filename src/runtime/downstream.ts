@@ -346,7 +346,7 @@ export class Downstream implements CallPlan {
         fleet === undefined
           ? undefined
           : (key, pacer) => ({
-              reserve: (nowMs, due) => fleet.reserve(key, pacer, nowMs, due),
+              reserve: (nowMs, due, latestMs) => fleet.reserve(key, pacer, nowMs, due, latestMs),
               throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
               hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
             }),

@@ -4,7 +4,7 @@ import { PACER_DEFAULTS, type Pacer } from '../policies/pacer.js';
 import { bookSlot, emptyPace, type PaceLedger, syncPace } from '../store/fleet-ledger.js';
 import { FLEET_SYNC_MS } from '../store/fleet-link.js';
 import { adoptFleetEstimate, PacedAnswerTally, paceContribution } from '../store/fleet-pace-rate.js';
-import { FleetQueueView } from '../store/fleet-ticket.js';
+import { FleetQueueView, UNSERVABLE_SLOT } from '../store/fleet-ticket.js';
 import { SimulatedStore } from './simulated-store.js';
 
 /**
@@ -56,7 +56,8 @@ export class SimFleetPacing extends SimulatedStore {
     };
     // Processes start their sync loops at different phases, as real ones do.
     sim.scheduleAt(phaseMs, (_: undefined, at) => sync(at), undefined);
-    const booking: VirtualLine = {
+    /** A booking for a caller that can send until `latest` (no slot after it is booked). */
+    const booking = (latest: number): VirtualLine => ({
       join: (waiter: LineWaiter, now: number) => {
         // Booked at once in the store's ledger, known here a round trip later.
         const reply = bookSlot(this.ledger, now, {
@@ -65,25 +66,26 @@ export class SimFleetPacing extends SimulatedStore {
           contributionMs: this.quietMs,
           minRate: this.minRate,
           ttlMs: 60_000,
+          latest: latest < Number.POSITIVE_INFINITY ? latest : undefined,
         });
         sim.schedule(
           rtt,
           (_: undefined, at) => {
-            queue.learn(reply.now, reply, reply.ticket);
+            queue.learn(reply.now, reply, reply.ticket === 0 ? undefined : reply.ticket);
             adoptFleetEstimate(pacer, reply.estimate, at);
-            waiter.granted(at, queue.ticket(reply.ticket));
+            waiter.granted(at, reply.ticket === 0 ? UNSERVABLE_SLOT : queue.ticket(reply.ticket));
           },
           undefined,
         );
         return undefined;
       },
-    };
+    });
     return {
       throttling,
-      reserve: (now: number, due = false) => {
+      reserve: (now: number, due = false, latest = Number.POSITIVE_INFINITY) => {
         if (pacer.searching && !due) return undefined;
         if (!throttling(now)) return 0;
-        return booking;
+        return booking(latest);
       },
     };
   }

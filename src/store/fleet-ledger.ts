@@ -428,7 +428,8 @@ export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): Pace
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   respace(p, nowMs, Math.max(fleet.rate, r.minRate));
-  const ticket = p.ticket++;
+  // A slot after the caller's deadline is not booked (see `PaceBookRequest.latest`).
+  const ticket = r.latest !== undefined && slotOf(p, p.ticket) > r.latest ? 0 : p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
 }
 

@@ -14,9 +14,10 @@ import {
   type BreakerRecord,
   type FleetScope,
   type FleetStore,
+  type PaceBookRequest,
   type StoreAvailability,
 } from './fleet-store.js';
-import { FleetQueueView } from './fleet-ticket.js';
+import { FleetQueueView, UNSERVABLE_SLOT } from './fleet-ticket.js';
 
 /** How a downstream shares its policies' state through a fleet store. */
 export interface FleetLinkOptions {
@@ -390,7 +391,13 @@ export class FleetLink {
    * once a held ticket is due (`due`: a probe), it is booked in the fleet's queue, which spaces
    * the processes' probes at the fastest probing rate.
    */
-  reserve(key: string, pacer: Pacer, nowMs: number, due = false): number | Promise<SharedTicket | undefined> | undefined {
+  reserve(
+    key: string,
+    pacer: Pacer,
+    nowMs: number,
+    due = false,
+    latestMs = Number.POSITIVE_INFINITY,
+  ): number | Promise<SharedTicket | undefined> | undefined {
     if (!this.sharing || (pacer.searching && !due)) return undefined;
     if (!this.throttling(key, pacer, nowMs)) return 0;
     const link = this.paces.get(key);
@@ -398,22 +405,33 @@ export class FleetLink {
     // the shared queue again at once: a store answering \`undefined\` without delay would keep
     // it in that loop without time passing (microtasks only, its deadline never checked).
     if (link === undefined || nowMs < link.bookAgainAt) return undefined;
-    return this.bookSlot(link, nowMs);
+    return this.bookSlot(link, nowMs, latestMs);
   }
 
-  private async bookSlot(link: PaceLink, nowMs: number): Promise<SharedTicket | undefined> {
+  private async bookSlot(link: PaceLink, nowMs: number, latestMs: number): Promise<SharedTicket | undefined> {
     const pacer = link.pacer;
     const c = paceContribution(pacer, nowMs, link.tally);
-    const reply = await this.store.bookSlot(
-      { downstream: this.scopeName, key: link.key },
-      { owner: this.owner, ...c, contributionMs: this.quietMs, minRate: this.minRate, ttlMs: 60_000 },
-    );
+    const request: PaceBookRequest = {
+      owner: this.owner,
+      ...c,
+      contributionMs: this.quietMs,
+      minRate: this.minRate,
+      ttlMs: 60_000,
+    };
+    // In store time (local = store − offset): a slot the caller could not use is not booked.
+    if (latestMs < Number.POSITIVE_INFINITY) request.latest = latestMs + this.offset;
+    const reply = await this.store.bookSlot({ downstream: this.scopeName, key: link.key }, request);
     if (reply === undefined) {
       link.tally.unsent(c);
       link.bookAgainAt = this.clock.monotonic() + BOOK_AGAIN_MS;
       return undefined;
     }
     this.measured(nowMs, reply.now);
+    if (reply.ticket === 0) {
+      link.queue.learn(reply.now, reply);
+      adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
+      return UNSERVABLE_SLOT;
+    }
     link.queue.learn(reply.now, reply, reply.ticket);
     adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
     return link.queue.ticket(reply.ticket);

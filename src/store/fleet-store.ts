@@ -150,6 +150,14 @@ export interface PaceBookRequest {
    */
   served?: number;
   rejected?: number;
+  /**
+   * Store ms after which the slot is of no use to the caller (its deadline, less the least
+   * time an attempt needs): a slot later than this is not booked — the reply's `ticket` is 0
+   * and the queue does not grow. A caller that took a ticket it could never use would push
+   * every later booking further out (the ticket's slot passes unused, but the queue's end
+   * stays where it was moved). @default no limit
+   */
+  latest?: number;
 }
 
 /** Where the fleet's queue stands (see `PaceLedger`): slot(k) = baseAt + (k − baseTicket) × gap. */
@@ -163,7 +171,10 @@ export interface PaceEpoch {
 
 export interface PaceBookReply extends PaceEpoch {
   now: number;
-  /** The booked ticket: it leaves at its slot under the latest epoch its process heard of. */
+  /**
+   * The booked ticket: it leaves at its slot under the latest epoch its process heard of.
+   * 0: none booked, the next slot is later than the request's `latest`.
+   */
   ticket: number;
   /** The fleet's learned rate without probes (`fleetEstimate`), requests per ms; 0: none yet. */
   estimate: number;

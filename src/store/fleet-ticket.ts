@@ -82,3 +82,12 @@ class FleetTicket implements SharedTicket {
     return wait <= EXACT_WAIT_MS ? wait : Math.min(Math.max(wait / 2, EXACT_WAIT_MS), RECHECK_MS);
   }
 }
+
+/**
+ * What a booking gets when the fleet's next slot is later than its caller can use (the store
+ * booked nothing): its wait never ends, so the pacing stage refuses the call with `deadline`.
+ */
+export const UNSERVABLE_SLOT: SharedTicket = {
+  holdFor: () => Number.POSITIVE_INFINITY,
+  slotWait: () => Number.POSITIVE_INFINITY,
+};

@@ -372,6 +372,13 @@ if rate < minRate then rate = minRate end
 local hintUntil = fin(redis.call('HGET', KEYS[1], 'hintUntil'), 0)
 if hintUntil > now + ${FLEET_MAX_HINT_MS} then hintUntil = now + ${FLEET_MAX_HINT_MS} end
 local ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
+-- ARGV[9]: the latest store ms the caller can use a slot at (−1: no limit); a later slot is
+-- not booked (ticket 0), so that a caller who cannot use it does not move the queue's end.
+local latest = tonumber(ARGV[9])
+if latest >= 0 and ticket >= baseTicket and baseAt + (ticket - baseTicket) * gap > latest then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
+  return { num(now), '0', num(baseTicket), num(baseAt), num(gap), num(estimate) }
+end
 redis.call('HSET', KEYS[1], 'ticket', ticket + 1)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
 return { num(now), num(ticket), num(baseTicket), num(baseAt), num(gap), num(estimate) }

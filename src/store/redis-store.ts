@@ -324,7 +324,18 @@ export class RedisStore implements FleetStore {
       BOOK_SLOT,
       scope,
       [this.key(scope, 'pace'), this.key(scope, 'pace-rates'), this.key(scope, 'pace-answers')],
-      [r.owner, r.rate, r.contributionMs, r.minRate, ttl(r.ttlMs), r.kind ?? RATE_SHARE, r.served ?? 0, r.rejected ?? 0],
+      [
+        r.owner,
+        r.rate,
+        r.contributionMs,
+        r.minRate,
+        ttl(r.ttlMs),
+        r.kind ?? RATE_SHARE,
+        r.served ?? 0,
+        r.rejected ?? 0,
+        // No limit goes as −1 (store times are positive); a limit in the past still books nothing.
+        r.latest === undefined || !(r.latest < Number.POSITIVE_INFINITY) ? -1 : Math.max(r.latest, 0),
+      ],
     );
     if (reply === undefined) return undefined;
     return {

@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { type DownstreamOptions, downstream, type KindlyEvent } from '../../src/index.js';
 import type { Pacer } from '../../src/policies/pacer.js';
+import { slotOf } from '../../src/store/fleet-ledger.js';
 import { FLEET_BUDGET_CREDIT, FLEET_QUIET_SYNC_MS, FLEET_SYNC_MS } from '../../src/store/fleet-link.js';
 import { adoptFleetEstimate } from '../../src/store/fleet-pace-rate.js';
 import { BREAKER_OPEN, type BreakerRecord } from '../../src/store/fleet-store.js';
@@ -526,5 +527,61 @@ describe('FleetLink lifetime', () => {
     }
     expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0);
     expect(listeners()).toBe(0);
+  });
+});
+
+describe("FleetLink: the fleet's pacing queue and callers' deadlines", () => {
+  it("a caller whose shared slot would come after its deadline books none: the queue's end stays within the deadlines (regression: it ran 37 s out)", async () => {
+    const { clock, store, members } = fleet(4, {
+      budget: false,
+      breaker: false,
+      retry: { maxAttempts: 50, backoff: { baseMs: 5, jitter: 'full' } },
+      pacing: true,
+      totalTimeoutMs: 400,
+    });
+    // A callee serving one request per 20 ms (50/s) and rejecting the others at once.
+    let lastOk = Number.NEGATIVE_INFINITY;
+    const callee = () => {
+      const now = clock.monotonic();
+      if (now - lastOk < 20) return Promise.reject(status(429));
+      lastOk = now;
+      return Promise.resolve('ok');
+    };
+    // Five workers per process, each calling again as soon as its last call ended.
+    const endAt = 6_000;
+    const outcomes = { ok: 0, deadline: 0, other: 0 };
+    const worker = async (d: ReturnType<typeof downstream>) => {
+      while (clock.monotonic() < endAt) {
+        try {
+          await d.call(callee);
+          outcomes.ok++;
+        } catch (error) {
+          if ((error as { reason?: string }).reason === 'deadline') outcomes.deadline++;
+          else outcomes.other++;
+        }
+      }
+    };
+    const done = Promise.all(members.flatMap((d) => Array.from({ length: 5 }, () => worker(d))));
+    let finished = false;
+    done.then(() => (finished = true));
+    const scope = { downstream: 'api', key: 'api' };
+    let furthest = 0;
+    while (!finished) {
+      await clock.advance(0);
+      const p = store.paceLedger(scope);
+      if (p.ticket > 1) furthest = Math.max(furthest, slotOf(p, p.ticket - 1) - clock.monotonic());
+      const next = clock.nextAt();
+      if (next === undefined) break;
+      await clock.advanceTo(next);
+    }
+    await done;
+    // The herd really was held to its deadlines by the queue, and still got the callee's rate.
+    expect(outcomes.deadline).toBeGreaterThan(20);
+    expect(outcomes.ok).toBeGreaterThan(0.8 * (endAt / 20));
+    expect(outcomes.other).toBe(0);
+    // No ticket is booked further out than a caller can use (400 ms); a cut may still space
+    // booked tickets further out (their holders then give them up). Before, the end ran
+    // 5.7 million ms out in these 6 s: every refused caller had taken a ticket.
+    expect(furthest).toBeLessThan(800);
   });
 });

@@ -170,6 +170,24 @@ describe('the fleet pace ledger', () => {
     expect(tickets.slice(2).map((k) => slotOf(p, k))).toEqual([Number.NEGATIVE_INFINITY, 250, 350]);
   });
 
+  it("books no ticket whose slot comes after the caller's latest: the queue's end does not move", () => {
+    const p = emptyPace();
+    for (let i = 0; i < 4; i++) bookSlot(p, 0, book('a', 0.01));
+    // Tickets 1–4 leave at −∞ (due), 100, 200, 300; the next would leave at 400.
+    const refused = bookSlot(p, 0, { ...book('a', 0.01), latest: 399 });
+    expect(refused.ticket).toBe(0);
+    expect(p.ticket).toBe(5);
+    // The epoch is still told (the caller learns where the queue stands).
+    expect(slotOf(refused, 5)).toBe(400);
+    const booked = bookSlot(p, 0, { ...book('a', 0.01), latest: 400 });
+    expect(booked.ticket).toBe(5);
+    expect(slotOf(p, p.ticket - 1)).toBe(400);
+    // An empty queue's first slot is now: booked for a caller who can send now, not for one
+    // whose time is already up.
+    expect(bookSlot(emptyPace(), 50, { ...book('a', 0.01), latest: 50 }).ticket).toBe(1);
+    expect(bookSlot(emptyPace(), 50, { ...book('a', 0.01), latest: 49 }).ticket).toBe(0);
+  });
+
   it('a wait hint holds every waiting ticket, and an empty queue starts again from now', () => {
     const p = emptyPace();
     const first = bookSlot(p, 0, book('a', 0.01)).ticket;

@@ -87,6 +87,10 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     const owners = ['a', 'b', 'c'];
     const scope = { downstream: 'twin', key: 'k' };
     let lastBucket = 0;
+    let lastNow = 0;
+    /** Bookings refused because the next slot came after the caller's `latest`. */
+    let unbooked = 0;
+    let booked = 0;
     for (let i = 0; i < 300; i++) {
       const pick = random.next();
       const owner = owners[Math.floor(random.next() * owners.length)] as string;
@@ -137,12 +141,17 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
           ttlMs: 60_000,
           served: random.next() < 0.3 ? 1 : 0,
           rejected: random.next() < 0.1 ? 1 : 0,
+          // Some callers can use a slot only until shortly after (or before) the last reply.
+          latest: random.next() < 0.4 ? undefined : lastNow + (random.next() - 0.25) * 200,
         };
         // Paced answers are counted over a window of store time: spread the reports so that
         // the fleet's delivery rate is read (and caps the estimate) on every machine.
         await new Promise((r) => setTimeout(r, 4));
         const reply = await store.bookSlot(scope, request);
         expect(reply).toBeDefined();
+        lastNow = reply!.now;
+        if (reply!.ticket === 0) unbooked++;
+        else booked++;
         expectSameNumbers(reply!, bookSlot(pace, reply!.now, request));
       } else {
         const request = {
@@ -161,10 +170,14 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
         await new Promise((r) => setTimeout(r, 4));
         const reply = await store.pace(scope, request);
         expect(reply).toBeDefined();
+        lastNow = reply!.now;
         expectSameNumbers(reply!, syncPace(pace, reply!.now, request));
       }
     }
     expect(store.counters.failures).toBe(0);
+    // Both ways of a booking were compared: some refused for a caller's `latest`, most booked.
+    expect(unbooked).toBeGreaterThan(0);
+    expect(booked).toBeGreaterThan(0);
   });
 
   it("sends one downstream's operations of one turn in one round trip, each answered as alone, in order", async () => {

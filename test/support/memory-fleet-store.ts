@@ -144,6 +144,11 @@ export class MemoryFleetStore implements FleetStore {
     return this.answer(() => syncPace(this.pace_(scope), this.clock.monotonic(), r));
   }
 
+  /** The fleet's pacing queue for `scope`, as the store holds it (for tests to read). */
+  paceLedger(scope: FleetScope): Readonly<PaceLedger> {
+    return this.pace_(scope);
+  }
+
   private pace_(scope: FleetScope): PaceLedger {
     const id = `${scope.downstream}\0${scope.key}`;
     let p = this.paces.get(id);

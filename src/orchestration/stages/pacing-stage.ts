@@ -37,8 +37,15 @@ export interface PaceBooker {
    * answer, or the pacer is still searching (its probe slots move) — and the attempt holds a
    * ticket in the pacer itself. `due`: a ticket held in the pacer fell due (a searching
    * pacer's probe) — a shared slot for it applies whenever the shared queue is in force.
+   * `latestMs`: the last moment the caller can still send (its deadline less the least time an
+   * attempt needs); a shared queue books no slot after it (a ticket nobody uses would push
+   * every later booking out) and answers with a wait that never ends.
    */
-  reserve(nowMs: number, due?: boolean): number | PromiseLike<number | SharedTicket | undefined> | VirtualLine | undefined;
+  reserve(
+    nowMs: number,
+    due?: boolean,
+    latestMs?: number,
+  ): number | PromiseLike<number | SharedTicket | undefined> | VirtualLine | undefined;
   /** Whether attempts are being held back now. */
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
@@ -47,6 +54,11 @@ export interface PaceBooker {
 
 /** What a `PaceBooker` booked (when a shared slot applies). */
 type SharedBooking = Exclude<ReturnType<PaceBooker['reserve']>, undefined>;
+
+/** The last moment `call` can send an attempt: its deadline less the least time an attempt needs. */
+function latestSend(call: StageCall): number {
+  return call.deadline - call.minAttemptTimeMs;
+}
 
 /** The stage's token for an attempt that waited for a slot: its answer is a probe's. */
 const PACED = 'paced';
@@ -101,7 +113,7 @@ export class PacingStage implements Stage {
     if (held !== undefined) return this.holdAgain(call, nowMs, held);
     const shared = this.heldShared.get(call);
     if (shared !== undefined) return this.holdShared(call, nowMs, shared);
-    const booked = this.booker?.reserve(nowMs);
+    const booked = this.booker?.reserve(nowMs, false, latestSend(call));
     if (booked === undefined) return this.book(call, nowMs);
     return this.takeShared(call, nowMs, booked);
   }
@@ -138,7 +150,7 @@ export class PacingStage implements Stage {
     // Held while the pacer searched, and the search is over: when a shared queue is in force
     // the ticket moves there now (the local queue would hold it to this process's own share).
     if (this.booker !== undefined && !pacer.searching && pacer.slotWait(ticket, nowMs) > 0) {
-      const shared = this.booker.reserve(nowMs);
+      const shared = this.booker.reserve(nowMs, false, latestSend(call));
       if (shared !== undefined) {
         this.held.delete(call);
         pacer.release(ticket, nowMs);
@@ -151,12 +163,12 @@ export class PacingStage implements Stage {
       this.held.delete(call);
       // Due (a probe, while the pacer searches): sent through the shared queue if one applies
       // now, which spaces the fleet's probes; `undefined` (now or once answered): send.
-      const shared = this.booker?.reserve(nowMs, true);
+      const shared = this.booker?.reserve(nowMs, true, latestSend(call));
       if (shared === undefined) return ADMIT;
       if (typeof shared !== 'number') this.dueProbe.add(call);
       return this.takeShared(call, nowMs, shared);
     }
-    const until = call.deadline - call.minAttemptTimeMs;
+    const until = latestSend(call);
     // While the pacer searches its slots move, but never before a wait hint has passed.
     if (nowMs >= until || pacer.hintedUntil > until || (!pacer.searching && nowMs + pacer.slotWait(ticket, nowMs) > until)) {
       this.held.delete(call);
@@ -192,7 +204,9 @@ export class PacingStage implements Stage {
     call.token = PACED;
     if (typeof value === 'number') return this.waitFor(call, nowMs, value);
     const ticket = value as SharedTicket;
-    this.options.onDelay?.(nowMs, ticket.slotWait(nowMs));
+    const wait = ticket.slotWait(nowMs);
+    // (A slot the caller cannot use is refused by `holdShared`: no delay was imposed.)
+    if (nowMs + wait <= latestSend(call)) this.options.onDelay?.(nowMs, wait);
     return this.holdShared(call, nowMs, ticket);
   }
 
@@ -204,7 +218,7 @@ export class PacingStage implements Stage {
       this.heldShared.delete(call);
       return ADMIT;
     }
-    const until = call.deadline - call.minAttemptTimeMs;
+    const until = latestSend(call);
     if (nowMs + ticket.slotWait(nowMs) > until) {
       this.heldShared.delete(call);
       return call.refuse('deadline', undefined, undefined);
@@ -219,7 +233,7 @@ export class PacingStage implements Stage {
   private waitFor(call: StageCall, nowMs: number, wait: number): Admission {
     if (wait <= 0) return ADMIT;
     call.token = PACED;
-    if (nowMs + wait > call.deadline - call.minAttemptTimeMs) return call.refuse('deadline', undefined, undefined);
+    if (nowMs + wait > latestSend(call)) return call.refuse('deadline', undefined, undefined);
     this.options.onDelay?.(nowMs, wait);
     call.waitMs = wait;
     return WAIT;
