@@ -527,7 +527,10 @@ export class FleetLink {
       // A breaker open here is news for a store that restarted empty.
       void this.syncBreaker(link, link.breaker.state(now) === 'open' ? 'open' : 'none');
     }
-    this.touch(now);
+    // One sync round soon, which goes on only if this downstream is in use (`tick`): marking
+    // it active here kept every idle downstream of the process syncing for IDLE_MS after
+    // each outage (20,000 idle ones: 20,000 budget syncs every 80 ms for 10 s).
+    if (this.timer === undefined) this.schedule(FLEET_SYNC_MS);
   }
 
   /** The store went down: local policies decide alone (holds on breakers lapse by themselves). */

@@ -252,6 +252,29 @@ describe('FleetLink (memory fleet store, virtual clock)', () => {
   });
 });
 
+describe('FleetLink after an outage', () => {
+  it('an idle downstream syncs one round when the store comes back, then holds no timer (regression: each idle one ticked for 10 s)', async () => {
+    const { clock, store, members } = fleet(1, { breaker: { threshold: 5 } }, { news: false });
+    await settle(clock, members[0]!.call(ok));
+    // Idle well past IDLE_MS (10 s): its background sync has stopped, no timer is left.
+    await clock.advance(20_000);
+    expect(clock.nextAt()).toBeUndefined();
+    const breakerSyncs = store.breakerOperations;
+    store.setAvailable(false);
+    await clock.advance(1_000);
+    store.setAvailable(true);
+    // Its breaker record is pushed again (a store that restarted empty needs it)...
+    await clock.advance(0);
+    expect(store.breakerOperations).toBe(breakerSyncs + 1);
+    // ...and after one round of the background sync, nothing is scheduled any more.
+    await clock.advance(FLEET_SYNC_MS);
+    expect(clock.nextAt()).toBeUndefined();
+    // In use again, it syncs as before.
+    await settle(clock, members[0]!.call(ok));
+    expect(clock.nextAt()).toBeDefined();
+  });
+});
+
 const baseReport = BREAKER_REPORT;
 
 describe('FleetLink when the store loses its state', () => {
