@@ -1,6 +1,6 @@
 import { classifyStatus, isInFlightConflict } from '../classify/http-status.js';
 import type { Classification } from '../classify/outcome.js';
-import { readProperty, readString } from '../classify/safe-read.js';
+import { readHeaders, readProperty, readString } from '../classify/safe-read.js';
 import { HttpStatusError, isGiveUpError } from '../errors/errors.js';
 import { HttpRequestError, isRequestBodyNotReplayableError } from '../http/errors.js';
 import { IDEMPOTENCY_KEY_HEADER, requestIdempotency } from '../http/idempotency-key.js';
@@ -96,6 +96,10 @@ const KEYS = ['idempotencyKey', 'propagateHeaders', 'secretQueryParams', 'adapte
  *   `client(error.config)` replays it with the caller's `signal`. A network failure rejects with kindly's
  *   `GiveUpError`, whose `cause` is an `HttpRequestError` — a copy of axios' error without its
  *   `config` (which holds the Authorization header).
+ * - A status injected by kindly-calls/chaos ends the request as a real one would: settled as
+ *   axios settles a response, so an `AxiosError` with that `response` (status, reason phrase,
+ *   the fault's headers, no body) and the request's own `config` — or, when `validateStatus`
+ *   accepts the status, the response itself.
  * - Stream bodies (`data` a Node stream) cannot be replayed: they are sent once, and a retry
  *   they would need fails with `RequestBodyNotReplayableError`.
  * - `signal` and `cancelToken` both cancel the whole call, backoff sleeps included.
@@ -210,6 +214,8 @@ class AxiosCall {
     try {
       return this.handBack(await this.downstream.call((ctx) => this.attempt(ctx), options));
     } catch (error) {
+      const injected = isGiveUpError(error) ? injectedStatusOf(error.cause) : undefined;
+      if (injected !== undefined) return await this.settleInjected(injected);
       throw this.handBack(this.callerError(error));
     } finally {
       cancel?.dispose();
@@ -247,6 +253,31 @@ class AxiosCall {
   }
 
   /**
+   * What the caller gets for a call that gave up on a status kindly-calls/chaos injected: what
+   * axios' `settle` makes of that response had the server sent it — the response when
+   * `validateStatus` accepts its status, otherwise axios' own `AxiosError` with the same
+   * message, code and fields as for a real one. The response has no `request` (none was sent)
+   * and an empty body, read as axios reads an empty one (`''`); axios then runs its response
+   * transforms and makes `AxiosHeaders` of the headers, as for any response.
+   */
+  private async settleInjected(injected: InjectedStatus): Promise<AxiosResponseLike> {
+    const { status } = injected;
+    const response = {
+      status,
+      statusText: injected.statusText,
+      headers: injected.headers,
+      data: '',
+      config: this.config,
+      request: undefined,
+    };
+    if (!this.refusesStatus(status)) return response;
+    const AxiosError = await loadAxiosError();
+    // axios' `settle`: ERR_BAD_REQUEST for a 4xx, ERR_BAD_RESPONSE for a 5xx.
+    const code = status < 500 ? 'ERR_BAD_REQUEST' : 'ERR_BAD_RESPONSE';
+    throw new AxiosError(`Request failed with status code ${status}`, code, this.config, undefined, response);
+  }
+
+  /**
    * Points `config` (of an error, a response, an error's response) back at the request's own
    * config: the attempt's holds kindly's attempt signal, which the caller cannot abort, and
    * kindly's headers, so replaying it (`client(error.config)` after a token refresh) would
@@ -270,7 +301,8 @@ class AxiosCall {
     if (typeof error !== 'object' || error === null) return undefined;
     const copied = this.classifications.get(error);
     if (copied !== undefined) return copied;
-    const status = this.statuses.get(error);
+    // An injected status is read as a real one is (a 409 with a key is an in-flight conflict).
+    const status = this.statuses.get(error) ?? injectedStatusOf(error)?.status;
     if (status !== undefined && isInFlightConflict(status, this.hasKey)) {
       return { ...this.downstream.classify(error), retryable: true };
     }
@@ -413,6 +445,50 @@ const AXIOS_REFUSAL_CODES: ReadonlySet<string> = new Set([
   'ERR_BAD_OPTION_VALUE',
   'ERR_FR_TOO_MANY_REDIRECTS',
 ]);
+
+/** A status kindly-calls/chaos injected in place of an attempt: what a response would carry. */
+interface InjectedStatus {
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The status, reason phrase and headers of a status fault injected by kindly-calls/chaos (an
+ * `HttpStatusError` marked `chaos: true` whose `response` is a fetch `Response`, see
+ * src/chaos/fault.ts); `undefined` for anything else. Recognised by shape: this adapter runs
+ * in browsers, where no chaos code is bundled, so it cannot import the class.
+ */
+function injectedStatusOf(error: unknown): InjectedStatus | undefined {
+  if (readProperty(error, 'chaos') !== true || readString(error, 'name') !== 'HttpStatusError') return undefined;
+  const status = readProperty(error, 'status');
+  if (typeof status !== 'number') return undefined;
+  const response = readProperty(error, 'response');
+  const headers = readHeaders(readProperty(response, 'headers'));
+  return { status, statusText: readString(response, 'statusText') ?? '', headers };
+}
+
+type AxiosErrorClass = new (
+  message: string,
+  code: string,
+  config: unknown,
+  request: unknown,
+  response: AxiosResponseLike,
+) => Error;
+
+let axiosError: Promise<AxiosErrorClass> | undefined;
+
+/**
+ * axios' `AxiosError` class, loaded on first use: only an injected status needs one made here
+ * (axios makes its own for real ones), so no other call pays for the import.
+ */
+function loadAxiosError(): Promise<AxiosErrorClass> {
+  axiosError ??= import('axios').then((axios) => {
+    const module = axios as unknown as { AxiosError?: AxiosErrorClass; default?: { AxiosError?: AxiosErrorClass } };
+    return (module.AxiosError ?? module.default?.AxiosError) as AxiosErrorClass;
+  });
+  return axiosError;
+}
 
 /** The parts of axios' `CancelToken` the adapter uses (axios ≥ 0.22). */
 interface CancelTokenLike {

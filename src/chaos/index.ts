@@ -1,5 +1,6 @@
 // kindly-calls/chaos: fault injection for staging and tests. Never enabled by default.
-export { CHAOS_ENV, ChaosFaultError, type ChaosOptions, enableChaos } from './inject.js';
+export { ChaosFaultError } from './fault.js';
+export { CHAOS_ENV, type ChaosOptions, enableChaos } from './inject.js';
 export {
   type ChaosFault,
   type ChaosFaultKind,

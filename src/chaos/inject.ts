@@ -1,9 +1,8 @@
-import { classifyStatus } from '../classify/http-status.js';
-import { HttpStatusError } from '../errors/errors.js';
-import { InvalidOptionsError } from '../options/validate.js';
+import { InvalidOptionsError, show } from '../options/validate.js';
 import type { CallContext, Operation } from '../runtime/attempt.js';
 import type { Downstream } from '../runtime/downstream.js';
 import type { CallWrapper } from '../telemetry/call-wrapper.js';
+import { ChaosFaultError, injectedStatusError } from './fault.js';
 import { ChaosPlan, type ChaosPlanOptions, type DrawnFault } from './plan.js';
 
 /** The environment variable that must be `1` for chaos to start where `NODE_ENV` is `production`. */
@@ -12,24 +11,11 @@ export const CHAOS_ENV = 'KINDLY_CHAOS';
 export interface ChaosOptions extends ChaosPlanOptions {
   /**
    * Must be `true`: injecting faults into real calls is never what a production service
-   * wants. Where `NODE_ENV=production`, the environment variable `KINDLY_CHAOS=1` is needed
-   * as well, so a staging configuration shipped by mistake injects nothing.
+   * wants. Where `NODE_ENV` is `production` (in any case, spaces around it ignored), the
+   * environment variable `KINDLY_CHAOS=1` is needed as well, so a staging configuration
+   * shipped by mistake injects nothing.
    */
   dangerouslyEnableChaos: true;
-}
-
-/** Thrown for an injected `error` / `reset` fault: shaped like the network error it imitates. */
-export class ChaosFaultError extends Error {
-  override readonly name = 'ChaosFaultError';
-  /** Always true: lets a test tell an injected fault from a real one. */
-  readonly chaos = true;
-  constructor(
-    message: string,
-    /** `ECONNREFUSED` (failed), `ECONNRESET` (unknown), or `ERR_CHAOS_ANSWER_LOST` (unknown). */
-    readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -42,10 +28,12 @@ export class ChaosFaultError extends Error {
  * is what the callee would have done: the attempt timeout cuts injected latency, the
  * classifier reads an injected status and its hint headers, and the breaker, budget and
  * pacer count the result like any other. Each injection is a `chaos` event and counts in
- * `stats().chaosInjected`.
+ * `stats().chaosInjected`. A call that ends on an injected fault ends as it would on the real
+ * one: `fetchThrough`, the axios adapter and the gRPC client interceptor hand their callers
+ * what the real fault gives them (see `fault.ts`).
  *
- * Throws `InvalidOptionsError` unless `dangerouslyEnableChaos: true` — and, where
- * `NODE_ENV=production`, unless `KINDLY_CHAOS=1` too.
+ * Throws `InvalidOptionsError` unless `dangerouslyEnableChaos: true` — and, where `NODE_ENV`
+ * is `production` (in any case, spaces around it ignored), unless `KINDLY_CHAOS=1` too.
  */
 export function enableChaos(downstream: Downstream, options: ChaosOptions): () => void {
   const problems: string[] = [];
@@ -53,8 +41,8 @@ export function enableChaos(downstream: Downstream, options: ChaosOptions): () =
     problems.push(`Expected \`dangerouslyEnableChaos: true\` to inject faults, got ${String(options?.dangerouslyEnableChaos)}`);
   }
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-  if (env?.NODE_ENV === 'production' && env[CHAOS_ENV] !== '1') {
-    problems.push(`NODE_ENV is 'production': set ${CHAOS_ENV}=1 as well to inject faults there`);
+  if (isProduction(env?.NODE_ENV) && env?.[CHAOS_ENV] !== '1') {
+    problems.push(`NODE_ENV is ${show(env?.NODE_ENV)}: set ${CHAOS_ENV}=1 as well to inject faults there`);
   }
   if (problems.length > 0) throw new InvalidOptionsError(`chaos on '${downstream.name}'`, problems);
   const plan = new ChaosPlan(options);
@@ -76,6 +64,16 @@ export function enableChaos(downstream: Downstream, options: ChaosOptions): () =
     stopped = true;
     unwrap();
   };
+}
+
+/**
+ * Whether `NODE_ENV` names production. Read loosely — `Production` and ` production` (a
+ * hand-edited env file, a YAML value with a stray space) are production too — because this
+ * is a safety catch: a misspelling must not let chaos into production unasked. Only the
+ * opt-in, `KINDLY_CHAOS=1`, is read strictly.
+ */
+function isProduction(nodeEnv: string | undefined): boolean {
+  return typeof nodeEnv === 'string' && nodeEnv.trim().toLowerCase() === 'production';
 }
 
 function describe(fault: DrawnFault, key: string, attempt: number): Parameters<Downstream['recordChaos']>[0] {
@@ -111,19 +109,7 @@ async function inject<T>(fault: DrawnFault, ctx: CallContext, operation: Operati
         if (signal.aborted) reject(signal.reason);
         else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
-    case 'status': {
-      const response = new Response(null, { status: fault.status, headers: fault.headers });
-      // `chaos: true` lets `fetchThrough` end a call that gives up on it with this response,
-      // as it does with a real one.
-      throw Object.assign(
-        new HttpStatusError(fault.status, {
-          outcome: classifyStatus(fault.status)?.outcome ?? 'unknown',
-          attempts: ctx.attempt,
-          downstream: downstream.name,
-          response,
-        }),
-        { chaos: true },
-      );
-    }
+    case 'status':
+      throw injectedStatusError(fault.status, fault.headers, ctx.attempt, downstream.name);
   }
 }

@@ -17,3 +17,21 @@ export function readString(value: unknown, key: string): string | undefined {
   const property = readProperty(value, key);
   return typeof property === 'string' ? property : undefined;
 }
+
+/**
+ * The string entries of a fetch `Headers` (or anything with a `forEach` of value and name), as
+ * a plain record; none when they cannot be read (a hostile or broken object).
+ */
+export function readHeaders(headers: unknown): Record<string, string> {
+  const record: Record<string, string> = {};
+  const forEach = readProperty(headers, 'forEach');
+  if (typeof forEach !== 'function') return record;
+  try {
+    forEach.call(headers, (value: unknown, name: unknown) => {
+      if (typeof name === 'string' && typeof value === 'string') record[name] = value;
+    });
+  } catch {
+    // Headers that cannot be read: none.
+  }
+  return record;
+}

@@ -20,6 +20,7 @@ import { OptionsValidator } from '../options/validate.js';
 import type { CallContext } from '../runtime/attempt.js';
 import type { CallOptions, Downstream } from '../runtime/downstream.js';
 import type { AttemptTelemetry } from '../telemetry/call-wrapper.js';
+import { injectedFaultAsGrpc, injectedStatusAsGrpc } from './injected-fault.js';
 import { type ClassifyGrpcStatusOptions, classifyGrpcStatus, GRPC_STATUS } from './status.js';
 import { GrpcStatusError } from './status-error.js';
 
@@ -207,8 +208,14 @@ class RetryingUnaryCall implements InterceptingCallInterface {
     const callOptions: CallOptions<AttemptResult> = {
       signal: this.controller.signal,
       key: keyOf(o.key ?? 'service', path),
-      classify: (error, nowMs) =>
-        error instanceof GrpcStatusError ? classifyGrpcStatus(error.grpcCode, error.metadata, nowMs, o) : undefined,
+      classify: (error, nowMs) => {
+        // An injected status is read as the gRPC status it stands for, as a real HTTP answer
+        // would be. An injected network fault keeps the downstream's reading (by its code):
+        // its outcome is the one the chaos plan asked for, `unknown` for a reset or a lost
+        // answer, where UNAVAILABLE would read `failed` and retry a non-idempotent method.
+        const status = error instanceof GrpcStatusError ? error : injectedStatusAsGrpc(error);
+        return status === undefined ? undefined : classifyGrpcStatus(status.grpcCode, status.metadata, nowMs, o);
+      },
       // Kept for the case where the downstream's fallback answers (see `halfClose`).
       onAttemptError: (error) => {
         this.lastAttemptError = error;
@@ -331,10 +338,12 @@ function internalError(error: unknown): GrpcStatusError {
 
 /**
  * The status the caller sees when the call ends without success: the last attempt's status
- * and trailers when there was one; otherwise the status closest to kindly's reason.
+ * and trailers when there was one (for a fault kindly-calls/chaos injected, the status the
+ * real fault would have given); otherwise the status closest to kindly's reason.
  */
 export function statusOf(error: unknown): StatusObject {
-  const cause = isGiveUpError(error) ? error.cause : error;
+  const last = isGiveUpError(error) ? error.cause : error;
+  const cause = last instanceof GrpcStatusError ? last : (injectedFaultAsGrpc(last) ?? last);
   if (cause instanceof GrpcStatusError) return { code: cause.grpcCode, details: cause.details, metadata: cause.metadata };
   const details = cause instanceof Error ? cause.message : String(cause);
   const metadata = new Metadata();

@@ -41,6 +41,26 @@ describe('enableChaos: explicit opt-in', () => {
     const stop = enableChaos(d, { ...on, faults: [] });
     stop();
   });
+
+  it.each(['Production', 'PRODUCTION', ' production', 'production\n'])(
+    'NODE_ENV=%j is production too: refused unless KINDLY_CHAOS=1',
+    (nodeEnv) => {
+      process.env.NODE_ENV = nodeEnv;
+      delete process.env.KINDLY_CHAOS;
+      const d = downstream('x');
+      expect(() => enableChaos(d, { ...on, faults: [] })).toThrow(/KINDLY_CHAOS=1/);
+      process.env.KINDLY_CHAOS = '1';
+      enableChaos(d, { ...on, faults: [] })();
+    },
+  );
+
+  it('other NODE_ENV values need no KINDLY_CHAOS', () => {
+    delete process.env.KINDLY_CHAOS;
+    for (const nodeEnv of ['development', 'test', 'staging', 'productionish']) {
+      process.env.NODE_ENV = nodeEnv;
+      enableChaos(downstream('x'), { ...on, faults: [] })();
+    }
+  });
 });
 
 describe('enableChaos: faults inside the pipeline', () => {
@@ -223,6 +243,37 @@ describe('enableChaos with .fetch(): an injected status ends the call like a rea
       expect(served).toBe(0);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('enableChaos with .fetch(): the injected response reads like a real one', () => {
+  it('status, reason phrase and headers as a real server answering the same status', async () => {
+    const headers = { 'retry-after': '0', 'x-served-by': 'edge-7' };
+    const down: Loopback = await listen((_req, res) => {
+      res.writeHead(503, headers).end();
+    });
+    const up: Loopback = await listen((_req, res) => {
+      res.writeHead(200).end();
+    });
+    try {
+      const retry = { retry: { maxAttempts: 2, backoff: constant(1) }, budget: false } as const;
+      const real = await fetchThrough(downstream('real', retry), down.url);
+      const d = downstream('injected', retry);
+      enableChaos(d, { ...on, faults: [{ kind: 'status', rate: 1, status: 503, headers }] });
+      const injected = await fetchThrough(d, up.url);
+      const read = (r: Response) => ({
+        status: r.status,
+        statusText: r.statusText,
+        retryAfter: r.headers.get('retry-after'),
+        servedBy: r.headers.get('x-served-by'),
+      });
+      expect(read(real)).toEqual({ status: 503, statusText: 'Service Unavailable', retryAfter: '0', servedBy: 'edge-7' });
+      expect(read(injected)).toEqual(read(real));
+      await real.body?.cancel();
+    } finally {
+      await down.close();
+      await up.close();
     }
   });
 });
