@@ -56,22 +56,47 @@ export function redactUrl(url: string | URL, secretParams: readonly string[] = D
 }
 
 /**
- * `scheme://user:pass@host/…` ⇒ `scheme://REDACTED@host/…`; the authority ends at the first `/`.
- * The forms without `//` that the URL parser also reads as credentials for http(s) and the other
- * special schemes (`http:user:pass@host`, `http:/user:pass@host`, `http:\\user:pass@host`) come
- * back in the parser's own spelling, `http://REDACTED@host/…`.
+ * `scheme://user:pass@host/…` ⇒ `scheme://REDACTED@host/…`, the rest kept as spelled. The forms
+ * without `//` that the URL parser also reads as credentials for http(s) and the other special
+ * schemes (`http:user:pass@host`, `http:/user:pass@host`, `http:\\user:pass@host`) come back in
+ * the parser's own spelling, `http://REDACTED@host/…`.
  */
 function redactUserInfo(text: string): string {
-  const scheme = text.indexOf('//');
-  if (scheme >= 0) {
-    const authorityStart = scheme + 2;
-    const slash = text.indexOf('/', authorityStart);
-    const authorityEnd = slash < 0 ? text.length : slash;
-    const at = text.lastIndexOf('@', authorityEnd - 1);
-    if (at >= authorityStart) return `${text.slice(0, authorityStart)}${REDACTED}@${text.slice(at + 1)}`;
+  const authority = spelledAuthority(text);
+  if (authority !== undefined) {
+    const at = text.lastIndexOf('@', authority.end - 1);
+    if (at >= authority.start) return `${text.slice(0, authority.start)}${REDACTED}@${text.slice(at + 1)}`;
   }
   const url = withCredentials(text);
   return url === undefined ? text : `${url.protocol}//${REDACTED}@${url.host}${url.pathname}`;
+}
+
+/**
+ * `scheme://` or `//` at the very start: only there does `//` open the authority. A `//` further
+ * on is part of the path (`http:user:pass@host/a//b@c`), and taking it for the authority would
+ * both miss the real credentials and take a piece of the path for them.
+ */
+const AUTHORITY_OPENER = /^(?:([a-z][a-z0-9+.-]*):)?\/\//i;
+
+/** Schemes whose URLs the URL parser reads with `\` as a `/`. */
+const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'wss', 'ftp', 'file']);
+
+/**
+ * Where the authority of `text` (a URL without its query and fragment) starts and ends, when it
+ * is spelled with `//` right after the scheme (or at the start of a scheme-relative URL); else
+ * `undefined`. It ends where the URL parser ends it: at the first `/`, or `\` for a special
+ * scheme. Where the scheme is unknown (`//host/…`), only at `/`: an authority read too long
+ * hides some of the host, one read too short would show part of a password.
+ */
+function spelledAuthority(text: string): { start: number; end: number } | undefined {
+  const opener = AUTHORITY_OPENER.exec(text);
+  if (opener === null) return undefined;
+  const start = opener[0].length;
+  const scheme = opener[1];
+  const backslashEnds = scheme !== undefined && SPECIAL_SCHEMES.has(scheme.toLowerCase());
+  let end = start;
+  while (end < text.length && text[end] !== '/' && !(backslashEnds && text[end] === '\\')) end++;
+  return { start, end };
 }
 
 /** `text` parsed as an absolute URL, when it carries a user name or password; else `undefined`. */
@@ -199,10 +224,9 @@ export function secretValues(
   const text = hash >= 0 ? url.slice(0, hash) : url;
   const question = text.indexOf('?');
   const beforeQuery = question >= 0 ? text.slice(0, question) : text;
-  const scheme = beforeQuery.indexOf('//');
-  if (scheme >= 0) {
-    const slash = beforeQuery.indexOf('/', scheme + 2);
-    const authority = beforeQuery.slice(scheme + 2, slash < 0 ? beforeQuery.length : slash);
+  const spelled = spelledAuthority(beforeQuery);
+  if (spelled !== undefined) {
+    const authority = beforeQuery.slice(spelled.start, spelled.end);
     const at = authority.lastIndexOf('@');
     if (at >= 0) {
       const userInfo = authority.slice(0, at);

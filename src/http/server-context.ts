@@ -31,6 +31,8 @@ export interface ServerContextOptions {
    * `nodeHttpHandler` (node:http): told about an error that escaped the handler, after the
    * middleware answered for it (503 when a kindly call inside gave up, else 500; the answer
    * never carries the error's text). Express and Fastify report such errors their own way.
+   * May be async. A reporter that throws or rejects is ignored: it never changes the answer
+   * nor takes the server down.
    * @default writes the error to stderr, as Express does
    */
   onError?: (error: unknown) => void;
@@ -147,7 +149,10 @@ export function answerHandlerError(
   settings: ServerSettings,
 ): void {
   try {
-    settings.onError(error);
+    const reported: unknown = settings.onError(error);
+    // An async reporter fails by rejecting, which would otherwise end the process as an
+    // unhandled rejection: swallowed the same as a throw.
+    if (isThenable(reported)) reported.then(undefined, ignoreReporterFailure);
   } catch {
     // A failing reporter must not take the server down either.
   }
@@ -165,6 +170,18 @@ export function answerHandlerError(
   } catch {
     res.destroy();
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
+
+function ignoreReporterFailure(): void {
+  // The server answers for the handler's error whether or not its report went through.
 }
 
 const contexts = new WeakMap<object, ServerRequestContext>();

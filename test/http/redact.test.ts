@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SECRET_QUERY_PARAMS, redactHeaders, redactUrl, SECRET_HEADERS } from '../../src/http/index.js';
+import { DEFAULT_SECRET_QUERY_PARAMS, REDACTED, redactHeaders, redactUrl, SECRET_HEADERS } from '../../src/http/index.js';
 import { redactHeaderRecord, secretValues } from '../../src/http/redact.js';
 
 describe('redactUrl', () => {
@@ -29,6 +29,74 @@ describe('redactUrl', () => {
     expect(redactUrl('/users/@me?x=1')).toBe('/users/@me?x=1');
     expect(redactUrl('mailto:someone@example.com')).toBe('mailto:someone@example.com');
     expect(secretValues('/users/@me')).toEqual([]);
+  });
+
+  it('a `//` or `@` in the path is not the authority: the credentials the URL parser reads are hidden, the path kept', () => {
+    const cases: Array<[string, string]> = [
+      ['http:user:hunter2@api.example/a//b@c', 'http://REDACTED@api.example/a//b@c'],
+      ['https:/user:hunter2@api.example/v1//x@y', 'https://REDACTED@api.example/v1//x@y'],
+      ['http:user:hunter2@api.example//x@y?token=abc', 'http://REDACTED@api.example//x@y?token=REDACTED'],
+      ['http:\\\\user:hunter2@api.example/a//b@c', 'http://REDACTED@api.example/a//b@c'],
+      ['http:/\\user:hunter2@api.example/a//b@c', 'http://REDACTED@api.example/a//b@c'],
+      ['http:///user:hunter2@api.example/a//b@c', 'http://REDACTED@api.example/a//b@c'],
+      // Spelled with `//`: kept as spelled, up to where the parser ends the authority (`\` is
+      // a `/` for http, not for an unknown scheme, where it may be part of the password).
+      ['HTTP://user:hunter2@api.example/a//b@c', 'HTTP://REDACTED@api.example/a//b@c'],
+      ['http://user:hunter2@api.example\\a@b/c', 'http://REDACTED@api.example\\a@b/c'],
+      ['x-custom://user:hunter2@host\\x@y/z', 'x-custom://REDACTED@y/z'],
+    ];
+    for (const [url, redacted] of cases) {
+      expect(redactUrl(url), url).toBe(redacted);
+      expect(redactUrl(url), url).not.toContain('hunter2');
+    }
+    // Nothing the parser reads as credentials: nothing to hide.
+    for (const url of ['https://api.example/a//b@c', '/a//b@c?x=1', 'mailto:a//b@c']) expect(redactUrl(url), url).toBe(url);
+  });
+
+  it('secretValues: the credentials the URL parser reads, never a piece of the path', () => {
+    for (const url of [
+      'http:user:hunter2@api.example/a//b@c',
+      'http:\\\\user:hunter2@api.example/a//b@c',
+      'http://user:hunter2@api.example/a//b@c',
+      'http://user:hunter2@api.example\\a@b/c',
+    ]) {
+      expect(secretValues(url).sort(), url).toEqual(['hunter2', 'user:hunter2']);
+    }
+    expect(secretValues('https://api.example/a//b@c')).toEqual([]);
+    expect(secretValues('/a//b@c')).toEqual([]);
+  });
+
+  it('property: whatever the path holds and however `//` is spelled, the parser reads the same host and path, its credentials hidden', () => {
+    const opener = fc.constantFrom(
+      'http://',
+      'https://',
+      'HTTP://',
+      'http:',
+      'http:/',
+      'https:/',
+      'http:\\\\',
+      'http:/\\',
+      'http:\\/',
+      'ws:',
+    );
+    const path = fc.stringMatching(/^[/\\][a-z0-9@/\\:.]{0,16}$/);
+    const password = fc.stringMatching(/^[A-Za-z0-9]{8,16}$/);
+    fc.assert(
+      fc.property(opener, password, path, (prefix, secret, tail) => {
+        const url = `${prefix}me:${secret}@h.example${tail}`;
+        const original = new URL(url);
+        const out = redactUrl(url);
+        expect(out).not.toContain(secret);
+        const reread = new URL(out);
+        expect([reread.username, reread.password, reread.host, reread.pathname]).toEqual([
+          REDACTED,
+          '',
+          original.host,
+          original.pathname,
+        ]);
+        expect(secretValues(url).sort()).toEqual([secret, `me:${secret}`].sort());
+      }),
+    );
   });
 
   it('property: a secret value never survives, whatever surrounds it', () => {
