@@ -187,9 +187,30 @@ export class AttemptContext extends WheelEntry implements CallContext {
   lose(reason: unknown, finished: boolean): void {
     if (!finished && !this.finish()) return;
     this.abort(reason);
-    // Called from a timer or an abort listener: the driver hears of it on a microtask, as
-    // it would from any rejected promise, not inside someone else's callback.
+    if (this.settlement !== undefined) {
+      // Called from a timer or an abort listener, in the async context of whoever armed or
+      // aborted it — with a timer wheel shared by every request, another request's. The
+      // settlement (the call's bookkeeping, events, give-up, next attempt) is left to the
+      // attempt promise's consumer, whose reaction runs in the call's own context
+      // (`resumeLost`).
+      this.resolvePromise(new LostAttempt(this, reason));
+      this.resolvePromise = noop;
+      this.rejectPromise = noop;
+      return;
+    }
+    // Without one, the driver hears of it on a microtask, as it would from any rejected
+    // promise, not inside someone else's callback.
     this.settleError(reason, true);
+  }
+
+  /** Settles a lost attempt (see `lose`), in the context of the call that made it. */
+  settleLost(reason: unknown): unknown {
+    const settlement = this.settlement as AttemptSettlement<unknown, unknown>;
+    try {
+      return settlement.onError(reason, this);
+    } finally {
+      this.forget();
+    }
   }
 
   private settleValue(settlement: AttemptSettlement<unknown, unknown>, value: unknown): void {
@@ -322,6 +343,29 @@ export interface AttemptSettlement<T, R> {
    * abort): its promise follows what this returns; a throw rejects it.
    */
   onError(error: unknown, context: AttemptContext): R | PromiseLike<R>;
+}
+
+/**
+ * What an attempt's promise resolves with when the attempt lost its race to a timer or an
+ * abort while a settlement was given: the settlement has not run yet. The promise's consumer
+ * passes the value through `resumeLost`, in the call's own async context.
+ */
+class LostAttempt {
+  constructor(
+    readonly context: AttemptContext,
+    readonly reason: unknown,
+  ) {}
+}
+
+/**
+ * The reaction every consumer of `runAttempt(…, settlement)` puts on its promise: a lost
+ * attempt is settled here, where the consumer registered it — in the call's async context, so
+ * that its events, give-up and next attempt run under the request that made the call (its
+ * deadline scope, its tracing context, the caller's own AsyncLocalStorage values) — and any
+ * other value passes through.
+ */
+export function resumeLost<R>(value: R): R {
+  return value instanceof LostAttempt ? (value.context.settleLost(value.reason) as R) : value;
 }
 
 let capturedResolve: (value: unknown) => void = noop;

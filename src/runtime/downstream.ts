@@ -48,6 +48,7 @@ import {
   type InternalCallOptions,
   type Operation,
   RUNS_NO_USER_CODE,
+  resumeLost,
   runAttempt,
 } from './attempt.js';
 import { Bulkhead } from './bulkhead.js';
@@ -550,7 +551,7 @@ export class Downstream implements CallPlan {
       }
       const context = this.attemptContext(call, signal, inherited, options);
       context.run = call;
-      return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
+      return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>).then(resumeLost);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -751,7 +752,7 @@ export class Downstream implements CallPlan {
    * else the call's end (the give-up or fallback; an abort throws the caller's reason).
    */
   private afterFailure<T>(
-    call: CallMachine,
+    call: CallRun<T>,
     context: AttemptContext,
     error: unknown,
     signal: AbortSignal | undefined,
@@ -1002,7 +1003,7 @@ export class Downstream implements CallPlan {
     throw signal.reason;
   }
 
-  private async giveUp<T>(call: CallMachine, startedAt: number, options: CallOptions<T> | undefined): Promise<T> {
+  private async giveUp<T>(call: CallRun<T>, startedAt: number, options: CallOptions<T> | undefined): Promise<T> {
     const { reason, attemptsMade: attempts, outcome, cause, giveUpRetryAfterMs: retryAfterMs } = call;
     const now = this.clock.monotonic();
     const elapsedMs = now - startedAt;
@@ -1019,7 +1020,9 @@ export class Downstream implements CallPlan {
     if (this.events.active) {
       this.events.emit({ type: 'give-up', downstream: this.name, atMs: now, reason, attempts, elapsedMs, outcome, retryAfterMs });
     }
-    currentDeadlineScope()?.onGiveUp?.(reason);
+    // The scope the call was made in, not the one current now: a give-up may run on a timer
+    // shared with other requests, in whichever one's context armed it.
+    call.inherited?.onGiveUp?.(reason);
     const fallback = (options?.fallback ?? this.fallback) as Fallback<T> | undefined;
     if (fallback === undefined) throw error;
     this.stats_.fallbacks++;

@@ -169,6 +169,35 @@ describe('spans per call and per attempt (in-memory exporter)', () => {
     }
   });
 
+  it('a call cut short by a timer that fires inside another call keeps its events on its own span', async () => {
+    const clock = new VirtualClock();
+    const d = downstream('timers', { clock, random: new SeededRandom(5), retry: false, attemptTimeoutMs: 1_000 });
+    instrumentDownstreams(d, { tracer: tracer() });
+    const b = d.call(() => new Promise<never>(() => undefined)).catch((e: unknown) => e);
+    await clock.advance(500);
+    // Call A moves time on from inside its own operation: B's attempt timeout fires in A's
+    // context (A's own is due at 1,500 ms).
+    const a = d.call(async () => {
+      await clock.advance(500);
+      return 'a';
+    });
+    expect(await a).toBe('a');
+    expect(await b).toMatchObject({ reason: 'max-attempts' });
+    const calls = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.INTERNAL);
+    const failed = calls.find((s) => s.status.code === SpanStatusCode.ERROR) as ReadableSpan;
+    const served = calls.find((s) => s.status.code !== SpanStatusCode.ERROR) as ReadableSpan;
+    expect(failed.attributes).toMatchObject({
+      'kindly.give_up.reason': 'max-attempts',
+      'error.type': 'max-attempts',
+      'kindly.attempts': 1,
+    });
+    expect(served.attributes['kindly.give_up.reason']).toBeUndefined();
+    expect(served.attributes['error.type']).toBeUndefined();
+    const attempts = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT);
+    const bAttempt = attempts.find((s) => parentOf(s) === failed.spanContext().spanId) as ReadableSpan;
+    expect(bAttempt.attributes['error.type']).toBe('ERR_KINDLY_ATTEMPT_TIMEOUT');
+  });
+
   it('without a context manager (spans then cannot nest implicitly) events still reach their own call', async () => {
     context.disable();
     const clock = new VirtualClock();
