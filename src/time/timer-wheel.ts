@@ -14,7 +14,8 @@ export const MAX_NATIVE_DELAY_MS = 2_147_483_647;
  *
  * Cancelling is O(1) and frees memory as soon as it empties a bucket: cancelled entries
  * must not pile up for the whole timeout (10 s by default), or a busy process would carry
- * millions of dead entries into the old generation and pay for them in GC.
+ * millions of dead entries into the old generation and pay for them in GC. Emptied buckets
+ * go too, but for the one being filled.
  */
 export class TimerWheel {
   private readonly buckets = new Map<number, Bucket>();
@@ -32,6 +33,11 @@ export class TimerWheel {
   /** Live (armed, not cancelled, not fired) entries; for tests and leak checks. */
   get size(): number {
     return this.live;
+  }
+
+  /** Buckets held (each with live entries, or the one being filled); for tests and leak checks. */
+  get bucketCount(): number {
+    return this.buckets.size;
   }
 
   /**
@@ -57,6 +63,7 @@ export class TimerWheel {
     const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
     let bucket = this.last;
     if (bucket === undefined || bucket.at !== at) {
+      const previous = bucket;
       bucket = this.buckets.get(at);
       if (bucket === undefined) {
         bucket = new Bucket(at);
@@ -64,6 +71,9 @@ export class TimerWheel {
         if (at < this.armedFor) this.arm(at);
       }
       this.last = bucket;
+      // The bucket filled until now, if its entries were all cancelled meanwhile, goes now
+      // (see `cancel`: it was kept while it was being filled).
+      if (previous !== undefined) this.dropIfEmpty(previous);
     }
     entry.wheel = this;
     entry.bucket = bucket;
@@ -88,10 +98,21 @@ export class TimerWheel {
     else prev.next = next;
     if (next !== undefined) next.prev = prev;
     // `entry.next` is kept: `fire` may be walking this list and hold `entry` as its next step.
-    // An emptied bucket stays in the map until its time comes: deleting and re-adding map
-    // keys on every call makes V8 shrink and regrow the table. The native timer stays armed
-    // (unref'd, so harmless): re-arming on the next call would cost a setTimeout /
-    // clearTimeout pair per call, the very cost the wheel avoids.
+    // The bucket being filled (`last`) stays in the map when emptied: calls that each add and
+    // cancel a timeout of the same length would otherwise delete and re-add its key every
+    // time, and V8 shrinks and regrows the table. Any other bucket goes once emptied, and the
+    // one being filled when the next add moves on to another (once per bucket): kept until
+    // their time came, buckets piled up by the million when timeouts were long and each of
+    // another length (deadlines chosen by inbound clients, up to a day), and every `fire`
+    // scans them all. The native timer stays armed (unref'd, so
+    // harmless; it re-arms for what is left): re-arming on the next call would cost a
+    // setTimeout / clearTimeout pair per call, the very cost the wheel avoids.
+    if (bucket !== this.last) this.dropIfEmpty(bucket);
+  }
+
+  private dropIfEmpty(bucket: Bucket): void {
+    // (A bucket `fire` took out of the map is not the one its time may be held under now.)
+    if (bucket.head === undefined && this.buckets.get(bucket.at) === bucket) this.buckets.delete(bucket.at);
   }
 
   private arm(at: number): void {

@@ -53,6 +53,30 @@ describe('TimerWheel (linked entries per bucket)', () => {
     expect(wheel.size).toBe(0);
   });
 
+  it('a bucket emptied by cancels is let go, but for the one being filled (regression: a million long deadlines left a million empty buckets, scanned on every fire)', () => {
+    const { time, wheel } = wheelAt();
+    // Inbound clients each choosing another long deadline: one bucket per distinct slot.
+    const cancels = Array.from({ length: 10_000 }, (_, i) => wheel.add(3_600_000 + i * 25, () => undefined));
+    expect(wheel.bucketCount).toBe(10_000);
+    for (const cancel of cancels) cancel();
+    expect(wheel.size).toBe(0);
+    expect(wheel.bucketCount).toBe(1);
+    // Calls adding and cancelling timeouts of one length keep reusing the bucket being filled;
+    // moving on to another, the emptied one goes.
+    time.now = 10;
+    for (let i = 0; i < 100; i++) wheel.add(10_000, () => undefined)();
+    expect(wheel.bucketCount).toBe(1);
+    // A live entry keeps its bucket.
+    const keep = wheel.add(20_000, () => undefined);
+    wheel.add(30_000, () => undefined)();
+    expect(wheel.bucketCount).toBe(2);
+    keep();
+    expect(wheel.bucketCount).toBe(1);
+    // Requests one after another, each with a deadline of its own: one bucket at a time.
+    for (let i = 0; i < 1_000; i++) wheel.add(60_000 + i * 25, () => undefined)();
+    expect(wheel.bucketCount).toBe(1);
+  });
+
   it('cancelled entries never fire; live ones all fire once; size counts the live ones', async () => {
     await fc.assert(
       fc.asyncProperty(
