@@ -50,7 +50,7 @@ export { renderHtml } from './report/html.js';
 export type { Chart, Marker, Report, Series, Table } from './report/model.js';
 export { renderTable, renderText } from './report/text.js';
 export { GIVE_UP, RetryState } from './retry-state.js';
-export type { Scenario, ScenarioContext, ScenarioOption, ScenarioParams, ScenarioResult } from './scenario.js';
+export type { BuiltinScenario, Scenario, ScenarioContext, ScenarioOption, ScenarioParams, ScenarioResult } from './scenario.js';
 export { num, str, withDefaults } from './scenario.js';
 export {
   type DeadDependencySetup,

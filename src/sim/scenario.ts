@@ -38,8 +38,9 @@ export interface ScenarioResult {
 }
 
 /**
- * A built-in simulation. Adding one is one file exporting a `Scenario` plus one
- * line in the registry (`scenarios.ts`); the CLI derives its options, help and output from it.
+ * A simulation the CLI runs (`kindly-calls sim <name>` or `kindly-calls sim ./file.ts`): it
+ * derives the options, help and output from it. `run` may return its result or a promise of
+ * it (a scenario that reads a data file first, say); the CLI awaits either.
  */
 export interface Scenario {
   name: string;
@@ -48,6 +49,15 @@ export interface Scenario {
   /** The documented parameters and model, printed by `kindly-calls sim <name> --help`. */
   description: readonly string[];
   options: readonly ScenarioOption[];
+  run(params: ScenarioParams, context: ScenarioContext): ScenarioResult | Promise<ScenarioResult>;
+}
+
+/**
+ * A built-in simulation: synchronous, so that the library and tests read its result at once.
+ * Adding one is one file exporting a `BuiltinScenario` plus one line in the registry
+ * (`scenarios.ts`).
+ */
+export interface BuiltinScenario extends Scenario {
   run(params: ScenarioParams, context: ScenarioContext): ScenarioResult;
 }
 

@@ -1,4 +1,4 @@
-import type { Scenario } from './scenario.js';
+import type { BuiltinScenario } from './scenario.js';
 import { amplification } from './scenarios/amplification.js';
 import { budget } from './scenarios/budget.js';
 import { deadDependency } from './scenarios/dead-dependency.js';
@@ -10,7 +10,7 @@ import { queueing } from './scenarios/queueing.js';
 import { uniform } from './scenarios/uniform.js';
 
 /** The built-in scenarios, in the order `kindly-calls sim --help` lists them. */
-export const SCENARIOS: readonly Scenario[] = [
+export const SCENARIOS: readonly BuiltinScenario[] = [
   herd,
   uniform,
   amplification,
@@ -22,6 +22,6 @@ export const SCENARIOS: readonly Scenario[] = [
   fleet,
 ];
 
-export function findScenario(name: string): Scenario | undefined {
+export function findScenario(name: string): BuiltinScenario | undefined {
   return SCENARIOS.find((s) => s.name === name);
 }

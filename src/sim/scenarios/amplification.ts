@@ -4,7 +4,7 @@ import { Simulation } from '../engine.js';
 import { LayerChain } from '../layer-chain.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
 export interface AmplificationVariant {
@@ -108,7 +108,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   };
 }
 
-export const amplification: Scenario = {
+export const amplification: BuiltinScenario = {
   name: 'amplification',
   summary: 'retries multiplying across layers, with and without the "don\'t retry" signal',
   description: [

@@ -7,7 +7,7 @@ import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
 import { attemptsPerSecondChart } from '../report/series.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
@@ -182,7 +182,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return { json, report: report(setup, rows) };
 }
 
-export const budget: Scenario = {
+export const budget: BuiltinScenario = {
   name: 'budget',
   summary: 'an outage under steady load: retry amplification with and without a retry budget',
   description: [

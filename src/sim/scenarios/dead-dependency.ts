@@ -6,7 +6,7 @@ import { Simulation } from '../engine.js';
 import { number, seconds } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
 import { attemptsPerSecondChart } from '../report/series.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type SimCallEnd, SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 import { DeadDependencyTally } from './dead-dependency-tally.js';
@@ -249,7 +249,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return { json, report: report(setup, rows, reduction) };
 }
 
-export const deadDependency: Scenario = {
+export const deadDependency: BuiltinScenario = {
   name: 'dead-dependency',
   summary: 'callee down for a while then back: requests that reach it, with and without a breaker',
   description: [

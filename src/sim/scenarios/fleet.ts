@@ -4,7 +4,7 @@ import { type HerdSetup, herdLowerBound, runHerd } from '../herd-run.js';
 import type { LowerBound } from '../models/index.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 
 type PacingRow = {
   name: string;
@@ -143,7 +143,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   };
 }
 
-export const fleet: Scenario = {
+export const fleet: BuiltinScenario = {
   name: 'fleet',
   summary: 'processes on their own vs sharing state (store): a herd split over processes, and a fleet-wide retry budget',
   description: [

@@ -5,7 +5,7 @@ import { Simulation } from '../engine.js';
 import { percentile } from '../percentile.js';
 import { number } from '../report/format.js';
 import type { Table } from '../report/model.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 import { spread } from '../summary.js';
 
@@ -270,7 +270,7 @@ function hedgingReport(setup: HedgingSetup, perSeed: SeedRuns[], json: ReturnTyp
   };
 }
 
-export const hedging: Scenario = {
+export const hedging: BuiltinScenario = {
   name: 'hedging',
   summary: 'a callee with a heavy latency tail: p99 with and without hedging, and what the hedges cost',
   description: [

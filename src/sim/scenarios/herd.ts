@@ -8,7 +8,7 @@ import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
 import { REFERENCE_COLOR } from '../report/svg-chart.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult, str } from '../scenario.js';
 import { type Spread, spread } from '../summary.js';
 
 /** Every built-in herd strategy, in report order. */
@@ -358,7 +358,7 @@ function servedChart(setup: HerdParams, rows: readonly HerdRow[], xMax: number):
   };
 }
 
-export const herd: Scenario = {
+export const herd: BuiltinScenario = {
   name: 'herd',
   summary: 'thundering herd: N clients at t = 0 against a server serving a few per slot',
   description: [

@@ -3,7 +3,7 @@ import { lognormal } from '../distributions.js';
 import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
 
 export interface LatencySpikeSetup {
@@ -247,7 +247,7 @@ function spikeNotes(setup: LatencySpikeSetup, fixed: LatencySpikeRun, derived: L
   ];
 }
 
-export const latencySpike: Scenario = {
+export const latencySpike: BuiltinScenario = {
   name: 'latency-spike',
   summary: 'latency doubles: false timeouts with a fixed timeout vs one derived from recent latency',
   description: [

@@ -4,7 +4,7 @@ import { percentile } from '../percentile.js';
 import { QueueingCallee } from '../queueing-callee.js';
 import { number } from '../report/format.js';
 import type { Series, Table } from '../report/model.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { type SimCallEnd, SimDownstream, type SimDownstreamOptions } from '../sim-downstream.js';
 
 /**
@@ -407,7 +407,7 @@ function queueingNotes(setup: QueueingSetup, rows: QueueingRun[], unloadedP99Ms:
   ];
 }
 
-export const queueing: Scenario = {
+export const queueing: BuiltinScenario = {
   name: 'queueing',
   summary: 'a callee whose latency grows with concurrency: no limit vs fixed bulkhead vs adaptive limit',
   description: [

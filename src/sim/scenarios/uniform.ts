@@ -5,7 +5,7 @@ import { Simulation } from '../engine.js';
 import { number } from '../report/format.js';
 import type { Chart, Report, Table } from '../report/model.js';
 import { attemptsPerSecondChart } from '../report/series.js';
-import { num, type Scenario, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
+import { type BuiltinScenario, num, type ScenarioContext, type ScenarioParams, type ScenarioResult } from '../scenario.js';
 import { SimDownstream } from '../sim-downstream.js';
 import { SteadyArrivals } from '../steady-arrivals.js';
 
@@ -188,7 +188,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   return { json, report: report(setup, maxAttempts, chosen, rows) };
 }
 
-export const uniform: Scenario = {
+export const uniform: BuiltinScenario = {
   name: 'uniform',
   summary: 'steady arrivals to a callee that always times out: jitter does not reduce load',
   description: [
