@@ -1,4 +1,5 @@
 import type { PoolWindow } from './pool-window.js';
+import { ReleasedTickets } from './released-tickets.js';
 
 /**
  * What a `Pacer` knows only once it has throttled: the learned level and its curve, the
@@ -169,7 +170,7 @@ export class PacerThrottleState {
   geometric = false;
   /** The slot of the ticket before baseTicket (the last one due when the queue was re-spaced). */
   lastDueAt = Number.NEGATIVE_INFINITY;
-  /** Tickets handed back while still ahead, ascending: the next bookings take them first. */
-  readonly released: number[] = [];
+  /** Tickets handed back while still ahead: the next bookings take them first, smallest first. */
+  readonly released = new ReleasedTickets();
   respacedAt = Number.NaN;
 }

@@ -542,8 +542,8 @@ export class Pacer {
     if (!this.throttling(nowMs)) return 0;
     this.adjust(nowMs);
     let ticket = 0;
-    while (this.state.released.length > 0) {
-      const t = this.state.released.shift() as number;
+    while (this.state.released.size > 0) {
+      const t = this.state.released.takeSmallest() as number;
       if (this.slotOf(t) > nowMs || this.gated(t)) {
         ticket = t;
         break;
@@ -672,21 +672,14 @@ export class Pacer {
    */
   release(ticket: number, nowMs: number): boolean {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
-    if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket)) || this.state.released.includes(ticket)) return false;
+    if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket)) || this.state.released.has(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
     this.pacedCount--;
     if (ticket === this.state.nextTicket - 1) {
       this.state.nextTicket--;
       return true;
     }
-    const r = this.state.released;
-    let i = r.length;
-    r.push(ticket);
-    while (i > 0 && r[i - 1]! > ticket) {
-      r[i] = r[i - 1]!;
-      i--;
-    }
-    r[i] = ticket;
+    this.state.released.add(ticket);
     return true;
   }
 
@@ -766,13 +759,13 @@ export class Pacer {
       this.mode !== 0 &&
       nowMs - this.lastRejectAt >= this.quietMs &&
       this.slotOf(this.state.nextTicket - 1) <= nowMs &&
-      !this.gated(this.state.nextTicket - 1 - this.state.released.length) &&
+      !this.gated(this.state.nextTicket - 1 - this.state.released.size) &&
       this.hintUntil <= nowMs &&
       this.followedUntil <= nowMs
     ) {
       this.mode = 0;
       this.state.startup = false;
-      this.state.released.length = 0;
+      this.state.released.clear();
       this.state.baseTicket = this.state.nextTicket;
       this.state.lastDueAt = Number.NEGATIVE_INFINITY;
     }
@@ -960,7 +953,7 @@ export class Pacer {
     if (d0 < this.minRate) d0 = this.minRate;
     this.state.baseTicket = this.state.nextTicket;
     this.state.lastDueAt = Number.NEGATIVE_INFINITY;
-    this.state.released.length = 0;
+    this.state.released.clear();
     this.respace(nowMs, true, 1 / d0);
     this.state.searchBase = this.state.probeBase = this.state.baseAt;
   }
