@@ -33,6 +33,8 @@ export interface AxiosConfigLike {
   /** axios' `settle` rejects a response whose status this refuses. */
   validateStatus?: unknown;
   adapter?: unknown;
+  /** axios' per-request timeout in ms (0: none): each attempt's timeout for this request. */
+  timeout?: unknown;
 }
 
 /** The parts of an axios response the adapter reads. */
@@ -209,6 +211,11 @@ class AxiosCall {
         if (willRetry) discard(readProperty(readProperty(error, 'response'), 'data'));
       },
     };
+    // axios' own per-request `timeout` is how long this request may take: it bounds each
+    // attempt in place of the downstream's `attemptTimeoutMs`, which would otherwise cut a
+    // request given 30 s at the 10 s default (the deadline still bounds both).
+    const timeout = this.config.timeout;
+    if (typeof timeout === 'number' && timeout >= 1 && timeout <= Number.MAX_SAFE_INTEGER) options.attemptTimeoutMs = timeout;
     const cancel = this.cancellation();
     if (cancel !== undefined) options.signal = cancel.signal;
     try {

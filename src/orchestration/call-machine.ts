@@ -110,6 +110,8 @@ export interface CallChoices {
   readonly partition?: string | undefined;
   /** Present when a verify hook can settle an `unknown` outcome of a non-idempotent call. */
   readonly verify?: unknown;
+  /** This call's attempt timeout, in place of the plan's (a derived timeout starts from it). */
+  readonly attemptTimeoutMs?: number | undefined;
 }
 
 /**
@@ -142,6 +144,8 @@ class CallExtras {
   giveUpRetryAfterMs: number | undefined = undefined;
   refusal: { reason: GiveUpReason; cause: (() => unknown) | undefined; retryAfterMs: number | undefined } | undefined = undefined;
   operationSettles: ((release: () => void) => void) | undefined = undefined;
+  /** The call's own attempt timeout (`CallChoices.attemptTimeoutMs`), when it set one. */
+  attemptTimeoutBase: number | undefined = undefined;
 }
 
 /** What a call that has not needed its `CallExtras` reads: their starting values. */
@@ -202,6 +206,13 @@ export class CallMachine implements StageCall {
     this.inAttempt = false;
     this.token = undefined;
     this.extras = undefined;
+    const own = choices?.attemptTimeoutMs;
+    if (own !== undefined) this.attemptTimeoutMs = this.more().attemptTimeoutBase = own;
+  }
+
+  /** The attempt timeout each attempt starts from: the call's own, else the plan's. */
+  private get attemptTimeoutBase(): number {
+    return this.seen.attemptTimeoutBase ?? this.plan.attemptTimeoutMs;
   }
 
   /** The rarely needed state, made on first write. */
@@ -527,7 +538,7 @@ export class CallMachine implements StageCall {
       hedge.entered = i + 1;
     }
     const timer = this.pipeline.timer;
-    const base = this.plan.attemptTimeoutMs;
+    const base = this.attemptTimeoutBase;
     hedge.run(timer === undefined ? base : (timer.attemptTimeoutMs?.(hedge, nowMs, base) ?? base));
     return hedge;
   }
@@ -620,7 +631,7 @@ export class CallMachine implements StageCall {
   private startAttempt(): Step {
     const remaining = this.deadline - this.attemptStart;
     const timer = this.pipeline.timer;
-    const base = this.plan.attemptTimeoutMs;
+    const base = this.attemptTimeoutBase;
     let timeoutMs = timer === undefined ? base : (timer.attemptTimeoutMs?.(this, this.attemptStart, base) ?? base);
     this.attemptTimeoutMs = timeoutMs;
     let deadlineBound = false;

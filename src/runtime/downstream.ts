@@ -153,6 +153,12 @@ export interface CallOptions<T> {
   deadline?: number;
   /** Whole-call timeout in ms for this call. */
   timeoutMs?: number;
+  /**
+   * This call's attempt timeout in ms, in place of the downstream's `attemptTimeoutMs` (a
+   * derived timeout then starts from it; the deadline still bounds it). For a request known
+   * to be slower than the rest — a client library's own per-request timeout, passed on.
+   */
+  attemptTimeoutMs?: number;
   /** Overrides the downstream's `idempotent` for this call. */
   idempotent?: boolean;
   /** Which breaker / bulkhead / pacer lane the call uses. @default the downstream's name (`fetchThrough`: the host) */
@@ -231,6 +237,7 @@ const CALL_KEYS = optionKeys<CallOptions<unknown>>({
   signal: true,
   deadline: true,
   timeoutMs: true,
+  attemptTimeoutMs: true,
   idempotent: true,
   key: true,
   budgetKey: true,
@@ -1101,6 +1108,7 @@ function checkCallOptions(options: CallOptions<unknown>): readonly string[] | un
   if (typeof options !== 'object' || options === null) return v.problems;
   const { timeoutMs, deadline } = options;
   v.duration('timeoutMs', timeoutMs, { allowInfinity: true })
+    .duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true })
     .check(
       deadline === undefined || (typeof deadline === 'number' && !Number.isNaN(deadline)),
       `Expected \`deadline\` to be a number (monotonic ms), got ${String(deadline)}`,
@@ -1147,6 +1155,8 @@ function plainlyValid(o: CallOptions<unknown>): boolean {
   for (const key in o) if (!CALL_KEY_SET.has(key)) return false;
   const { timeoutMs, deadline } = o;
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) return false;
+  const attemptTimeoutMs = o.attemptTimeoutMs;
+  if (attemptTimeoutMs !== undefined && !(typeof attemptTimeoutMs === 'number' && attemptTimeoutMs >= 1)) return false;
   if (deadline !== undefined && !(typeof deadline === 'number' && !Number.isNaN(deadline))) return false;
   if (o.idempotent !== undefined && typeof o.idempotent !== 'boolean') return false;
   if (o.key !== undefined && typeof o.key !== 'string') return false;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CallOptions, downstream, type GiveUpError, InvalidOptionsError, isInvalidOptionsError } from '../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
+import { settle } from '../support/settle.js';
 
 /**
  * The edges a newcomer meets first: per-call options are checked as strictly as downstream
@@ -22,7 +23,7 @@ describe('per-call options are strict', () => {
     const error = await call.catch((e: unknown) => e);
     expect(isInvalidOptionsError(error)).toBe(true);
     expect((error as InvalidOptionsError).problems).toEqual([
-      'Unknown option `retries` (known: signal, deadline, timeoutMs, idempotent, key, budgetKey, partition, onDiscard, verify, fallback, onAttemptError, classify, beforeAttempt)',
+      'Unknown option `retries` (known: signal, deadline, timeoutMs, attemptTimeoutMs, idempotent, key, budgetKey, partition, onDiscard, verify, fallback, onAttemptError, classify, beforeAttempt)',
     ]);
     expect((error as Error).message).toContain("Invalid call on 'payments' options");
     expect(ran).toBe(false);
@@ -45,6 +46,7 @@ describe('per-call options are strict', () => {
     const value = await api.call(async () => 'ok', {
       signal: controller.signal,
       timeoutMs: 1_000,
+      attemptTimeoutMs: 500,
       idempotent: true,
       key: 'eu',
       budgetKey: 'payments:read',
@@ -115,5 +117,26 @@ describe('`true` turns an off-by-default policy on with its defaults', () => {
     expect(() => downstream('bad', { breaker: 'yes' as unknown as boolean })).toThrow(
       /breaker: Expected an options object, got "yes"/,
     );
+  });
+});
+
+describe('a call of its own attempt timeout (attemptTimeoutMs per call)', () => {
+  it("bounds each attempt in place of the downstream's; the deadline still bounds it", async () => {
+    const clock = new VirtualClock();
+    const d = downstream('api', { clock, random: new SeededRandom(4), attemptTimeoutMs: 1_000, retry: false });
+    const answersAt = (ms: number) => () => new Promise<string>((resolve) => clock.schedule(ms, () => resolve('ok')));
+    const long = settle(clock, d.call(answersAt(2_000), { attemptTimeoutMs: 3_000 }));
+    expect((await long).value).toBe('ok');
+    const cut = await settle(clock, d.call(answersAt(2_000)));
+    expect((cut.error as { reason?: string }).reason).toBe('max-attempts');
+    const short = await settle(clock, d.call(answersAt(2_000), { attemptTimeoutMs: 3_000, timeoutMs: 1_500 }));
+    expect((short.error as { reason?: string }).reason).toBe('deadline');
+  });
+
+  it('is refused when it is not a duration of at least 1 ms', async () => {
+    const d = downstream('api', { retry: false });
+    for (const bad of [0, -5, Number.NaN, '100']) {
+      await expect(d.call(() => 'ok', { attemptTimeoutMs: bad as number })).rejects.toThrow(/attemptTimeoutMs/);
+    }
   });
 });
