@@ -3,10 +3,12 @@
  * every operation O(1) (a `Map` keeps recency: a use moves the key to the recent end).
  *
  * A value that must not be dropped yet — `keep(value)` says so: work in flight, a breaker
- * that is open or half-open — is moved to the recent end instead of being evicted, and the
- * next one is tried. After `MAX_SKIPS` of them the cache holds one key more than `maxKeys`
- * rather than lose state that protects a callee; it comes back under the limit as values
- * become droppable. Used for the per-key lanes and the keyed retry budgets.
+ * in its break — is moved to the recent end instead of being evicted, and the next one is
+ * tried. After `MAX_SKIPS` of them the cache holds one key more than `maxKeys` rather than
+ * lose state that protects a callee; once values become droppable, each insertion evicts two
+ * and adds one until the cache is back at its limit. `keep` must turn false in time for a
+ * value nobody uses any more, or the cache grows with every such key. Used for the per-key
+ * lanes and the keyed retry budgets.
  */
 export class KeyedCache<V> {
   /** How many kept values one insertion steps over before it lets the cache grow. */

@@ -58,6 +58,36 @@ export interface LaneOptions {
   onCreate?: (lane: Lane) => void;
 }
 
+/**
+ * Whether `lane` must outlive the `maxKeys` bound: dropping it now would let through calls its
+ * state holds back, or lose an answer that must reach it. Each reason ends by itself (work
+ * settles, a break lasts at most `maxBreakMs`, a wait hint at most `maxRetryAfterMs`, throttling
+ * `quietMs` after the last rejection), so lanes of keys never called again become droppable and
+ * the count comes back to `maxKeys` — except an isolation by hand, which an operator ends.
+ *
+ * A breaker whose break is over is not a reason. Only a call moves it on from half-open, so a
+ * host never called again (a crawler's, a webhook's) would hold its lane for good, and lanes
+ * would grow with every dead host ever seen. Such a lane is held like any other, while it is
+ * among the `maxKeys` most recently used; a host called again after it was dropped
+ * gets a closed breaker, so up to `threshold` calls reach it instead of one probe, and its break
+ * growth starts over — the loss LRU already imposes on a closed breaker's failure count, and
+ * bounded, where keeping it is not.
+ *
+ * The breaker is read without `state()`, which turns an ended break half-open and would run the
+ * user's `onStateChange` in the middle of a call to another key. A probe in flight keeps the
+ * lane: its answer is reported to this breaker, and a new lane's breaker would let calls through
+ * before it. A pacer's `throttling` ends a quiet throttling period when asked; it runs no hook.
+ */
+function keepLane(lane: Lane, nowMs: number): boolean {
+  const { bulkhead, latency, breaker, pacer } = lane;
+  if (bulkhead !== undefined && (bulkhead.active > 0 || bulkhead.queued > 0)) return true;
+  if (latency !== undefined && latency.inFlight > 0) return true;
+  if (breaker !== undefined && (breaker.isolated || breaker.probes > 0 || breaker.retryAfterMs(nowMs) !== undefined)) return true;
+  // Throttling covers tickets still waiting for their slot and a callee's wait hint: a new
+  // lane's pacer would send them all at once.
+  return pacer?.throttling(nowMs) === true;
+}
+
 export class Lanes {
   private readonly lanes: KeyedCache<Lane>;
   private last: Lane | undefined;
@@ -70,12 +100,7 @@ export class Lanes {
         options.onCreate?.(lane);
         return lane;
       },
-      // A lane is kept while work runs or waits in it, and while its breaker is open or
-      // half-open: dropping it would forget that the callee is down and let calls through.
-      keep: (lane) =>
-        (lane.bulkhead !== undefined && (lane.bulkhead.active > 0 || lane.bulkhead.queued > 0)) ||
-        (lane.latency !== undefined && lane.latency.inFlight > 0) ||
-        (lane.breaker !== undefined && lane.breaker.state(options.clock.monotonic()) !== 'closed'),
+      keep: (lane) => keepLane(lane, options.clock.monotonic()),
     });
   }
 
@@ -92,8 +117,8 @@ export class Lanes {
 
   /**
    * The lane of `key`, created on first use. Lanes are held least recently used first; beyond
-   * `maxKeys` the oldest droppable one is evicted in O(1) — never one with work in flight or
-   * a breaker that is not closed (see `KeyedCache`).
+   * `maxKeys` the oldest droppable one is evicted in O(1) — never one with work in flight, a
+   * breaker still in its break or probing, or a pacer throttling (see `keepLane`, `KeyedCache`).
    */
   get(key: string): Lane {
     const last = this.last;
