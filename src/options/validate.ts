@@ -50,11 +50,13 @@ export class OptionsValidator {
   }
 
   /** An integer ≥ min; `Infinity` only when allowed. */
-  integer(name: string, value: unknown, min: number, opts: { allowInfinity?: boolean } = {}): this {
+  integer(name: string, value: unknown, min: number, opts: { allowInfinity?: boolean; max?: number } = {}): this {
     if (value === undefined) return this;
     if (value === Number.POSITIVE_INFINITY && opts.allowInfinity) return this;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-      this.problems.push(`Expected \`${name}\` to be an integer ≥ ${min}, got ${show(value)}`);
+    const max = opts.max;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
+      const range = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`;
+      this.problems.push(`Expected \`${name}\` to be an integer ${range}, got ${show(value)}`);
     }
     return this;
   }
@@ -178,3 +180,10 @@ export function show(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
 }
+
+/**
+ * The most buckets a sliding window (breaker, budget, pacer) may be split into: each lane
+ * holds them as typed arrays, so `buckets: 1e7` passed as an integer and cost ~160 MB per lane.
+ * A window's resolution gains nothing past a few hundred.
+ */
+export const MAX_WINDOW_BUCKETS = 1_000;

@@ -1,6 +1,6 @@
 import type { Classification } from '../classify/outcome.js';
 import { callHook, reportHookError } from '../errors/report-hook-error.js';
-import { OptionsValidator } from '../options/validate.js';
+import { MAX_WINDOW_BUCKETS, OptionsValidator } from '../options/validate.js';
 import type { Random } from '../random/random.js';
 import { BucketWindow } from './bucket-window.js';
 
@@ -192,7 +192,7 @@ export class CircuitBreaker {
       .number('failureRatio', options?.failureRatio, 0, 1)
       .check(options?.failureRatio !== 0, 'Expected `failureRatio` > 0 (a breaker that opens on no failure), got 0')
       .duration('windowMs', options?.windowMs, { min: 1 })
-      .integer('buckets', options?.buckets, 1)
+      .integer('buckets', options?.buckets, 1, { max: MAX_WINDOW_BUCKETS })
       .integer('minThroughput', options?.minThroughput, 1)
       .integer('halfOpenProbes', options?.halfOpenProbes, 1)
       .integer('successesToClose', options?.successesToClose, 1)

@@ -1,4 +1,4 @@
-import { OptionsValidator } from '../options/validate.js';
+import { MAX_WINDOW_BUCKETS, OptionsValidator } from '../options/validate.js';
 import { DeliveryRate } from './delivery-rate.js';
 import { PacerThrottleState } from './pacer-throttle-state.js';
 import { PoolWindow } from './pool-window.js';
@@ -364,7 +364,7 @@ export class Pacer {
       .duration('recoveryMs', options?.recoveryMs, { min: 1 })
       .duration('quietMs', options?.quietMs)
       .duration('windowMs', options?.windowMs, { min: 1 })
-      .integer('buckets', options?.buckets, 1)
+      .integer('buckets', options?.buckets, 1, { max: MAX_WINDOW_BUCKETS })
       .duration('maxSpacingMs', options?.maxSpacingMs, { min: 1 })
       .number('probeGain', options?.probeGain, 1, 100)
       .boolean('paceFirstAttempts', options?.paceFirstAttempts);

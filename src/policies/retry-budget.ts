@@ -1,4 +1,4 @@
-import { OptionsValidator } from '../options/validate.js';
+import { MAX_WINDOW_BUCKETS, OptionsValidator } from '../options/validate.js';
 import { BucketWindow } from './bucket-window.js';
 import { KeyedCache } from './keyed-cache.js';
 
@@ -189,7 +189,7 @@ function resolveRetryBudgetOptions(options: RetryBudgetOptions, subject: string)
     .number('ratio', options?.ratio, 0, 1)
     .duration('windowMs', options?.windowMs, { min: 1 })
     .number('reservePerSecond', options?.reservePerSecond, 0, Number.MAX_VALUE)
-    .integer('buckets', options?.buckets, 1);
+    .integer('buckets', options?.buckets, 1, { max: MAX_WINDOW_BUCKETS });
   const ratio = options?.ratio ?? RETRY_BUDGET_DEFAULTS.ratio;
   const shrinkOption = options?.shrinkOnErrors ?? RETRY_BUDGET_DEFAULTS.shrinkOnErrors;
   let shrinkOnErrors: Required<ShrinkOnErrorsOptions> | undefined;
