@@ -26,6 +26,8 @@ import {
   DRAIN_WAIT_MS,
   type Drain,
   drainBody,
+  HELD_BODY_MS,
+  lostBody,
   type PeekedBody,
   peekBody,
   rebuildResponse,
@@ -216,7 +218,16 @@ export class FetchCall {
   drainBeforeRetry(error: object): void {
     const failure = this.failures?.get(error);
     if (failure === undefined) return;
-    failure.drained = failure.whole !== undefined ? settledDrain(failure.whole) : drainBody(failure.response, DRAIN_LIMIT);
+    if (failure.whole !== undefined) {
+      failure.drained = settledDrain(failure.whole);
+      return;
+    }
+    const drained = drainBody(failure.response, DRAIN_LIMIT);
+    failure.drained = drained;
+    // A body held unread is let go after HELD_BODY_MS, whether or not its retry has started.
+    void drained.bytes.then(() => {
+      if (drained.held) this.clock.schedule(HELD_BODY_MS, () => drained.cancel());
+    });
   }
 
   /** `onDiscard` for an error of this call's (hedging: it lost the race): let its connection go. */
@@ -309,13 +320,18 @@ export class FetchCall {
   /**
    * Lets the previous attempt's connection go back to the pool before asking for one, or the
    * pool opens a second connection while the first is still busy with the old body; a body
-   * still arriving after the backoff and DRAIN_WAIT_MS more is cancelled instead.
+   * still arriving after the backoff and DRAIN_WAIT_MS more is cancelled instead, and so is
+   * one too large to drain (held until now in case the call stopped and handed it back).
    */
   private async releasePrevious(ctx: CallContext): Promise<void> {
     const previous = this.takeLastFailure();
     if (previous === undefined) return;
-    if (previous.drained === undefined) discard(previous);
-    else if (!previous.drained.settled) await settle(previous.drained, ctx.signal, this.clock);
+    const drained = previous.drained;
+    if (drained === undefined) discard(previous);
+    else {
+      if (!drained.settled) await settle(drained, ctx.signal, this.clock);
+      drained.cancel(); // a body read to its end has nothing left to cancel
+    }
     previous.link?.release();
   }
 
@@ -422,11 +438,12 @@ export class FetchCall {
       throw error;
     }
     // The call stopped after a retry was planned (verify, deadline, breaker): the body was
-    // being drained meanwhile. Hand it back at once — read, or what was read plus the rest —
-    // never waiting on a body that may not end.
+    // being drained meanwhile. Hand it back at once — read, or what was read plus the rest
+    // (also when it was too large to drain: it was held, not cancelled) — never waiting on a
+    // body that may not end.
     // A body read whole is handed back as a response made from its bytes (never read before).
     if (failure.drained !== undefined && failure.whole === undefined)
-      return rebuildResponse(failure.response, failure.drained.take());
+      return rebuildResponse(failure.response, failure.drained.take() ?? lostBody());
     return failure.response;
   }
 

@@ -69,11 +69,12 @@ export async function prepareBody(
       if (total > limit) return { replayable: false, body: resume(chunks, source) };
     }
   } catch (error) {
-    if (stop?.reason !== undefined) {
-      source.cancel(stop.reason.value).catch(() => undefined);
-      throw stop.reason.value;
-    }
-    throw error;
+    // Whatever ended the reading (a stop, a chunk that is not bytes, the source's own
+    // failure), nobody will read the source again: cancel it, so that what stands behind it
+    // (a file, a socket, a generator's `finally`) is let go rather than held open and locked.
+    const reason = stop?.reason !== undefined ? stop.reason.value : error;
+    source.cancel(reason).catch(() => undefined);
+    throw reason;
   } finally {
     stop?.dispose();
   }
@@ -170,7 +171,11 @@ function chunkSource(body: unknown): ChunkSource | undefined {
     const reader = stream.getReader();
     return {
       next: () => reader.read() as Promise<IteratorResult<unknown>>,
-      cancel: (reason) => reader.cancel(reason),
+      // The stream is over for kindly: unlocked, so its owner can see it ended and let it go.
+      cancel: (reason) =>
+        reader.cancel(reason).finally(() => {
+          reader.releaseLock();
+        }),
     };
   }
   const iterate = (body as { [Symbol.asyncIterator]?: () => AsyncIterator<unknown> })[Symbol.asyncIterator];
@@ -215,9 +220,21 @@ function resume(buffered: Uint8Array[], source: ChunkSource): ReadableStream<Uin
         buffered[i++] = EMPTY; // let the buffered bytes go as soon as they are sent
         return;
       }
-      const next = await source.next();
-      if (next.done) controller.close();
-      else controller.enqueue(toBytes(next.value));
+      let chunk: Uint8Array;
+      try {
+        const next = await source.next();
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        chunk = toBytes(next.value);
+      } catch (error) {
+        // This stream errors now, and an errored stream is never cancelled by its reader:
+        // the source would stay open behind it.
+        source.cancel(error).catch(() => undefined);
+        throw error;
+      }
+      controller.enqueue(chunk);
     },
     cancel(reason) {
       return source.cancel(reason);

@@ -4,7 +4,9 @@ import { redactHeaders } from './redact.js';
 /**
  * Largest body of a failed response kept in memory when the attempt is retried, in bytes.
  * Reading a small error body to its end lets the connection go back to the pool (keep-alive)
- * instead of being torn down by a cancel; a larger one is cancelled.
+ * instead of being torn down by a cancel. A larger one is read no further than this (plus the
+ * chunk that crossed it) and held until the next attempt starts, which cancels it; a call that
+ * stops before then hands it back whole.
  * @default 65_536 (64 KiB)
  */
 export const DRAIN_LIMIT = 64 * 1024;
@@ -17,6 +19,16 @@ export const DRAIN_LIMIT = 64 * 1024;
  * @default 50
  */
 export const DRAIN_WAIT_MS = 50;
+
+/**
+ * How long a failed body too large to drain is held, in ms, in case the call stops before its
+ * retry and hands it back whole; after that it is cancelled (closing the connection), and a
+ * call that stops then hands back a body that fails when read. Held for the whole backoff, a
+ * herd behind one `Retry-After: 60` would keep a connection (and the callee's unsent bytes) per
+ * call open for a minute.
+ * @default 1_000
+ */
+export const HELD_BODY_MS = 1_000;
 
 /**
  * How long, in ms, an attempt may wait for a failed response's body to look for a wait hint
@@ -33,26 +45,34 @@ export const BODY_HINT_WAIT_MS = 50;
  */
 export interface Drain {
   /**
-   * The bytes, or `undefined` when the body was too large, failed, was cancelled or taken.
-   * Never rejects.
+   * The bytes, or `undefined` when the body was too large or failed (both held, see `take`),
+   * was cancelled or taken. Never rejects.
    */
   readonly bytes: Promise<Uint8Array | undefined>;
-  /** True once `bytes` is known (read, dropped, cancelled or taken). */
+  /** True once `bytes` is known (read, held, dropped, cancelled or taken). */
   readonly settled: boolean;
-  /** Gives up on the body (closing the connection); harmless once settled. */
+  /** True while the body is held unread (too large to drain, or its read failed): see `HELD_BODY_MS`. */
+  readonly held: boolean;
+  /**
+   * Gives up on the body (closing the connection): one still being read, or one held.
+   * Harmless once read, dropped or taken.
+   */
   cancel(): void;
   /**
    * Stops draining and hands the body over, without waiting: all of it when it was read to
-   * its end, else a stream of the bytes read so far followed by the rest; `undefined` when it
-   * was dropped (too large, failed, cancelled) or already taken.
+   * its end, else a stream of the bytes read so far followed by the rest — also for a body
+   * held for being too large (the rest is still on the wire) or for failing (the rest is
+   * that failure); `undefined` when it was cancelled or already taken.
    */
   take(): Uint8Array | ReadableStream<Uint8Array> | undefined;
 }
 
 /**
  * Starts reading `response`'s body to the end when it fits in `limit` bytes (freeing the
- * connection and keeping the bytes), otherwise cancels it (the connection is closed, never
- * leaked).
+ * connection and keeping the bytes). A larger body is read no further than the chunk that
+ * crosses `limit` and held as it is, never cancelled here: the call may still stop and hand
+ * it back, and a body cut short would read as a truncated (or empty) one. Whoever planned the
+ * retry `cancel`s it (closing the connection) when the retry starts.
  */
 export function drainBody(response: Response, limit: number = DRAIN_LIMIT): Drain {
   const body = response.body;
@@ -72,6 +92,7 @@ export function settledDrain(bytes: Uint8Array | undefined): Drain {
   return {
     bytes: Promise.resolve(bytes),
     settled: true,
+    held: false,
     cancel: () => undefined,
     take: () => {
       if (taken) return undefined;
@@ -83,7 +104,8 @@ export function settledDrain(bytes: Uint8Array | undefined): Drain {
 
 class BodyDrain implements Drain {
   readonly bytes: Promise<Uint8Array | undefined>;
-  private state: 'reading' | 'read' | 'dropped' | 'taken' = 'reading';
+  /** `held`: reading stopped (too large to drain, or the read failed); what was read and the stream are kept for `take`. */
+  private state: 'reading' | 'read' | 'held' | 'dropped' | 'taken' = 'reading';
   private chunks: Uint8Array[] = [];
   private total = 0;
   private result: Uint8Array | undefined;
@@ -101,6 +123,10 @@ class BodyDrain implements Drain {
     void this.loop();
   }
 
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
   get settled(): boolean {
     return this.state !== 'reading';
   }
@@ -113,7 +139,9 @@ class BodyDrain implements Drain {
       try {
         next = await read;
       } catch {
-        if (this.state === 'reading') this.settle('dropped', undefined);
+        // Kept with the failed read still `pending`: a body handed back after all gives the
+        // bytes read, then this failure — never a body that reads as shorter than it was.
+        if (this.state === 'reading') this.hold();
         return;
       }
       if (this.state !== 'reading') return; // taken over (the taker replays `pending`) or cancelled
@@ -123,12 +151,21 @@ class BodyDrain implements Drain {
         return;
       }
       this.total += next.value.byteLength;
+      this.chunks.push(next.value);
       if (this.total > this.limit) {
-        this.cancel();
+        // Too large to keep the connection: stop reading (memory stays bounded by the limit
+        // plus this chunk) but keep what was read and the stream, in case the body is
+        // handed back after all.
+        this.hold();
         return;
       }
-      this.chunks.push(next.value);
     }
+  }
+
+  /** Stops reading, keeping the body for `take`; `bytes` settles now, so a retry does not wait for it. */
+  private hold(): void {
+    this.state = 'held';
+    this.resolve(undefined);
   }
 
   private settle(state: 'read' | 'dropped' | 'taken', bytes: Uint8Array | undefined): void {
@@ -139,7 +176,7 @@ class BodyDrain implements Drain {
   }
 
   cancel(): void {
-    if (this.state !== 'reading') return;
+    if (this.state !== 'reading' && this.state !== 'held') return;
     this.settle('dropped', undefined);
     this.reader.cancel().catch(() => undefined);
   }
@@ -151,7 +188,7 @@ class BodyDrain implements Drain {
       this.result = undefined;
       return bytes;
     }
-    if (this.state !== 'reading') return undefined;
+    if (this.state !== 'reading' && this.state !== 'held') return undefined;
     const buffered = this.chunks;
     const pending = this.pending;
     this.settle('taken', undefined);
@@ -356,16 +393,30 @@ export function withoutSecrets(response: Response, secretParams?: readonly strin
     // Its body was read, or is being read, by then (say, an error's copy made when first asked
     // for, after a retry drained the body or the caller read it): the copy's body fails when
     // read, as the shared one would, rather than reading as empty.
-    return new Response(bodyGone(), init);
+    return new Response(
+      failingBody('kindly-calls: the body of this response was already read when this copy of it was made'),
+      init,
+    );
   }
   originals.set(copy, response);
   return copy;
 }
 
-function bodyGone(): ReadableStream<Uint8Array> {
+/**
+ * The body of a failed response handed back on give-up when its drain has nothing left to
+ * hand over (it was cancelled, or the body was read elsewhere first): it fails when read,
+ * rather than reading as an empty body.
+ */
+export function lostBody(): ReadableStream<Uint8Array> {
+  return failingBody(
+    'kindly-calls: the body of this response was let go (cancelled, or read elsewhere) while a retry was planned, before the call stopped',
+  );
+}
+
+function failingBody(message: string): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.error(new TypeError('kindly-calls: the body of this response was already read when this copy of it was made'));
+      controller.error(new TypeError(message));
     },
   });
 }

@@ -13,7 +13,9 @@ function get(url: string): Promise<{ status: number; exhausted: string | undefin
   return new Promise((resolve, reject) => {
     request(url, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, exhausted: res.headers['x-retry-exhausted'] as string | undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, exhausted: res.headers['x-retry-exhausted'] as string | undefined }),
+      );
     })
       .on('error', reject)
       .end();
