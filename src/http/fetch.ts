@@ -68,7 +68,8 @@ export interface CreateFetchOptions {
   /**
    * ms allowed for the TCP/TLS connect phase (Node, needs the optional `undici@7`). Without
    * it the platform's own connect timeout applies (undici: 10 s); the attempt timeout and the
-   * deadline bound the whole attempt in any case.
+   * deadline bound the whole attempt in any case. Rounded up to a step (1, 1.2, 1.5, 2, 2.5, 3,
+   * 4, 5, 6 or 8 × 10ⁿ ms), each step one connection pool, at most 8 kept.
    */
   connectTimeoutMs?: number;
   /**
