@@ -5,36 +5,7 @@ import { DRAIN_LIMIT, drainBody, HELD_BODY_MS } from '../../src/http/response-bo
 import { downstream } from '../../src/runtime/downstream.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { type Loopback, listen } from './support/loopback.js';
-
-const bytes = (text: string) => new TextEncoder().encode(text);
-const text = (data: Uint8Array) => new TextDecoder().decode(data);
-
-/** A body whose chunks arrive one by one when `push` is called, and which ends on `end` (or fails on `fail`). */
-function trickle() {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let cancelled = false;
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-    },
-    cancel() {
-      cancelled = true;
-    },
-  });
-  return {
-    response: new Response(stream, { status: 503 }),
-    push: (chunk: string) => controller.enqueue(bytes(chunk)),
-    end: () => controller.close(),
-    fail: (error: Error) => controller.error(error),
-    cancelled: () => cancelled,
-  };
-}
-
-async function readAll(body: Uint8Array | ReadableStream<Uint8Array> | undefined): Promise<string | undefined> {
-  if (body === undefined) return undefined;
-  if (body instanceof Uint8Array) return text(body);
-  return text(new Uint8Array(await new Response(body).arrayBuffer()));
-}
+import { readAll, text, trickle } from './support/trickle.js';
 
 const ticks = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));

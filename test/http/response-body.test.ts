@@ -2,35 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DRAIN_LIMIT, drainBody, peekBody, withoutSecrets } from '../../src/http/response-body.js';
 import { VirtualClock } from '../../src/testing/index.js';
-
-const bytes = (text: string) => new TextEncoder().encode(text);
-const text = (data: Uint8Array) => new TextDecoder().decode(data);
-
-/** A body whose chunks arrive one by one when `push` is called, and which ends on `end`. */
-function trickle() {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let cancelled = false;
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-    },
-    cancel() {
-      cancelled = true;
-    },
-  });
-  return {
-    response: new Response(stream, { status: 503, headers: { 'content-type': 'application/json' } }),
-    push: (chunk: string) => controller.enqueue(bytes(chunk)),
-    end: () => controller.close(),
-    cancelled: () => cancelled,
-  };
-}
-
-async function readAll(body: Uint8Array | ReadableStream<Uint8Array> | undefined): Promise<string | undefined> {
-  if (body === undefined) return undefined;
-  if (body instanceof Uint8Array) return text(body);
-  return text(new Uint8Array(await new Response(body).arrayBuffer()));
-}
+import { readAll, text, trickle } from './support/trickle.js';
 
 const ticks = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
