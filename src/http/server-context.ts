@@ -148,6 +148,9 @@ export function answerHandlerError(
   error: unknown,
   settings: ServerSettings,
 ): void {
+  // Answered first, then reported: a slow reporter (one that ships the error synchronously)
+  // must not hold the caller's answer back.
+  answerFor(res, context, error);
   try {
     const reported: unknown = settings.onError(error);
     // An async reporter fails by rejecting, which would otherwise end the process as an
@@ -156,6 +159,9 @@ export function answerHandlerError(
   } catch {
     // A failing reporter must not take the server down either.
   }
+}
+
+function answerFor(res: AnswerableResponse, context: RequestContext, error: unknown): void {
   try {
     if (res.writableEnded) return;
     if (res.headersSent) {

@@ -73,6 +73,25 @@ describe('nodeHttpHandler — errors escaping the handler (regression)', () => {
     expect((await fetch(`${url}/ok`)).status).toBe(200);
     expect(reported).toHaveLength(4);
   });
+
+  it('answers before it reports: a slow reporter does not hold the 500 back', async () => {
+    let answered: boolean | undefined;
+    let response: { writableEnded: boolean } | undefined;
+    const handler = nodeHttpHandler(
+      async (_req, res) => {
+        response = res;
+        throw new Error('bug');
+      },
+      {
+        onError: () => {
+          answered = response?.writableEnded;
+        },
+      },
+    );
+    const url = await serve(createServer(handler));
+    expect((await fetch(url)).status).toBe(500);
+    expect(answered).toBe(true);
+  });
 });
 
 describe('fastifyPlugin — errors escaping the handler (regression)', () => {
