@@ -51,6 +51,8 @@ interface Lease {
 
 /** By step, least recently used first (a Map iterates in insertion order; a use re-inserts). */
 const agents = new Map<number, Lease>();
+/** The most recently used lease (the last in `agents`). */
+let newest: Lease | undefined;
 /** By step: bounded by the steps themselves (ten per decade). */
 const fetches = new Map<number, Promise<FetchFunction>>();
 let loading: Promise<Undici> | undefined;
@@ -134,12 +136,17 @@ function fetchWithStep(undici: Undici, step: number): FetchFunction {
 function leaseAgent(undici: Undici, step: number): Lease {
   let lease = agents.get(step);
   if (lease !== undefined) {
-    agents.delete(step);
-    agents.set(step, lease);
+    // Requests mostly go through the step used last: re-inserted only when another was.
+    if (lease !== newest) {
+      agents.delete(step);
+      agents.set(step, lease);
+      newest = lease;
+    }
     return lease;
   }
   lease = { agent: new undici.Agent({ connect: { timeout: step } }), inFlight: 0, evicted: false };
   agents.set(step, lease);
+  newest = lease;
   for (const [oldest, old] of agents) {
     if (agents.size <= CONNECT_TIMEOUT_AGENTS) break;
     agents.delete(oldest);

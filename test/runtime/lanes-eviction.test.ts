@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DownstreamOptions, downstream } from '../../src/index.js';
+import { type DownstreamOptions, downstream, type PacerOptions } from '../../src/index.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 
 /**
@@ -14,6 +14,22 @@ function answer(status: number, headers: Record<string, string> = {}): Error {
 
 const unavailable = () => Promise.reject(answer(503));
 const ok = async () => 'ok';
+
+/** Two lanes at most, each with a pacer; `lanes()` lists the keys held. */
+function pacedLanes(pacing: PacerOptions) {
+  const clock = new VirtualClock();
+  const api = downstream('svc', {
+    clock,
+    random: new SeededRandom(1),
+    retry: false,
+    budget: false,
+    // A 429 is no breaker failure: the breaker is here to list the lanes held.
+    breaker: true,
+    pacing,
+    maxKeys: 2,
+  });
+  return { clock, api, lanes: () => Object.keys(api.toJSON().breakers) };
+}
 
 function crawler(options: DownstreamOptions = {}) {
   const clock = new VirtualClock();
@@ -97,18 +113,7 @@ describe('lane eviction', () => {
   });
 
   it('a lane whose pacer holds a callee’s Retry-After is kept: the next call still waits for it; then it is dropped', async () => {
-    const clock = new VirtualClock();
-    const api = downstream('svc', {
-      clock,
-      random: new SeededRandom(1),
-      retry: false,
-      budget: false,
-      // A 429 is no breaker failure: the breaker is here to list the lanes held.
-      breaker: true,
-      pacing: { paceFirstAttempts: true },
-      maxKeys: 2,
-    });
-    const lanes = () => Object.keys(api.toJSON().breakers);
+    const { clock, api, lanes } = pacedLanes({ paceFirstAttempts: true });
     const sent: string[] = [];
     const op = (key: string, reply: () => Promise<string>) => () => {
       sent.push(`${key}@${clock.monotonic()}`);
@@ -132,17 +137,7 @@ describe('lane eviction', () => {
   });
 
   it('a lane whose pacer throttles after a 429 without a hint is kept until quietMs has passed', async () => {
-    const clock = new VirtualClock();
-    const api = downstream('svc', {
-      clock,
-      random: new SeededRandom(1),
-      retry: false,
-      budget: false,
-      breaker: true,
-      pacing: { quietMs: 2_000 },
-      maxKeys: 2,
-    });
-    const lanes = () => Object.keys(api.toJSON().breakers);
+    const { clock, api, lanes } = pacedLanes({ quietMs: 2_000 });
     await api.call(() => Promise.reject(answer(429)), { key: 'A' }).catch(() => {});
     await api.call(ok, { key: 'B' });
     await api.call(ok, { key: 'C' });
