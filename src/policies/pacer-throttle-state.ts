@@ -64,6 +64,8 @@ export class PacerThrottleState {
   rejectLatency = Number.POSITIVE_INFINITY;
   /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */
   pathLatency = Number.POSITIVE_INFINITY;
+  /** The fastest round trip of the search's rejected probes (sent once the flight was through). */
+  probeLatency = Number.POSITIVE_INFINITY;
   /** The highest `flightRate` read at any success of this search (per ms; 0: none). */
   flightPeak = 0;
   /** Answers to the flight served in a row in this search, each slower than every rejection. */
@@ -127,6 +129,22 @@ export class PacerThrottleState {
   /** After a chunk: probing for the window's reopening (evenly spaced); the latest rejected. */
   reprobe = false;
   reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * A window the reprobe confirmed (S served at once after a reopening, T bracketed): its count
+   * (0: none known), a lower bound of its length, the send time of the paced success that
+   * opened the current one, and the tickets below `earlyTo`, let go into it before their slots.
+   */
+  windowCount = 0;
+  windowLow = 0;
+  windowHigh = 0;
+  windowOpen = Number.NaN;
+  /** The opener of the window before (an earlier opener answered late may move `windowOpen` back). */
+  windowPrevOpen = Number.NaN;
+  /** Requests let go into the current window so far (its opener included). */
+  windowUsed = 0;
+  /** Openers rejected past `windowHigh` (the window is longer than it measured). */
+  windowMisses = 0;
+  earlyTo = 0;
   /** The bracket of the probe that ended the search, from the flight's first send: (low, high]. */
   chunkLow = 0;
   chunkHigh = 0;

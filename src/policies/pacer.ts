@@ -179,6 +179,15 @@ const IDLE_GAPS = 2;
 /** A wait that only yields: answers arriving at the same instant are read first. */
 const RECHECK_MS = 0.001;
 
+/** A window's length is bracketed down to this, ms (or a hundredth of it). */
+const WINDOW_RESOLUTION_MS = 1;
+
+/** Openers rejected past the window's measured length before pacing by rate resumes. */
+const WINDOW_MISSES = 3;
+
+/** Less than any gap between two slots: `ticketFrom(t + ε)` is the first ticket due after t. */
+const TICKET_EPSILON = 1e-9;
+
 /**
  * In a worker pool's window the queue is spaced at this × the flight's rate: the window, not
  * the rate, holds the pool full, and the spacing only stops a window read too large from
@@ -298,6 +307,18 @@ const CRUISE = 2;
  * any start-up replaces that cut's level (measured on the ramp too). Every waiting request is
  * re-spaced at the new rate at once: requests sent from now on leave at it, so only their
  * answers may cut again (once per round trip, as in TCP).
+ *
+ * **A window** — a count that found S and a reprobe that found the reopening (the last rejected
+ * at r, the served one at h, both from the probe that opened the window) confirm a window of S
+ * per T, T in (r, h] (a pacer alone, no pool). Paced evenly at S / T, each window's S leave over
+ * T − T / S and the last one's over 90 % of a window — a herd's last ten took 90 ms of a 0.9 s
+ * bound. So from then on the window paces, not the rate: when a paced success sent at least r
+ * after the window's opener comes back, it opened the next one, and the S − 1 waiting tickets
+ * after it (less those already sent since) go at once; the next opener is due at the middle of
+ * (r, h] after it, down to a bracket of 1 ms (or 1 %), then at h. A rejected opener raises r,
+ * with no cut; one rejected past h (more than `WINDOW_MISSES` times) or any request let go into
+ * the window and rejected (the window holds fewer than S: shared, or changed) ends it, at S / h.
+ * A booking while the window has room and cannot have ended goes at once.
  *
  * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
  * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
@@ -419,7 +440,7 @@ export class Pacer {
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
       if (sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
         const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
-        if (g > this.state.widestSendGap) this.state.widestSendGap = g;
+        if (g > this.state.widestSendGap && this.state.windowCount === 0) this.state.widestSendGap = g;
       }
       this.pacedRate?.record(nowMs, sent, ok);
       this.pacedAnswers[ok ? 0 : 1]++;
@@ -482,6 +503,8 @@ export class Pacer {
       if (latency >= 0 && latency < this.state.pathLatency && this.ofFlight(sent)) this.state.pathLatency = latency;
       if (paced !== false && sent >= this.state.searchBase && sent > this.state.rejectedProbeAt)
         this.state.rejectedProbeAt = sent;
+      if (paced !== false && sent >= this.state.searchBase && latency >= 0 && latency < this.state.probeLatency)
+        this.state.probeLatency = latency;
       // A first try that left after the search began (a herd reaching the callee over a few ms)
       // is still the flight: its rejection says rejections are still coming back, and breaks a
       // run of slow successes as the flight's own do.
@@ -504,6 +527,7 @@ export class Pacer {
     }
     // A pool's window took a place back (`PoolWindow.answer`): the rate only spaces the queue.
     if (this.state.pool !== undefined) return;
+    if (this.state.windowCount > 0 && this.windowRejected(nowMs, sent, paced)) return;
     // While the pacer paces, a first try's rejection does not cut: the pacer never held it back.
     // A herd still arriving fills the callee with first tries whatever the pacer sends, and each
     // of their rejections cut the rate (simulated token bucket, first tries spread over 200 ms:
@@ -541,6 +565,7 @@ export class Pacer {
     this.ticket = 0;
     if (!this.throttling(nowMs)) return 0;
     this.adjust(nowMs);
+    if (this.intoWindow(nowMs)) return 0;
     let ticket = 0;
     while (this.state.released.size > 0) {
       const t = this.state.released.takeSmallest() as number;
@@ -565,10 +590,10 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if (wait <= 0 && !this.gated(ticket)) return 0;
+    if ((wait <= 0 && !this.gated(ticket)) || ticket < this.state.earlyTo) return 0;
     this.ticket = ticket;
     this.pacedCount++;
-    return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs);
+    return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
   }
 
   /** The ticket of the latest `reserve` that has to wait (0 if it may send now). */
@@ -582,14 +607,14 @@ export class Pacer {
    * them in), so a long wait is split: the caller checks again half-way.
    */
   holdFor(ticket: number, nowMs: number): number {
-    if (ticket === 0 || this.mode === 0) return 0;
+    if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
     this.adjust(nowMs);
     if (this.state.chunk) {
       if (this.slotOf(ticket) <= nowMs) return 0;
       return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if (wait > 0) return this.checkAfter(wait, nowMs);
+    if (wait > 0) return this.checkAfter(wait, nowMs, ticket);
     return this.gated(ticket) ? this.placeWait(ticket, nowMs) : 0;
   }
 
@@ -639,7 +664,7 @@ export class Pacer {
    * compares with its deadline. Searching, a slot is provisional (`searching`).
    */
   slotWait(ticket: number, nowMs: number): number {
-    if (ticket === 0 || this.mode === 0) return 0;
+    if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
     if (this.state.chunk) return this.chunkWait(ticket, nowMs);
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0 || !this.gated(ticket)) return Math.max(0, wait);
@@ -817,7 +842,7 @@ export class Pacer {
    * Searching, a parked caller checks again as often as probes leave: the search may end at
    * any answer and bring every slot in.
    */
-  private checkAfter(wait: number, nowMs: number): number {
+  private checkAfter(wait: number, nowMs: number, ticket = 0): number {
     if (this.state.geometric) {
       let probe = this.state.baseTicket;
       while (probe < this.state.nextTicket && this.slotOf(probe) <= nowMs) probe++;
@@ -828,7 +853,13 @@ export class Pacer {
       // probe, or half a round trip from now if sooner — but at least a quarter of the way to
       // that probe, so that polling costs a few checks per probe, not one per gap.
       const toProbe = this.slotOf(probe) - nowMs;
-      const step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
+      let step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
+      // The probe last sent comes back within the path's round trip: look again right then, as
+      // its answer may end the search (a window's count must start at once to finish in time).
+      if (probe > this.state.baseTicket && this.alone && this.estimator.served(nowMs) > WINDOW_MIN) {
+        const back = this.slotOf(probe - 1) + Math.min(this.state.pathLatency, this.srtt ?? Number.POSITIVE_INFINITY) - nowMs;
+        if (back > 0 && back < step) step = back + RECHECK_MS;
+      }
       return Math.min(wait, step);
     }
     if (this.state.chunk)
@@ -856,6 +887,18 @@ export class Pacer {
       // pacer's sends (`alone`): its own tickets are then leftovers of the search, which must
       // not race it.
       return Math.min(wait, Math.max(this.state.gap, this.growthMs / 2));
+    }
+    if (this.state.windowCount > 0 && ticket > this.state.baseTicket) {
+      // Window k from now opens with its first ticket; the others go as soon as its answer is
+      // back: look again then, not at the ticket's own (later) slot.
+      const q = this.state.windowCount;
+      const p = ticket - this.state.baseTicket;
+      if (p % q !== 0) {
+        const rtt = this.srtt ?? 0;
+        const until = this.state.baseAt + (p - (p % q)) * this.state.gap + rtt - nowMs;
+        if (until <= 0) return Math.min(wait, Math.max(rtt / 4, RECHECK_MS));
+        wait = Math.min(wait, until);
+      }
     }
     return wait <= 2 * this.state.gap ? wait : Math.min(wait, Math.max(2 * this.state.gap, wait / 2));
   }
@@ -921,7 +964,7 @@ export class Pacer {
       if (nowMs > this.state.chunkUntil) this.endChunk(nowMs, false);
       return;
     }
-    if (this.state.reprobe) return;
+    if (this.state.reprobe || this.state.windowCount > 0) return;
     const r = this.allowed(Math.max(nowMs, this.hintUntil));
     const drift = r * this.state.gap - 1;
     const limit = this.state.pool === undefined ? CRUISE_RESPACE_DRIFT : RESPACE_DRIFT;
@@ -938,6 +981,7 @@ export class Pacer {
     this.state.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.state.rejectLatency = Number.POSITIVE_INFINITY;
     this.state.pathLatency = Number.POSITIVE_INFINITY;
+    this.state.probeLatency = Number.POSITIVE_INFINITY;
     this.state.flightPeak = 0;
     this.state.flightRun = 0;
     this.state.flightRunLatency = 0;
@@ -948,6 +992,8 @@ export class Pacer {
     this.state.flightServed = 0;
     this.state.pool = undefined;
     this.state.searchHinted = false;
+    this.state.windowCount = 0;
+    this.state.earlyTo = 0;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
@@ -1066,7 +1112,7 @@ export class Pacer {
    */
   private startChunk(nowMs: number, sent: number, latency: number): void {
     const max = Math.max(2, this.estimator.served(nowMs) - 1);
-    const gap = Math.max(Math.min(latency, this.state.pathLatency), RECHECK_MS);
+    const gap = Math.max(Math.min(latency, this.state.pathLatency, this.state.probeLatency), RECHECK_MS);
     const low = this.state.rejectedProbeAt - this.state.flightStart;
     if (max < WINDOW_MIN || max * gap >= low) return;
     this.state.chunk = true;
@@ -1171,8 +1217,108 @@ export class Pacer {
     this.respace(nowMs, false, 1 / this.state.level);
   }
 
+  /** The first ticket whose slot is at `t` or later (linear epoch). */
+  private ticketFrom(t: number): number {
+    return this.state.baseTicket + Math.max(0, Math.ceil((t - this.state.baseAt) / this.state.gap));
+  }
+
+  /** The first ticket of the queue not yet due (nor let go into a window). */
+  private firstWaiting(nowMs: number): number {
+    let first = this.state.baseTicket;
+    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
+    return Math.max(first, this.state.earlyTo);
+  }
+
+  /** A paced success sent at `sent` opened a window: the next tickets go into it now. */
+  private openWindow(nowMs: number, sent: number): void {
+    const s = this.state;
+    const from = s.windowOpen + s.windowLow;
+    s.windowPrevOpen = s.windowOpen;
+    s.windowOpen = sent;
+    // Tickets due since the last window may have ended, other than this one, are in this window
+    // too (sent before its answer came back), or an earlier opener still on its way.
+    const due = Number.isNaN(from) ? 0 : Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(from) - 1);
+    const first = this.firstWaiting(nowMs);
+    const to = Math.min(s.nextTicket, first + Math.max(0, s.windowCount - 1 - due));
+    s.windowUsed = 1 + due + Math.max(0, to - first);
+    if (to > s.earlyTo) s.earlyTo = to;
+    this.windowRespace(nowMs);
+  }
+
+  /** A booking while the current window has room and has surely not ended: it goes now. */
+  private intoWindow(nowMs: number): boolean {
+    const s = this.state;
+    if (s.windowCount === 0 || !this.alone || s.windowUsed >= s.windowCount || nowMs >= s.windowOpen + s.windowLow) return false;
+    if (this.firstWaiting(nowMs) < s.nextTicket) return false;
+    s.windowUsed++;
+    s.earlyTo = ++s.nextTicket;
+    if (s.baseTicket < s.earlyTo) this.windowRespace(nowMs);
+    return true;
+  }
+
+  /** The next window's opener is the first waiting ticket, due when the window should have ended. */
+  private windowRespace(nowMs: number): void {
+    const s = this.state;
+    const first = this.firstWaiting(nowMs);
+    s.respacedAt = nowMs;
+    this.generationCount++;
+    s.baseTicket = first;
+    s.lastDueAt = s.windowOpen;
+    s.geometric = false;
+    s.gap = s.windowHigh / s.windowCount;
+    s.baseAt = Math.max(nowMs, s.windowOpen + this.windowNext(), this.hintUntil);
+  }
+
+  /**
+   * When to send the next window's opener, after the current one opened: the window's length
+   * is known within (low, high]; halving that costs one rejected opener at most, until the
+   * bracket is within a millisecond (or a hundredth of the window).
+   */
+  private windowNext(): number {
+    const lo = this.state.windowLow;
+    const hi = this.state.windowHigh;
+    return hi - lo > Math.max(WINDOW_RESOLUTION_MS, hi / 100) ? (lo + hi) / 2 : hi;
+  }
+
+  /**
+   * A paced request rejected in a window: one let go into it (before it could have ended) says
+   * the window holds less than counted, and pacing by rate resumes; an opener sent too soon
+   * raises the window's lower bound, and the next one goes a half-bracket later. Returns
+   * whether it was handled (no cut).
+   */
+  private windowRejected(nowMs: number, sent: number, paced: boolean | undefined): boolean {
+    const s = this.state;
+    if (paced === false || sent < s.windowOpen) return true;
+    const d = sent - s.windowOpen;
+    if (d < s.windowLow) {
+      this.leaveWindow(nowMs);
+      return false;
+    }
+    if (d > s.windowLow) s.windowLow = d;
+    if (s.windowLow >= s.windowHigh) {
+      s.windowHigh = s.windowLow + Math.max(WINDOW_RESOLUTION_MS, s.windowLow / 100);
+      if (++s.windowMisses > WINDOW_MISSES) {
+        this.leaveWindow(nowMs);
+        return false;
+      }
+    }
+    this.windowRespace(nowMs);
+    return true;
+  }
+
+  /** Back to pacing by rate, at the window's: its count over its longest measured length. */
+  private leaveWindow(nowMs: number): void {
+    const s = this.state;
+    s.level = Math.max(s.windowCount / s.windowHigh, this.minRate);
+    s.windowCount = 0;
+    s.startup = false;
+    s.plateauAt = nowMs;
+    this.respace(nowMs, false, 1 / this.allowed(nowMs));
+  }
+
   /** Start-up goes on from the level as it stands (a guess, or a floor): it grows until a rejection. */
   private resumeStartup(nowMs: number): void {
+    this.state.windowCount = 0;
     this.state.startup = true;
     this.state.guessed = true;
     this.state.rampLevel = false;
@@ -1494,6 +1640,13 @@ export class Pacer {
         this.state.servedSinceReopen = 0;
       }
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
+      if (!this.state.startup && this.alone && this.state.pool === undefined) {
+        this.state.windowCount = this.state.chunkServed;
+        this.state.windowLow = this.state.reprobeRejectedAt - this.state.chunkFrom;
+        this.state.windowHigh = sent - this.state.chunkFrom;
+        this.state.windowMisses = 0;
+        this.openWindow(nowMs, sent);
+      }
       return;
     }
     if (this.state.chunk) {
@@ -1501,6 +1654,21 @@ export class Pacer {
       if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax)
         this.endChunk(nowMs, this.state.chunkServed >= this.state.chunkMax);
       else this.chunkRespace(nowMs);
+      return;
+    }
+    if (this.state.windowCount > 0 && !this.alone) this.leaveWindow(nowMs);
+    if (this.state.windowCount > 0) {
+      const s = this.state;
+      if (sent >= s.windowOpen + s.windowLow) {
+        const d = sent - s.windowOpen;
+        if (d < s.windowHigh) s.windowHigh = d;
+        this.openWindow(nowMs, sent);
+      } else if (sent < s.windowOpen && sent >= s.windowPrevOpen + s.windowLow) {
+        // The opener, answered after a request sent behind it: the window opened at its send.
+        const d = sent - s.windowPrevOpen;
+        if (d < s.windowHigh) s.windowHigh = d;
+        s.windowOpen = sent;
+      }
       return;
     }
     const peak = this.pacedRate?.peak(nowMs, true);

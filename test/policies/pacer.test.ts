@@ -2,11 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/options/validate.js';
 import { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from '../../src/policies/pacer.js';
-
-/** A burst of `answers` requests sent at 0 and answered together at `at`, the first `served` ok. */
-function burst(pacer: Pacer, at: number, answers: number, served: number): void {
-  for (let i = 0; i < answers; i++) pacer.onResult(at, i < served ? 'ok' : 'rejected', undefined, 0);
-}
+import { book, burst, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
 
 /** Books `k` slots at `now`; returns each one's wait until its slot (not the first check). */
 function slots(pacer: Pacer, now: number, k: number): number[] {
@@ -44,18 +40,6 @@ function fromBracket(): Pacer {
 }
 
 /**
- * A flight of `flight` requests at t = 0 answered at 1 ms with `served` served, then the rest
- * booked at 1 ms: the probes' send times, the first `rejected` of them rejected after 1 ms.
- */
-function probesAfterFlight(p: Pacer, flight: number, served: number, rejected: number) {
-  burst(p, 1, flight, served);
-  const tickets = book(p, flight - served, 1);
-  const probes = tickets.map((t) => 1 + p.slotWait(t, 1));
-  for (const sent of probes.slice(0, rejected)) p.onResult(sent + 1, 'rejected', undefined, sent, true);
-  return { tickets, probes };
-}
-
-/**
  * A fixed window of 10 per `windowMs` from t = 0, the flight of 100 read in a backlog 40–50 ms
  * after it left (one event loop working through it); the other 90 booked at 50 ms. The probes
  * (54.1, 62.3, 78.6, 111.3, 176.8 ms …) come back in 1 ms: rejected until the window ends,
@@ -88,26 +72,6 @@ function countRanOutOfTime(p: Pacer): { tickets: number[]; probe: number; k: num
     now += 20;
   }
   return { tickets, probe, k, now };
-}
-
-/**
- * A fixed window of 10 per 100 ms answering in 1 ms (the simulator's herd), 100 callers at
- * t = 0: probes at 1.1 … 52.1 ms rejected, the one at 103.3 ms served (the window reopened for
- * it), answered at 104.3 ms. The bracket guessed 1 / 51.1 ms.
- */
-function probedWindow(): { p: Pacer; tickets: number[] } {
-  const p = new Pacer();
-  const { tickets, probes } = probesAfterFlight(p, 100, 10, 9);
-  p.onResult(104.3, 'ok', undefined, probes[9], true);
-  return { p, tickets };
-}
-
-/** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
-function book(p: Pacer, count: number, nowMs: number): number[] {
-  return Array.from({ length: count }, () => {
-    p.reserve(nowMs);
-    return p.lastTicket;
-  });
 }
 
 /**
