@@ -855,8 +855,15 @@ export class Pacer {
       const toProbe = this.slotOf(probe) - nowMs;
       let step = Math.max(Math.min(toProbe, (this.srtt ?? 0) / 2), toProbe / 4, RECHECK_MS);
       // The probe last sent comes back within the path's round trip: look again right then, as
-      // its answer may end the search (a window's count must start at once to finish in time).
-      if (probe > this.state.baseTicket && this.alone && this.estimator.served(nowMs) > WINDOW_MIN) {
+      // its answer may end the search — after a rejected probe, a served one starts the count of
+      // a window, which must start at once to finish in time. (Not before: a first probe served
+      // starts up from a guess, and callers woken at once sent more at it before the first cut.)
+      if (
+        probe > this.state.baseTicket &&
+        this.state.rejectedProbeAt >= this.state.searchBase &&
+        this.alone &&
+        this.estimator.served(nowMs) > WINDOW_MIN
+      ) {
         const back = this.slotOf(probe - 1) + Math.min(this.state.pathLatency, this.srtt ?? Number.POSITIVE_INFINITY) - nowMs;
         if (back > 0 && back < step) step = back + RECHECK_MS;
       }
@@ -1623,7 +1630,16 @@ export class Pacer {
       this.state.lastOkSent = sent;
       this.state.lastRejectSent = this.state.reprobeRejectedAt;
       this.state.exhausted = false;
-      if (this.state.chunkIncomplete || !Number.isFinite(this.state.reprobeRejectedAt)) {
+      // The count found the whole window and a rejected reprobe, then a served one, bracketed its
+      // reopening: pace by windows (below). A first reprobe served says only that T is shorter:
+      // that may be no window at all (token buckets whose herd arrived over 120 ms saved up
+      // tokens, counted them as one, and paced by windows took up to 1.99× the bound's time).
+      const window =
+        !this.state.chunkIncomplete &&
+        Number.isFinite(this.state.reprobeRejectedAt) &&
+        this.alone &&
+        this.state.pool === undefined;
+      if (!window) {
         // The count ran out of time (the window holds at least what it counted), or the first
         // reprobe was served (the window reopened before it, T shorter than measured): S / T
         // is a floor, and start-up grows from it until a rejection. Cruising there, simulated
@@ -1640,7 +1656,7 @@ export class Pacer {
         this.state.servedSinceReopen = 0;
       }
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
-      if (!this.state.startup && this.alone && this.state.pool === undefined) {
+      if (window) {
         this.state.windowCount = this.state.chunkServed;
         this.state.windowLow = this.state.reprobeRejectedAt - this.state.chunkFrom;
         this.state.windowHigh = sent - this.state.chunkFrom;
