@@ -4,37 +4,37 @@ import { book, burst, confirmedWindow, probesAfterFlight } from './support/pacer
 
 // A window of 10 per 100 ms that opens at the first request after the last one ended (as
 // express-rate-limit's does), answering in 1 ms: opened at 103.3 ms by the probe, counted,
-// its reopening found by the reprobes — the last rejected at 202.02 ms, the one at 209.79 ms
+// its reopening found by the reprobes — the last rejected at 203.02 ms, the one at 210.79 ms
 // served (`confirmedWindow`).
 describe('pacing against a window the pacer has counted', () => {
   it('the window’s opener served, the rest of its count goes at once (regression: one per 10 ms, the herd’s last window took 90 ms)', () => {
     const { p, tickets, k, opener, rejectedAt } = confirmedWindow();
-    expect(rejectedAt).toBeCloseTo(202.02, 9);
-    expect(opener).toBeCloseTo(209.79, 9);
+    expect(rejectedAt).toBeCloseTo(203.02, 9);
+    expect(opener).toBeCloseTo(210.79, 9);
     const now = opener + 1;
     // Nine more fit in the window the reprobe opened: all due now. Before, they left at the
     // rate the window measured, ~10 ms apart, the last 90 ms after the opener.
     for (let j = k + 1; j < k + 10; j++) expect(p.holdFor(tickets[j] as number, now), `ticket ${j - k}`).toBe(0);
-    // The tenth opens the next window: the window's length is known within (98.72, 106.49] ms
-    // of its opener, so it goes at the middle, 102.6 ms after this one.
+    // The tenth opens the next window: the window's length is known within (99.72, 107.49] ms
+    // of its opener, so it goes at the middle, 103.6 ms after this one.
     const next = tickets[k + 10] as number;
     expect(p.holdFor(next, now)).toBeGreaterThan(0);
-    expect(now + p.slotWait(next, now)).toBeCloseTo(opener + (98.72 + 106.49) / 2, 6);
+    expect(now + p.slotWait(next, now)).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
     expect(p.cuts).toBe(0);
   });
 
   it('an opener sent before the window ended raises its lower bound, without a cut: the next one goes a half-bracket later', () => {
     const { p, tickets, k, opener } = confirmedWindow();
-    const first = opener + (98.72 + 106.49) / 2;
+    const first = opener + (99.72 + 107.49) / 2;
     expect(opener + 1 + p.slotWait(tickets[k + 10] as number, opener + 1)).toBeCloseTo(first, 6);
-    // The window opened at 209.79 ends at 309.79: the opener at 312.4 ms is served.
-    // Suppose it had been shorter-lived elsewhere: here the window ends at 313 ms, so 312.4 is rejected.
+    // Suppose the window opened at 210.79 ran a little longer than 100 ms: the opener at its
+    // bracket's middle (314.4 ms) is rejected.
     p.onResult(first + 1, 'rejected', undefined, first, true);
     expect(p.cuts).toBe(0);
     const retry = tickets[k + 11] as number;
     const again = first + 1 + p.slotWait(retry, first + 1);
-    // (first − opener, 106.49] halved: the next opener at the middle.
-    expect(again).toBeCloseTo(opener + (first - opener + 106.49) / 2, 6);
+    // (first − opener, 107.49] halved: the next opener at the middle.
+    expect(again).toBeCloseTo(opener + (first - opener + 107.49) / 2, 6);
     p.onResult(again + 1, 'ok', undefined, again, true);
     // Served: the window opened there, and the rest of its count goes at once.
     for (let j = k + 12; j < k + 21; j++) expect(p.holdFor(tickets[j] as number, again + 1), `ticket ${j - k}`).toBe(0);
@@ -69,7 +69,7 @@ describe('pacing against a window the pacer has counted', () => {
     // The eighth would be the eleventh: it waits for the next window's opener.
     const wait = p.reserve(now + 20);
     expect(wait).toBeGreaterThan(0);
-    expect(now + 20 + p.slotWait(p.lastTicket, now + 20)).toBeCloseTo(opener + (98.72 + 106.49) / 2, 6);
+    expect(now + 20 + p.slotWait(p.lastTicket, now + 20)).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
   });
 });
 

@@ -871,12 +871,14 @@ describe('Pacer', () => {
     }
     expect(p.cuts).toBe(0);
     // Ten restored at once (what the flight found from idle): the window reopens T after the
-    // probe, T in (52.1, 103.3] ms from the flight's first send. Probes for it after 155.4,
-    // 1 / the bracket's middle rate apart (10 per 77.7 ms: 7.77 ms).
+    // probe, T in (52.1, 103.3] ms from the flight's first send. Probes for it from 155.4 plus
+    // the probes' round trip (a gap later, a window that ended within it went unnoticed, and
+    // start-up from a floor took its place), 1 / the bracket's middle rate apart (10 per
+    // 77.7 ms: 7.77 ms).
     const gap = (103.3 + 52.1) / 20;
     let k = 19;
     let at = now + p.slotWait(tickets[k] as number, now);
-    expect(at).toBeCloseTo(155.4 + gap, 6);
+    expect(at).toBeCloseTo(155.4 + 1, 6);
     let rejectedAt = Number.NaN;
     // The window reopens at 203.3 (100 ms after the probe that opened it).
     while (at <= 203.3) {
@@ -889,9 +891,10 @@ describe('Pacer', () => {
     }
     p.onResult(at + 1, 'ok', undefined, at, true);
     expect(p.cuts).toBe(0);
-    // Six probes rejected (the bracket's width over the gap), and T measured within half a gap:
-    // 10 per (the middle between the last rejected probe and the served one − 103.3).
-    expect(k - 19).toBe(6);
+    // Seven probes rejected (the bracket's width over the gap, and the first), and T measured
+    // within half a gap: 10 per (the middle between the last rejected probe and the served one −
+    // 103.3).
+    expect(k - 19).toBe(7);
     expect(p.rate(at + 1)).toBeCloseTo(10_000 / ((rejectedAt + at) / 2 - 103.3), 6);
     expect(Math.abs((rejectedAt + at) / 2 - 203.3)).toBeLessThan(gap / 2);
   });
