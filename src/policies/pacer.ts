@@ -805,6 +805,8 @@ export class Pacer {
     if (this.throttling(nowMs)) {
       if (this.mode === SEARCH) return 1000 / this.probeGapAt(Math.max(nowMs, this.hintUntil));
       if (this.state.pool !== undefined) return Math.max(this.state.level, this.minRate) * 1000;
+      // Paced by windows: S per the time between two openers.
+      if (this.state.windowCount > 0) return (this.state.windowCount / this.windowNext()) * 1000;
       return this.allowed(Math.max(nowMs, this.hintUntil)) * 1000;
     }
     const measured = this.estimator.rate(nowMs);
@@ -1000,6 +1002,7 @@ export class Pacer {
     this.state.pool = undefined;
     this.state.searchHinted = false;
     this.state.windowCount = 0;
+    this.state.windowOpen = this.state.windowPrevOpen = Number.NaN;
     this.state.earlyTo = 0;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
@@ -1668,6 +1671,7 @@ export class Pacer {
         this.state.windowLow = this.state.reprobeRejectedAt - this.state.chunkFrom;
         this.state.windowHigh = sent - this.state.chunkFrom;
         this.state.windowMisses = 0;
+        this.state.windowOpen = Number.NaN;
         this.openWindow(nowMs, sent);
       }
       return;

@@ -35,6 +35,8 @@ describe('pacing against a window the pacer has counted', () => {
     const again = first + 1 + p.slotWait(retry, first + 1);
     // (first − opener, 107.49] halved: the next opener at the middle.
     expect(again).toBeCloseTo(opener + (first - opener + 107.49) / 2, 6);
+    // What the pacer reports as its rate follows: ten per the time between two openers.
+    expect(p.rate(first + 1)).toBeCloseTo(10_000 / ((first - opener + 107.49) / 2), 6);
     p.onResult(again + 1, 'ok', undefined, again, true);
     // Served: the window opened there, and the rest of its count goes at once.
     for (let j = k + 12; j < k + 21; j++) expect(p.holdFor(tickets[j] as number, again + 1), `ticket ${j - k}`).toBe(0);
