@@ -27,8 +27,8 @@ describe('pacing against a window the pacer has counted', () => {
     const { p, tickets, k, opener } = confirmedWindow();
     const first = opener + (99.72 + 107.49) / 2;
     expect(opener + 1 + p.slotWait(tickets[k + 10] as number, opener + 1)).toBeCloseTo(first, 6);
-    // Suppose the window opened at 210.79 ran a little longer than 100 ms: the opener at its
-    // bracket's middle (314.4 ms) is rejected.
+    // Suppose this window runs 105 ms (its bracket allows up to 107.49): the opener at the
+    // bracket's middle, 314.4 ms, is rejected.
     p.onResult(first + 1, 'rejected', undefined, first, true);
     expect(p.cuts).toBe(0);
     const retry = tickets[k + 11] as number;
