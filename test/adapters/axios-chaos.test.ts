@@ -1,19 +1,11 @@
 import axios, { AxiosError, AxiosHeaders, type InternalAxiosRequestConfig, isAxiosError } from 'axios';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { axiosInterceptors } from '../../src/adapters/index.js';
 import { enableChaos } from '../../src/chaos/index.js';
 import { downstream } from '../../src/index.js';
-import { type Loopback, listen } from '../http/support/loopback.js';
+import { serverPerTest } from '../http/support/loopback.js';
 
-const servers: Loopback[] = [];
-async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
-  const server = await listen(handler);
-  servers.push(server);
-  return server;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const serve = serverPerTest();
 
 const on = { dangerouslyEnableChaos: true } as const;
 const api = (name: string) =>

@@ -2,21 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import axios, { type InternalAxiosRequestConfig, isAxiosError, isCancel } from 'axios';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { axiosInterceptors } from '../../src/adapters/index.js';
 import { isHttpRequestError } from '../../src/http/index.js';
 import { downstream, isGiveUpError, type KindlyEvent } from '../../src/index.js';
-import { type Loopback, listen, readBody, refusedPort } from '../http/support/loopback.js';
+import { readBody, refusedPort, serverPerTest } from '../http/support/loopback.js';
 
-const servers: Loopback[] = [];
-async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
-  const server = await listen(handler);
-  servers.push(server);
-  return server;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const serve = serverPerTest();
 
 const api = (base = 50) =>
   downstream('api', { budget: false, retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: base, jitter: 'none' } } });

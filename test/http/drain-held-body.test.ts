@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FetchFunction } from '../../src/http/connect-timeout.js';
 import { fetchThrough } from '../../src/http/index.js';
 import { DRAIN_LIMIT, drainBody, HELD_BODY_MS } from '../../src/http/response-body.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
-import { type Loopback, listen } from './support/loopback.js';
+import { serverPerTest } from './support/loopback.js';
 import { readAll, text, trickle } from './support/trickle.js';
 
 const ticks = async (n = 5) => {
@@ -52,15 +52,7 @@ describe('drainBody — a body too large to drain is held, not cut short', () =>
   });
 });
 
-const servers: Loopback[] = [];
-async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
-  const server = await listen(handler);
-  servers.push(server);
-  return server;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const serve = serverPerTest();
 
 /** A body larger than the drain limit, whose bytes spell out their position (a truncation shows). */
 const LARGE = Array.from({ length: 20_000 }, (_, i) => String(i % 10_000).padStart(10, '.')).join('');

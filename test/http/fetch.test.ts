@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createFetch,
   FETCH_DEFAULTS,
@@ -12,7 +12,7 @@ import {
 import { HttpStatusError, isDeadlineExceededError, isGiveUpError, type KindlyEvent } from '../../src/index.js';
 import { currentDeadlineScope } from '../../src/runtime/deadline-context.js';
 import { type DownstreamOptions, downstream } from '../../src/runtime/downstream.js';
-import { type Loopback, listen, readBody, refusedPort, until } from './support/loopback.js';
+import { readBody, refusedPort, serverPerTest, until } from './support/loopback.js';
 
 /** A downstream with quick, deterministic backoff, so that tests run in milliseconds. */
 function api(options: DownstreamOptions = {}) {
@@ -32,15 +32,7 @@ function failedAttempts(d: ReturnType<typeof api>): HttpStatusError[] {
   return failed;
 }
 
-const servers: Loopback[] = [];
-async function serve(handler: Parameters<typeof listen>[0]): Promise<Loopback> {
-  const server = await listen(handler);
-  servers.push(server);
-  return server;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const serve = serverPerTest();
 
 describe('fetchThrough — statuses', () => {
   it('pins its defaults', () => {

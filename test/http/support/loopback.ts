@@ -1,6 +1,7 @@
 // Real HTTP servers on 127.0.0.1, port 0, for integration tests. Never another address.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterEach } from 'vitest';
 
 export interface Loopback {
   server: Server;
@@ -38,6 +39,22 @@ export async function listen(handler: RequestListener<typeof IncomingMessage, ty
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * For one test file: the returned `serve` starts a loopback server, and every server a test
+ * started is closed after it.
+ */
+export function serverPerTest(): (handler: Parameters<typeof listen>[0]) => Promise<Loopback> {
+  const servers: Loopback[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return async (handler) => {
+    const server = await listen(handler);
+    servers.push(server);
+    return server;
   };
 }
 
