@@ -122,6 +122,12 @@ export class PacerThrottleState {
   chunkUntil = 0;
   chunkGap = 1;
   chunkMax = 2;
+  /**
+   * The count is pipelined (round trips too long to count one at a time): the tickets below
+   * `chunkLast` go `gap` apart without waiting for answers; the later ones wait for its end.
+   */
+  chunkPiped = false;
+  chunkLast = 0;
   /** The count ran out of time before a rejection or the flight's number: what it found is a floor. */
   chunkIncomplete = false;
   /** Reprobing: answers to requests sent before this are the count's, not the reprobe's. */

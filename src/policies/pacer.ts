@@ -155,6 +155,8 @@ const WINDOW_MIN = 4;
 
 /** The chunk's epoch gap: tickets behind the one due are held until an answer moves it on. */
 const CHUNK_HOLD_MS = 1e9;
+/** A pipelined count closer than this would be a burst: not counted. */
+const PIPE_MIN_SPACING_MS = 1;
 
 /** A rate measured from the search's probe holds if no send gap since exceeded 1 / it by more than this (real sends wander from their slots by a few ms). */
 const SEED_GAP_SLACK = 2;
@@ -610,7 +612,7 @@ export class Pacer {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
     this.adjust(nowMs);
     if (this.state.chunk) {
-      if (this.slotOf(ticket) <= nowMs) return 0;
+      if (this.slotOf(ticket) <= nowMs && (!this.state.chunkPiped || ticket < this.state.chunkLast)) return 0;
       return Math.min(Math.max(this.chunkWait(ticket, nowMs), RECHECK_MS), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
     }
     const wait = this.slotOf(ticket) - nowMs;
@@ -984,6 +986,7 @@ export class Pacer {
     this.state.flightRejectedSent = Number.NEGATIVE_INFINITY;
     this.state.runFrom = Number.NaN;
     this.mode = SEARCH;
+    if (this.state.chunkPiped) this.endPipe(nowMs);
     this.state.chunk = false;
     this.state.reprobe = false;
     this.state.startup = false;
@@ -1124,17 +1127,58 @@ export class Pacer {
     const max = Math.max(2, this.estimator.served(nowMs) - 1);
     const gap = Math.max(Math.min(latency, this.state.pathLatency, this.state.probeLatency), RECHECK_MS);
     const low = this.state.rejectedProbeAt - this.state.flightStart;
-    if (max < WINDOW_MIN || max * gap >= low) return;
+    if (max < WINDOW_MIN || !(low > 0)) return;
+    // Round trips too long to count one at a time within l: the count's requests go evenly
+    // over what is left of l, without waiting for answers (`startPipe`).
+    const spacing = (sent + low - nowMs) / max;
+    const piped = max * gap >= low;
+    if (piped && !(spacing >= PIPE_MIN_SPACING_MS)) return;
     this.state.chunk = true;
+    this.state.chunkPiped = piped;
     this.state.chunkServed = 1;
     this.state.chunkFrom = sent;
-    this.state.chunkUntil = sent + Math.max(low, 0);
+    this.state.chunkUntil = sent + low + (piped ? 2 * latency : 0);
     this.state.chunkMax = max;
     this.state.chunkGuess = this.state.level;
     this.state.chunkLow = low;
     this.state.chunkHigh = sent - this.state.flightStart;
     this.state.chunkGap = gap;
-    this.chunkRespace(nowMs);
+    if (piped) this.startPipe(nowMs, spacing);
+    else this.chunkRespace(nowMs);
+  }
+
+  /**
+   * A pipelined count: the first `chunkMax` waiting tickets are due `spacing` apart from now,
+   * every later one waits for the count's end. Its answers come back in the order sent (one
+   * round trip on), so the served ones before the first rejection still count what the window
+   * restored; the rejections of the requests sent meanwhile are the price, on a bucket, of not
+   * waiting (the sequential count pays one).
+   */
+  private startPipe(nowMs: number, spacing: number): void {
+    this.state.respacedAt = nowMs;
+    this.generationCount++;
+    let first = this.state.baseTicket;
+    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
+    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
+    this.state.baseTicket = first;
+    this.state.geometric = false;
+    this.state.gap = spacing;
+    this.state.baseAt = nowMs;
+    // The probe was the count's first: chunkMax − 1 more.
+    this.state.chunkLast = first + this.state.chunkMax - 1;
+  }
+
+  /**
+   * A pipelined count's end: tickets it let go are due, the ones held behind it are not —
+   * though their slots on the count's spacing have passed — so that `respace` spaces them.
+   */
+  private endPipe(nowMs: number): void {
+    this.state.chunkPiped = false;
+    let first = this.state.baseTicket;
+    while (first < this.state.nextTicket && first < this.state.chunkLast && this.slotOf(first) <= nowMs) first++;
+    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
+    this.state.baseTicket = first;
+    this.state.baseAt = Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -1157,6 +1201,12 @@ export class Pacer {
   private chunkWait(ticket: number, nowMs: number): number {
     const j = ticket - this.state.baseTicket;
     if (j < 0) return 0;
+    if (this.state.chunkPiped) {
+      if (ticket < this.state.chunkLast) return Math.max(0, this.slotOf(ticket) - nowMs);
+      // Held behind the count: look again when its last answer is due, then every spacing.
+      const last = this.slotOf(this.state.chunkLast - 1) + this.state.chunkGap;
+      return Math.min(Math.max(last - nowMs, this.state.gap), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
+    }
     return Math.max(0, this.state.baseAt - nowMs) + j * (this.state.chunkGap + RECHECK_MS);
   }
 
@@ -1166,6 +1216,7 @@ export class Pacer {
    */
   private endChunk(nowMs: number, complete: boolean): void {
     this.state.chunk = false;
+    if (this.state.chunkPiped) this.endPipe(nowMs);
     const s = this.state.chunkServed;
     this.state.chunkIncomplete = !complete;
     if (s < WINDOW_MIN || !(this.state.chunkHigh > 0)) {
@@ -1246,15 +1297,27 @@ export class Pacer {
     return Math.max(first, this.state.earlyTo);
   }
 
+  /**
+   * The tickets due from `t` to `nowMs`, other than the opener sent at `sent`. An opener due
+   * before the current epoch began (a rejected opener, answered after the next tickets left,
+   * re-spaced the queue) is none of them: taking one off for it all the same, round trips of
+   * 20 ms let its window take one request more than it holds.
+   */
+  private dueSince(t: number, nowMs: number, sent: number): number {
+    const inEpoch = Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(t));
+    return Math.max(0, inEpoch - (sent >= this.state.baseAt - TICKET_EPSILON ? 1 : 0));
+  }
+
   /** A paced success sent at `sent` opened a window: the next tickets go into it now. */
-  private openWindow(nowMs: number, sent: number): void {
+  private openWindow(nowMs: number, sent: number, since = 0): void {
     const s = this.state;
     const from = s.windowOpen + s.windowLow;
     s.windowPrevOpen = s.windowOpen;
     s.windowOpen = sent;
     // Tickets due since the last window may have ended, other than this one, are in this window
-    // too (sent before its answer came back), or an earlier opener still on its way.
-    const due = Number.isNaN(from) ? 0 : Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(from) - 1);
+    // too (sent before its answer came back), or an earlier opener still on its way. The first
+    // window's (`since`) were counted before the epoch moved.
+    const due = Number.isNaN(from) ? since : this.dueSince(from, nowMs, sent);
     const first = this.firstWaiting(nowMs);
     const to = Math.min(s.nextTicket, first + Math.max(0, s.windowCount - 1 - due));
     s.windowUsed = 1 + due + Math.max(0, to - first);
@@ -1589,6 +1652,7 @@ export class Pacer {
     this.state.probeReopened = false;
     this.state.rampLevel = false;
     this.state.followCap = 0;
+    if (this.state.chunkPiped) this.endPipe(nowMs);
     this.state.chunk = false;
     this.state.reprobe = false;
     this.respace(nowMs, false, 1 / this.state.level);
@@ -1665,6 +1729,9 @@ export class Pacer {
         this.state.reopenedAt = Number.NaN;
         this.state.servedSinceReopen = 0;
       }
+      // Reprobes sent after this one, before its answer came back (round trips longer than
+      // their gap), are in the window it opened.
+      const since = window ? Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(sent - TICKET_EPSILON) - 1) : 0;
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       if (window) {
         this.state.windowCount = this.state.chunkServed;
@@ -1672,7 +1739,7 @@ export class Pacer {
         this.state.windowHigh = sent - this.state.chunkFrom;
         this.state.windowMisses = 0;
         this.state.windowOpen = Number.NaN;
-        this.openWindow(nowMs, sent);
+        this.openWindow(nowMs, sent, since);
       }
       return;
     }
@@ -1680,7 +1747,7 @@ export class Pacer {
       this.state.chunkServed++;
       if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax)
         this.endChunk(nowMs, this.state.chunkServed >= this.state.chunkMax);
-      else this.chunkRespace(nowMs);
+      else if (!this.state.chunkPiped) this.chunkRespace(nowMs);
       return;
     }
     if (this.state.windowCount > 0 && !this.alone) this.leaveWindow(nowMs);
