@@ -146,6 +146,13 @@ export class PacerThrottleState {
   windowOpen = Number.NaN;
   /** The opener of the window before (an earlier opener answered late may move `windowOpen` back). */
   windowPrevOpen = Number.NaN;
+  /**
+   * Places left free in the current window: an earlier opener still on its way when it opened
+   * was counted in it, and came back rejected.
+   */
+  windowLeftover = 0;
+  /** The current window was opened by requests the pacer never held (`reanchorWindow`): none of its own are in it. */
+  windowForeign = false;
   /** Requests let go into the current window so far (its opener included). */
   windowUsed = 0;
   /** Openers rejected past `windowHigh` (the window is longer than it measured). */

@@ -481,7 +481,7 @@ export class Pacer {
         const f = this.estimator.flightRate(nowMs, this.state.pathLatency);
         if (f !== undefined && f > this.state.flightPeak) this.state.flightPeak = f;
         this.searchSuccess(nowMs, sent, latency, paced !== false);
-      } else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency);
+      } else if (this.mode === CRUISE) this.cruiseSuccess(nowMs, sent, latency, paced);
       return;
     }
     this.lastRejectAt = nowMs;
@@ -1131,7 +1131,7 @@ export class Pacer {
     // Round trips too long to count one at a time within l: the count's requests go evenly
     // over what is left of l, without waiting for answers (`startPipe`).
     const spacing = (sent + low - nowMs) / max;
-    const piped = max * gap >= low;
+    const piped = max * Math.max(gap, latency) >= low;
     if (piped && !(spacing >= PIPE_MIN_SPACING_MS)) return;
     this.state.chunk = true;
     this.state.chunkPiped = piped;
@@ -1314,6 +1314,8 @@ export class Pacer {
     const from = s.windowOpen + s.windowLow;
     s.windowPrevOpen = s.windowOpen;
     s.windowOpen = sent;
+    s.windowLeftover = 0;
+    s.windowForeign = false;
     // Tickets due since the last window may have ended, other than this one, are in this window
     // too (sent before its answer came back), or an earlier opener still on its way. The first
     // window's (`since`) were counted before the epoch moved.
@@ -1368,9 +1370,31 @@ export class Pacer {
    */
   private windowRejected(nowMs: number, sent: number, paced: boolean | undefined): boolean {
     const s = this.state;
-    if (paced === false || sent < s.windowOpen) return true;
+    if (paced === false) return true;
+    if (sent <= s.windowOpen) {
+      // An earlier opener, on its way when this window opened, was counted in it: its place
+      // there is free. And the window before ran longer than it had been sent after.
+      if (sent >= s.windowPrevOpen + s.windowLow) {
+        s.windowLeftover++;
+        const d = sent - s.windowPrevOpen;
+        if (d > s.windowLow && d < s.windowHigh) s.windowLow = d;
+      }
+      return true;
+    }
     const d = sent - s.windowOpen;
+    if (d >= 2 * s.windowHigh) {
+      // Sent a whole window late or more (after a pause, a new herd's first tries opened the
+      // window this one met full): it says nothing of the window's length — taken as a longer
+      // window, it stretched the bracket to the pause, and pacing by rate resumed at S over it
+      // (simulated herds in a row, normal 10 ms: the second herd 1.42–1.64× the bound). A
+      // window is open at its send: the next opener goes when one opened then would end.
+      this.reanchorWindow(nowMs, sent);
+      return true;
+    }
     if (d < s.windowLow) {
+      // In a window others opened, nothing was let go: a request sent on the old schedule
+      // before the pacer knew of it says nothing of what the window holds.
+      if (s.windowForeign) return true;
       this.leaveWindow(nowMs);
       return false;
     }
@@ -1384,6 +1408,20 @@ export class Pacer {
     }
     this.windowRespace(nowMs);
     return true;
+  }
+
+  /**
+   * A window the pacer did not open was open at `sent` (first tries it never held, after a
+   * pause): taken as opened then and full, so that the next opener goes when it should end.
+   */
+  private reanchorWindow(nowMs: number, sent: number): void {
+    const s = this.state;
+    s.windowPrevOpen = s.windowOpen;
+    s.windowOpen = sent;
+    s.windowUsed = s.windowCount;
+    s.windowLeftover = 0;
+    s.windowForeign = true;
+    this.windowRespace(nowMs);
   }
 
   /** Back to pacing by rate, at the window's: its count over its longest measured length. */
@@ -1658,7 +1696,7 @@ export class Pacer {
     this.respace(nowMs, false, 1 / this.state.level);
   }
 
-  private cruiseSuccess(nowMs: number, sent: number, latency: number): void {
+  private cruiseSuccess(nowMs: number, sent: number, latency: number, paced?: boolean): void {
     if (sent > this.state.lastCutAt) this.state.servedSinceCut = true;
     if (sent < this.state.cruiseAt && !this.ofFlight(sent)) {
       // Another probe of the search, answered with the one that ended it (answers read in any
@@ -1753,7 +1791,22 @@ export class Pacer {
     if (this.state.windowCount > 0 && !this.alone) this.leaveWindow(nowMs);
     if (this.state.windowCount > 0) {
       const s = this.state;
-      if (sent >= s.windowOpen + s.windowLow) {
+      if (paced === false) {
+        // A first try (a new herd's, after a pause), served after the window surely ended: a
+        // window opened for the first tries, which took an unknown number of its places. The
+        // next opener goes when that one should end, nothing more into it. Read as an opener,
+        // it let S − 1 go into a window the first tries had filled: all rejected, and pacing
+        // by rate resumed with a cut (simulated herds in a row, normal 10 ms: the second herd
+        // 1.42–1.64× the bound).
+        if (sent >= s.windowOpen + s.windowHigh) this.reanchorWindow(nowMs, sent);
+        return;
+      }
+      if (sent >= s.windowOpen + s.windowLow && s.windowLeftover > 0 && sent < s.windowOpen + s.windowHigh) {
+        // Served by a place an earlier opener left free (`windowLeftover`), or by the window
+        // reopening early: taken as the former, since read as the latter it narrows the window
+        // and lets S − 1 go into a full one (simulated, normal 10 ms: nine rejected at once).
+        s.windowLeftover--;
+      } else if (sent >= s.windowOpen + s.windowLow) {
         const d = sent - s.windowOpen;
         if (d < s.windowHigh) s.windowHigh = d;
         this.openWindow(nowMs, sent);
