@@ -1,5 +1,6 @@
 import type { PoolWindow } from './pool-window.js';
 import { ReleasedTickets } from './released-tickets.js';
+import { SendLog } from './send-log.js';
 
 /**
  * What a `Pacer` knows only once it has throttled: the learned level and its curve, the
@@ -127,7 +128,10 @@ export class PacerThrottleState {
    * `chunkLast` go `gap` apart without waiting for answers; the later ones wait for its end.
    */
   chunkPiped = false;
+  chunkFirst = 0;
   chunkLast = 0;
+  /** When a pipelined count is taken as complete if nothing was rejected by then (`Pacer.startPipe`). */
+  chunkDue = 0;
   /** The count ran out of time before a rejection or the flight's number: what it found is a floor. */
   chunkIncomplete = false;
   /** Reprobing: answers to requests sent before this are the count's, not the reprobe's. */
@@ -151,6 +155,8 @@ export class PacerThrottleState {
    * was counted in it, and came back rejected.
    */
   windowLeftover = 0;
+  /** The latest opener rejected (sent before the window ended): answered, so in no window. */
+  windowRejectedSent = Number.NEGATIVE_INFINITY;
   /** The current window was opened by requests the pacer never held (`reanchorWindow`): none of its own are in it. */
   windowForeign = false;
   /** Requests let go into the current window so far (its opener included). */
@@ -203,5 +209,7 @@ export class PacerThrottleState {
   lastDueAt = Number.NEGATIVE_INFINITY;
   /** Tickets handed back while still ahead: the next bookings take them first, smallest first. */
   readonly released = new ReleasedTickets();
+  /** Paced sends while reprobing or pacing by windows: how many went into a window. */
+  readonly sends = new SendLog();
   respacedAt = Number.NaN;
 }

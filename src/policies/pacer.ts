@@ -567,7 +567,7 @@ export class Pacer {
     this.ticket = 0;
     if (!this.throttling(nowMs)) return 0;
     this.adjust(nowMs);
-    if (this.intoWindow(nowMs)) return 0;
+    if (this.intoWindow(nowMs)) return this.sendNow(nowMs);
     let ticket = 0;
     while (this.state.released.size > 0) {
       const t = this.state.released.takeSmallest() as number;
@@ -592,7 +592,7 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if ((wait <= 0 && !this.gated(ticket)) || ticket < this.state.earlyTo) return 0;
+    if ((wait <= 0 && !this.gated(ticket)) || ticket < this.state.earlyTo) return this.sendNow(nowMs);
     this.ticket = ticket;
     this.pacedCount++;
     return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
@@ -609,7 +609,8 @@ export class Pacer {
    * them in), so a long wait is split: the caller checks again half-way.
    */
   holdFor(ticket: number, nowMs: number): number {
-    if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
+    if (ticket === 0 || this.mode === 0) return 0;
+    if (ticket < this.state.earlyTo) return this.sendNow(nowMs);
     this.adjust(nowMs);
     if (this.state.chunk) {
       if (this.slotOf(ticket) <= nowMs && (!this.state.chunkPiped || ticket < this.state.chunkLast)) return 0;
@@ -617,7 +618,17 @@ export class Pacer {
     }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0) return this.checkAfter(wait, nowMs, ticket);
-    return this.gated(ticket) ? this.placeWait(ticket, nowMs) : 0;
+    return this.gated(ticket) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs);
+  }
+
+  /**
+   * A paced request leaves now (returns 0, "send now"). While reprobing or pacing by windows
+   * its send is logged (`SendLog`), kept for three windows' time.
+   */
+  private sendNow(nowMs: number): number {
+    const s = this.state;
+    if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
+    return 0;
   }
 
   /** Whether `ticket` waits for a place in a worker pool's window (`PoolWindow`). */
@@ -972,7 +983,15 @@ export class Pacer {
   private adjust(nowMs: number): void {
     if (this.mode !== CRUISE) return;
     if (this.state.chunk) {
-      if (nowMs > this.state.chunkUntil) this.endChunk(nowMs, false);
+      const s = this.state;
+      if (s.chunkPiped && nowMs >= s.chunkDue && s.chunkServed >= WINDOW_MIN) {
+        // Nothing rejected by the time the count was due to end: its requests sent and still
+        // unanswered count as served (`startPipe`).
+        let sent = s.chunkFirst;
+        while (sent < s.chunkLast && sent < s.nextTicket && this.slotOf(sent) <= nowMs) sent++;
+        s.chunkServed = Math.max(s.chunkServed, 1 + sent - s.chunkFirst);
+        this.endChunk(nowMs, s.chunkServed >= s.chunkMax);
+      } else if (nowMs > s.chunkUntil) this.endChunk(nowMs, false);
       return;
     }
     if (this.state.reprobe || this.state.windowCount > 0) return;
@@ -986,6 +1005,8 @@ export class Pacer {
     this.state.flightRejectedSent = Number.NEGATIVE_INFINITY;
     this.state.runFrom = Number.NaN;
     this.mode = SEARCH;
+    this.state.sends.clear();
+    this.state.windowRejectedSent = Number.NEGATIVE_INFINITY;
     if (this.state.chunkPiped) this.endPipe(nowMs);
     this.state.chunk = false;
     this.state.reprobe = false;
@@ -1130,7 +1151,7 @@ export class Pacer {
     if (max < WINDOW_MIN || !(low > 0)) return;
     // Round trips too long to count one at a time within l: the count's requests go evenly
     // over what is left of l, without waiting for answers (`startPipe`).
-    const spacing = (sent + low - nowMs) / max;
+    const spacing = (sent + low - nowMs) / (2 * max);
     const piped = max * Math.max(gap, latency) >= low;
     if (piped && !(spacing >= PIPE_MIN_SPACING_MS)) return;
     this.state.chunk = true;
@@ -1165,7 +1186,18 @@ export class Pacer {
     this.state.gap = spacing;
     this.state.baseAt = nowMs;
     // The probe was the count's first: chunkMax − 1 more.
+    this.state.chunkFirst = first;
     this.state.chunkLast = first + this.state.chunkMax - 1;
+    // Its answers are due a round trip after the last send (the fastest one: `chunkGap`; two,
+    // for the spread), and the window's reopening is to be probed for from the bracket's low
+    // end: by then, with none rejected, the requests still unanswered are taken as served —
+    // sent within l after the probe, they are in its window. Waiting for the slowest answer
+    // instead (lognormal 20 ms: one came back after 35 ms) let the window reopen before the
+    // first reprobe, which then bracketed nothing.
+    this.state.chunkDue = Math.max(
+      this.state.chunkFrom + this.state.chunkLow,
+      nowMs + (this.state.chunkMax - 2) * spacing + 2 * this.state.chunkGap,
+    );
   }
 
   /**
@@ -1203,9 +1235,9 @@ export class Pacer {
     if (j < 0) return 0;
     if (this.state.chunkPiped) {
       if (ticket < this.state.chunkLast) return Math.max(0, this.slotOf(ticket) - nowMs);
-      // Held behind the count: look again when its last answer is due, then every spacing.
-      const last = this.slotOf(this.state.chunkLast - 1) + this.state.chunkGap;
-      return Math.min(Math.max(last - nowMs, this.state.gap), Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
+      // Held behind the count: look again when it is due to end, then every spacing.
+      const toDue = this.state.chunkDue - nowMs;
+      return Math.min(toDue > 0 ? toDue : this.state.gap, Math.max(this.state.chunkUntil - nowMs, RECHECK_MS));
     }
     return Math.max(0, this.state.baseAt - nowMs) + j * (this.state.chunkGap + RECHECK_MS);
   }
@@ -1263,7 +1295,7 @@ export class Pacer {
     const from =
       this.state.chunkFrom +
       Math.max(this.state.chunkLow, 0) +
-      (complete ? Math.min(this.state.gap, this.state.probeLatency) : this.state.gap);
+      (complete ? Math.min(this.state.gap, this.state.probeLatency, 2) : this.state.gap);
     if (this.state.baseAt < from) this.state.baseAt = from;
     // Answers to the count's requests still on their way are no reprobe's.
     this.state.reprobeFrom = this.state.baseAt;
@@ -1319,7 +1351,12 @@ export class Pacer {
     // Tickets due since the last window may have ended, other than this one, are in this window
     // too (sent before its answer came back), or an earlier opener still on its way. The first
     // window's (`since`) were counted before the epoch moved.
-    const due = Number.isNaN(from) ? since : this.dueSince(from, nowMs, sent);
+    // By the slots (`since`, `dueSince`: tickets due whose callers have not looked yet count),
+    // or by the sends logged (re-spacing cannot hide those), whichever says more.
+    // (Not an opener rejected since: answered, it took no place.)
+    const loggedFrom = Math.max(Number.isNaN(from) ? sent : Math.min(from, sent), s.windowRejectedSent + TICKET_EPSILON);
+    const logged = Math.max(0, s.sends.countBetween(loggedFrom, nowMs) - 1);
+    const due = Math.max(Number.isNaN(from) ? since : this.dueSince(from, nowMs, sent), logged);
     const first = this.firstWaiting(nowMs);
     const to = Math.min(s.nextTicket, first + Math.max(0, s.windowCount - 1 - due));
     s.windowUsed = 1 + due + Math.max(0, to - first);
@@ -1377,7 +1414,10 @@ export class Pacer {
       if (sent >= s.windowPrevOpen + s.windowLow) {
         s.windowLeftover++;
         const d = sent - s.windowPrevOpen;
-        if (d > s.windowLow && d < s.windowHigh) s.windowLow = d;
+        if (d > s.windowLow && d < s.windowHigh) {
+          s.windowLow = d;
+          this.windowRespace(nowMs);
+        }
       }
       return true;
     }
@@ -1399,6 +1439,7 @@ export class Pacer {
       return false;
     }
     if (d > s.windowLow) s.windowLow = d;
+    if (sent > s.windowRejectedSent) s.windowRejectedSent = sent;
     if (s.windowLow >= s.windowHigh) {
       s.windowHigh = s.windowLow + Math.max(WINDOW_RESOLUTION_MS, s.windowLow / 100);
       if (++s.windowMisses > WINDOW_MISSES) {

@@ -73,6 +73,57 @@ describe('pacing against a window the pacer has counted', () => {
     expect(wait).toBeGreaterThan(0);
     expect(now + 20 + p.slotWait(p.lastTicket, now + 20)).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
   });
+  it('an earlier opener counted in the window and then rejected leaves a place free: the next opener served before the window’s top takes it, and does not narrow the window (regression: read as a reopening, nine went into a full window)', () => {
+    const { p, tickets, k, opener } = confirmedWindow();
+    const now = opener + 1;
+    for (let j = k + 1; j < k + 10; j++) expect(p.holdFor(tickets[j] as number, now)).toBe(0);
+    for (let j = k + 1; j < k + 10; j++) p.onResult(now + 1, 'ok', undefined, now, true);
+    // The next opener A leaves at the bracket's middle, B one gap later; B is answered first,
+    // served (the window had ended by its send), and opens a window that counts A in it.
+    const a = tickets[k + 10] as number;
+    const b = tickets[k + 11] as number;
+    const aAt = now + p.slotWait(a, now);
+    const bAt = now + p.slotWait(b, now);
+    expect(aAt).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
+    p.onResult(bAt + 1, 'ok', undefined, bAt, true);
+    // B's window: A, B and eight more (S − 1 less A) go into it at once.
+    for (let j = k + 12; j < k + 20; j++) expect(p.holdFor(tickets[j] as number, bAt + 1), `member ${j - k - 11}`).toBe(0);
+    // A comes back rejected: its place in B's window is free, and the window is longer than A's
+    // distance from the opener before.
+    p.onResult(bAt + 5, 'rejected', undefined, aAt, true);
+    expect(p.cuts).toBe(0);
+    const low = aAt - opener;
+    // The next opener C, at B + the middle of (low, 107.49], is served before B + 107.49: by
+    // the free place or by an early reopening. Taken as the place, C neither narrows the
+    // window nor lets the tickets behind it go at once.
+    const c = tickets[k + 20] as number;
+    const cAt = bAt + 5 + p.slotWait(c, bAt + 5);
+    expect(cAt).toBeCloseTo(bAt + (low + 107.49) / 2, 6);
+    p.onResult(cAt + 1, 'ok', undefined, cAt, true);
+    expect(p.slotWait(tickets[k + 21] as number, cAt + 1)).toBeGreaterThan(0);
+    expect(p.rate(cAt + 1)).toBeCloseTo(10_000 / ((low + 107.49) / 2), 6);
+  });
+
+  it('a new herd after a pause: its first tries opened the window, so the next opener goes when that window should end; a request sent on the old schedule and rejected changes nothing (regression: read as an opener, the first tries’ success let nine go into their full window, and the herd took 1.42–1.72× the bound)', () => {
+    // Every caller of this herd served: the ones still waiting hand their slots back.
+    const { p, opener } = confirmedWindow((p, tickets, k, at) => {
+      for (let j = tickets.length - 1; j > k; j--) expect(p.release(tickets[j] as number, at)).toBe(true);
+    });
+    // 400 ms later the next herd's 100 first tries leave together (the pacer never held them):
+    // 10 served, 90 rejected.
+    const t0 = opener + 400;
+    for (let i = 0; i < 100; i++) p.onResult(t0 + 1, i < 10 ? 'ok' : 'rejected', undefined, t0, false);
+    // A window opened for them at t0 and they took its places: a retry waits for the next
+    // opener, due when that window should end (the bracket's middle after t0).
+    expect(p.reserve(t0 + 1.5)).toBeGreaterThan(0);
+    const retry = p.lastTicket;
+    expect(t0 + 1.5 + p.slotWait(retry, t0 + 1.5)).toBeCloseTo(t0 + (99.72 + 107.49) / 2, 6);
+    // A request the pacer let go on its old schedule, just after the first tries, rejected:
+    // no cut, and the window's schedule stands.
+    p.onResult(t0 + 2, 'rejected', undefined, t0 + 0.5, true);
+    expect(p.cuts).toBe(0);
+    expect(t0 + 2 + p.slotWait(retry, t0 + 2)).toBeCloseTo(t0 + (99.72 + 107.49) / 2, 6);
+  });
 });
 
 describe('finding a window’s count in time', () => {
@@ -106,5 +157,51 @@ describe('finding a window’s count in time', () => {
     // request a slot of the bracket's guess later. At 1 ms each they do.
     expect(p.holdFor(tickets[k + 1] as number, now)).toBe(0);
     expect(p.slotWait(tickets[k + 2] as number, now)).toBeLessThan(1.1);
+  });
+
+  it('round trips too long to count one at a time: the count goes pipelined within the bracket, and is taken as complete when due (regression: no count, start-up from a floor, 1.46× the bound’s time)', () => {
+    // A flight of 100 answered after 20 ms, 10 served; every probe answered after 20 ms, the
+    // window reopening at 100 ms: probes sent before it rejected, the first one after served.
+    const p = new Pacer();
+    burst(p, 20, 100, 10);
+    const tickets = book(p, 90, 20);
+    let k = 0;
+    let sent = 20 + p.slotWait(tickets[0] as number, 20);
+    let low = Number.NaN;
+    while (sent < 100) {
+      p.onResult(sent + 20, 'rejected', undefined, sent, true);
+      low = sent;
+      k++;
+      sent = sent + 20 + p.slotWait(tickets[k] as number, sent + 20);
+    }
+    const now = sent + 20;
+    p.onResult(now, 'ok', undefined, sent, true);
+    expect(p.searching).toBe(false);
+    // Nine more at 20 ms each would take 180 ms: more than the bracket's low end allows (the
+    // window holds its count for longer than `low` after the flight), so the nine others of
+    // the count (11 served so far, the probe among them) go without waiting for answers, over
+    // the first half of what is left of the bracket, the first at once.
+    const spacing = (sent + low - now) / 20;
+    expect(spacing).toBeGreaterThan(1);
+    expect(p.holdFor(tickets[k + 1] as number, now)).toBe(0);
+    for (let j = 2; j <= 9; j++)
+      expect(p.slotWait(tickets[k + j] as number, now), `count request ${j}`).toBeCloseTo((j - 1) * spacing, 6);
+    // The request after the count waits for the count, not for its slot on the spacing.
+    expect(p.holdFor(tickets[k + 10] as number, now + 9 * spacing)).toBeGreaterThan(0);
+    // Five answers come back served, four are slow. With none rejected, the count is taken as
+    // complete when due — two of the fastest round trips after its last send, or the bracket's
+    // low end if later — and the first reprobe for the window's reopening leaves then (or 2 ms
+    // after that low end), not once the slow answers are in: they could come back after the
+    // window reopened, and a first reprobe served brackets nothing.
+    for (let j = 1; j <= 5; j++) p.onResult(now + (j - 1) * spacing + 20, 'ok', undefined, now + (j - 1) * spacing, true);
+    let t = now + 4 * spacing + 20;
+    for (let i = 0; i < 100; i++) {
+      const wait = p.holdFor(tickets[k + 10] as number, t);
+      if (wait === 0) break;
+      t += wait;
+    }
+    expect(t).toBeCloseTo(Math.max(now + 8 * spacing + 2 * 20, sent + low + 2), 6);
+    expect(t).toBeLessThan(sent + 100);
+    expect(p.cuts).toBe(0);
   });
 });

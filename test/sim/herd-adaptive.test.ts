@@ -61,6 +61,20 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
+  it('a fixed window answering after 20 ms: ≤ 1.1× requests and ≤ 1.15× time on 24 seeds (regression: 1.46×: no count, start-up from a floor)', () => {
+    // Nine more requests one round trip apart took longer than the bracket allowed, so the
+    // window was never counted: start-up from the bracket's guess served 2 of the next window's
+    // 10 and took three windows to reach the rate. Now the count goes pipelined and the window
+    // is paced by windows: 199 requests, 1.02 s (1.108× the bound). The reprobes sent after the
+    // one that confirmed the window, before its answer, are counted in it: otherwise the
+    // eleventh is rejected and pacing by rate resumes (1.24×).
+    for (let seed = 1; seed <= 24; seed++) {
+      const { requests, time } = ratios(herdOn('fixed-window', { latencyMs: 20, seed }));
+      expect(requests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
+      expect(time, `seed ${seed}`).toBeLessThanOrEqual(1.15);
+    }
+  });
+
   it('latencies that spread widely (exponential 2 ms, normal 10 ms, herd over 3 ms): ≤ 1.1× the requests on 8 seeds (regression: up to 3.5×)', () => {
     // The flight's first answers read as a slow flight — a success several times slower than
     // the one or two rejections back — and the search ended at 1,000–13,000/s: 400–670

@@ -101,12 +101,14 @@ describe('herds in a row through one downstream', () => {
     expect(mean(later.map((h) => h.time))).toBeLessThanOrEqual(1.15);
   });
 
-  // Mean times: buckets 1.03×, fixed window 1.15×, slot server 1.06× (1.06×, 1.17× and 1.10×
-  // while a cut to what the callee delivered still sent 85 % of it and climbed back over 1 s).
+  // Mean times: buckets 1.03×, fixed window 1.07×, slot server 1.06× (1.06×, 1.17× and 1.10×
+  // while a cut to what the callee delivered still sent 85 % of it and climbed back over 1 s;
+  // the fixed window 1.10× while a new herd's first tries, served in window mode, read as an
+  // opener and let nine go into the window they had filled).
   it.each([
     ['token-bucket', 1.05],
     ['gcra', 1.05],
-    ['fixed-window', 1.2],
+    ['fixed-window', 1.09],
     ['slot', 1.08],
   ] as const)(
     '%s: the herds after the first keep the rate learned (regression: each herd slower than the last)',
