@@ -320,7 +320,15 @@ const CRUISE = 2;
  * (r, h] after it, down to a bracket of 1 ms (or 1 %), then at h. A rejected opener raises r,
  * with no cut; one rejected past h (more than `WINDOW_MISSES` times) or any request let go into
  * the window and rejected (the window holds fewer than S: shared, or changed) ends it, at S / h.
- * A booking while the window has room and cannot have ended goes at once.
+ * A booking while the window has room and cannot have ended goes at once. What is already in a
+ * window is counted by slots and by the sends logged (`SendLog`), whichever says more; an
+ * earlier opener counted in it and then rejected leaves a place the next opener may take
+ * (`windowLeftover`). A window the pacer did not open (a new herd's first tries after a pause,
+ * never held) re-anchors the schedule: taken as opened at that send and full (`reanchorWindow`).
+ *
+ * **The count** — one request per round trip while they are served (`startChunk`); where that
+ * many round trips do not fit in the bracket, pipelined over the first half of what is left of
+ * it, taken as complete with none rejected when due (`startPipe`).
  *
  * **Pacing** — tickets in order; slot of the j-th waiting ticket = base + j / rate (or the
  * probe times above), base no earlier than the last slot due + 1 / rate and any wait hint.
@@ -1810,7 +1818,9 @@ export class Pacer {
       }
       // Reprobes sent after this one, before its answer came back (round trips longer than
       // their gap), are in the window it opened.
-      const since = window ? Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(sent - TICKET_EPSILON) - 1) : 0;
+      const since = window
+        ? Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(sent - TICKET_EPSILON) - 1)
+        : 0;
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
       if (window) {
         this.state.windowCount = this.state.chunkServed;
