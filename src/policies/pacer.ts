@@ -1184,15 +1184,7 @@ export class Pacer {
    * waiting (the sequential count pays one).
    */
   private startPipe(nowMs: number, spacing: number): void {
-    this.state.respacedAt = nowMs;
-    this.generationCount++;
-    let first = this.state.baseTicket;
-    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
-    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
-    this.state.baseTicket = first;
-    this.state.geometric = false;
-    this.state.gap = spacing;
-    this.state.baseAt = nowMs;
+    const first = this.epochFromNow(nowMs, spacing);
     // The probe was the count's first: chunkMax − 1 more.
     this.state.chunkFirst = first;
     this.state.chunkLast = first + this.state.chunkMax - 1;
@@ -1214,10 +1206,7 @@ export class Pacer {
    */
   private endPipe(nowMs: number): void {
     this.state.chunkPiped = false;
-    let first = this.state.baseTicket;
-    while (first < this.state.nextTicket && first < this.state.chunkLast && this.slotOf(first) <= nowMs) first++;
-    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
-    this.state.baseTicket = first;
+    this.epochFromNow(nowMs, this.state.gap, this.state.chunkLast);
     this.state.baseAt = Number.POSITIVE_INFINITY;
   }
 
@@ -1226,15 +1215,25 @@ export class Pacer {
    * moves the epoch on (one request in flight; `chunkWait` tells them when to look again).
    */
   private chunkRespace(nowMs: number): void {
-    this.state.respacedAt = nowMs;
+    this.epochFromNow(nowMs, CHUNK_HOLD_MS);
+  }
+
+  /**
+   * A linear epoch from now, `gap` apart: the tickets already due (below `limit`) keep their
+   * turn, the first waiting one is due now. Returns it.
+   */
+  private epochFromNow(nowMs: number, gap: number, limit = Number.POSITIVE_INFINITY): number {
+    const s = this.state;
+    s.respacedAt = nowMs;
     this.generationCount++;
-    let first = this.state.baseTicket;
-    while (first < this.state.nextTicket && this.slotOf(first) <= nowMs) first++;
-    this.state.lastDueAt = first > this.state.baseTicket ? this.slotOf(first - 1) : this.state.lastDueAt;
-    this.state.baseTicket = first;
-    this.state.geometric = false;
-    this.state.gap = CHUNK_HOLD_MS;
-    this.state.baseAt = nowMs;
+    let first = s.baseTicket;
+    while (first < s.nextTicket && first < limit && this.slotOf(first) <= nowMs) first++;
+    s.lastDueAt = first > s.baseTicket ? this.slotOf(first - 1) : s.lastDueAt;
+    s.baseTicket = first;
+    s.geometric = false;
+    s.gap = gap;
+    s.baseAt = nowMs;
+    return first;
   }
 
   /** During the chunk: the wait of the ticket `j` places behind the one due (as predicted). */
