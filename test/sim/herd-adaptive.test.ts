@@ -65,7 +65,7 @@ describe('adaptive pacing on every server model', () => {
     // Nine more requests one round trip apart took longer than the bracket allowed, so the
     // window was never counted: start-up from the bracket's guess served 2 of the next window's
     // 10 and took three windows to reach the rate. Now the count goes pipelined and the window
-    // is paced by windows: 199 requests, 1.02 s (1.108× the bound). The reprobes sent after the
+    // is paced by windows: 199 requests, 1.01 s (1.102× the bound). The reprobes sent after the
     // one that confirmed the window, before its answer, are counted in it: otherwise the
     // eleventh is rejected and pacing by rate resumes (1.24×).
     for (let seed = 1; seed <= 24; seed++) {
