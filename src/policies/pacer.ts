@@ -155,6 +155,10 @@ const WINDOW_MIN = 4;
 
 /** The chunk's epoch gap: tickets behind the one due are held until an answer moves it on. */
 const CHUNK_HOLD_MS = 1e9;
+/** How long after a probe's send parked callers keep looking for its late answer, in smoothed round trips. */
+const PROBE_OVERDUE_RTTS = 4;
+/** …and no more often than this, ms (a path measured at ~0 ms would have them spin). */
+const PROBE_OVERDUE_STEP_MS = 0.5;
 /** A pipelined count closer than this would be a burst: not counted. */
 const PIPE_MIN_SPACING_MS = 1;
 
@@ -887,8 +891,15 @@ export class Pacer {
         this.alone &&
         this.estimator.served(nowMs) > WINDOW_MIN
       ) {
-        const back = this.slotOf(probe - 1) + Math.min(this.state.pathLatency, this.srtt ?? Number.POSITIVE_INFINITY) - nowMs;
+        const rtt = Math.min(this.state.pathLatency, this.srtt ?? Number.POSITIVE_INFINITY);
+        const back = this.slotOf(probe - 1) + rtt - nowMs;
         if (back > 0 && back < step) step = back + RECHECK_MS;
+        else if (back <= 0 && nowMs < this.slotOf(probe - 1) + PROBE_OVERDUE_RTTS * (this.srtt ?? rtt))
+          // Its answer is late (latencies that spread): look again every round trip of the
+          // path until it is in, not a quarter of the way to the next probe — simulated,
+          // lognormal 5 ms: the count's first request left 31 ms after the probe was served,
+          // ran out of time at 6 of 10, and the herd started up from a floor.
+          step = Math.min(step, Math.max(rtt, (this.srtt ?? rtt) / 4, PROBE_OVERDUE_STEP_MS));
       }
       return Math.min(wait, step);
     }

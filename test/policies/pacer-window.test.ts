@@ -140,6 +140,20 @@ describe('finding a window’s count in time', () => {
     expect(wait).toBeLessThan(1);
   });
 
+  it('a probe’s answer that is late: parked callers look again every round trip of the path until it is in (regression: simulated lognormal 5 ms, the count’s first request left 31 ms after the probe was served)', () => {
+    const p = new Pacer();
+    const { tickets, probes } = probesAfterFlight(p, 100, 10, 8);
+    // The probe at 52.1 ms is out and its answer, due at 53.1, is late. A caller far back that
+    // looks at 53.2 and again at 54.5 looks again 1 ms later (the path's round trip) — before,
+    // a quarter of the way to the next probe at 103.3 ms, 12.5 ms later.
+    expect(probes[8]).toBeCloseTo(52.1, 9);
+    expect(p.holdFor(tickets[40] as number, 53.2)).toBeCloseTo(1, 9);
+    expect(p.holdFor(tickets[40] as number, 54.5)).toBeCloseTo(1, 9);
+    // Four smoothed round trips after its send it is taken as lost to this rule: the quarter
+    // of the way again.
+    expect(p.holdFor(tickets[40] as number, 60)).toBeCloseTo((103.3 - 60) / 4, 1);
+  });
+
   it('the count goes one per the probes’ fastest round trip, not the served probe’s slow one (regression: real herds whose served probe took 7 ms never counted)', () => {
     // A flight whose answers took 30 ms (a client sending 100 requests at once), 10 served;
     // probes answered in 1 ms once it was through, the served one in 7 ms (an event loop busy
