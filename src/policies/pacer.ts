@@ -1363,7 +1363,7 @@ export class Pacer {
   }
 
   /** A paced success sent at `sent` opened a window: the next tickets go into it now. */
-  private openWindow(nowMs: number, sent: number, since = 0): void {
+  private openWindow(nowMs: number, sent: number, since?: number): void {
     const s = this.state;
     const from = s.windowOpen + s.windowLow;
     s.windowPrevOpen = s.windowOpen;
@@ -1372,13 +1372,13 @@ export class Pacer {
     s.windowForeign = false;
     // Tickets due since the last window may have ended, other than this one, are in this window
     // too (sent before its answer came back), or an earlier opener still on its way. Counted by
-    // slots (`dueSince`; for the first window, `since`, counted before the epoch moved), which
+    // slots (`dueSince`; for the first window, `since`: the reprobes sent after its opener), which
     // include tickets due whose callers have not looked yet, and by the sends logged, which
     // re-spacing cannot hide: whichever says more. An opener rejected since was answered and
     // took no place.
-    const loggedFrom = Math.max(Number.isNaN(from) ? sent : Math.min(from, sent), s.windowRejectedSent + TICKET_EPSILON);
+    const loggedFrom = Math.max(Math.min(from, sent), s.windowRejectedSent + TICKET_EPSILON);
     const logged = Math.max(0, s.sends.countBetween(loggedFrom, nowMs) - 1);
-    const due = Math.max(Number.isNaN(from) ? since : this.dueSince(from, nowMs, sent), logged);
+    const due = Math.max(since ?? this.dueSince(from, nowMs, sent), logged);
     const first = this.firstWaiting(nowMs);
     const to = Math.min(s.nextTicket, first + Math.max(0, s.windowCount - 1 - due));
     s.windowUsed = 1 + due + Math.max(0, to - first);
@@ -1434,7 +1434,13 @@ export class Pacer {
       // An earlier opener, on its way when this window opened, was counted in it: its place
       // there is free. And the window before ran longer than it had been sent after.
       if (sent >= s.windowPrevOpen + s.windowLow) {
-        s.windowLeftover++;
+        // Taken now by the first waiting ticket while the window surely holds it. Left free,
+        // the next opener (sent at the bracket's middle) was served by it or by the next
+        // window, which cannot be told apart: read as the former when it was the latter, the
+        // window after was counted one short and took one too many (simulated, normal 10 ms).
+        const first = this.firstWaiting(nowMs);
+        if (first < s.nextTicket && nowMs < s.windowOpen + s.windowLow) s.earlyTo = first + 1;
+        else s.windowLeftover++;
         const d = sent - s.windowPrevOpen;
         if (d > s.windowLow && d < s.windowHigh) {
           s.windowLow = d;
@@ -1835,13 +1841,21 @@ export class Pacer {
       const since = window
         ? Math.max(0, this.ticketFrom(nowMs + TICKET_EPSILON) - this.ticketFrom(sent - TICKET_EPSILON) - 1)
         : 0;
-      this.respace(nowMs, false, 1 / this.allowed(nowMs));
-      if (window) {
+      // Paced by windows, the reprobes' schedule stands until the window is opened (below).
+      // Re-spaced first, a reprobe due but not yet sent became due now and was let go besides
+      // the window's count (simulated, lognormal 20 ms: eleven into a window of ten, and pacing
+      // by rate resumed with a cut).
+      if (!window) this.respace(nowMs, false, 1 / this.allowed(nowMs));
+      else {
         this.state.windowCount = this.state.chunkServed;
         this.state.windowLow = this.state.reprobeRejectedAt - this.state.chunkFrom;
         this.state.windowHigh = sent - this.state.chunkFrom;
         this.state.windowMisses = 0;
-        this.state.windowOpen = Number.NaN;
+        // The window the count filled opened at its start, and the rejected reprobe is the
+        // window's latest rejected opener: a reprobe sent between it and this one, not yet
+        // answered, may have opened this window and is counted in it (below).
+        this.state.windowOpen = this.state.chunkFrom;
+        this.state.windowRejectedSent = this.state.reprobeRejectedAt;
         this.openWindow(nowMs, sent, since);
       }
       return;

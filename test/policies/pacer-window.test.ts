@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../src/policies/pacer.js';
-import { book, burst, confirmedWindow, probesAfterFlight } from './support/pacer-flights.js';
+import { book, burst, confirmedWindow, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
 
 // A window of 10 per 100 ms that opens at the first request after the last one ended (as
 // express-rate-limit's does), answering in 1 ms: opened at 103.3 ms by the probe, counted,
@@ -73,31 +73,92 @@ describe('pacing against a window the pacer has counted', () => {
     expect(wait).toBeGreaterThan(0);
     expect(now + 20 + p.slotWait(p.lastTicket, now + 20)).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
   });
-  it('an earlier opener counted in the window and then rejected leaves a place free: the next opener served before the window’s top takes it, and does not narrow the window (regression: read as a reopening, nine went into a full window)', () => {
+  it('the first window counts a reprobe sent before its opener and not answered yet, and that reprobe rejected frees its place at once (regression: counted from the opener only, eleven went into a window of ten)', () => {
+    const { p, tickets } = probedWindow();
+    let now = 104.3;
+    for (let k = 10; k < 19; k++) {
+      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
+      p.onResult(now + 1, 'ok', undefined, now, true);
+      now += 1;
+    }
+    // Reprobes rejected until the window reopens at 203.3 ms.
+    let k = 19;
+    let at = now + p.slotWait(tickets[k] as number, now);
+    while (at <= 203.3) {
+      expect(p.holdFor(tickets[k] as number, at)).toBe(0);
+      p.onResult(at + 1, 'rejected', undefined, at, true);
+      k++;
+      at = at + 1 + p.slotWait(tickets[k] as number, at + 1);
+    }
+    // X leaves into the reopened window and its answer is slow; Y, the next reprobe, is answered
+    // first, served: Y opens the window as far as the pacer knows, and X may be in it.
+    const x = at;
+    expect(p.holdFor(tickets[k] as number, x)).toBe(0);
+    const y = x + p.slotWait(tickets[k + 1] as number, x);
+    expect(y).toBeGreaterThan(x);
+    expect(p.holdFor(tickets[k + 1] as number, y)).toBe(0);
+    p.onResult(y + 1, 'ok', undefined, y, true);
+    // Ten in the window: X, Y and eight more, not nine.
+    const into = tickets.slice(k + 2, k + 12).filter((t) => p.holdFor(t, y + 1) === 0).length;
+    expect(into).toBe(8);
+    expect(p.cuts).toBe(0);
+    // X comes back rejected (the window had not reopened at its send): its place is free, and
+    // the next caller waiting takes it at once.
+    p.onResult(y + 2, 'rejected', undefined, x, true);
+    expect(p.cuts).toBe(0);
+    expect(p.holdFor(tickets[k + 10] as number, y + 2)).toBe(0);
+    expect(p.holdFor(tickets[k + 11] as number, y + 2)).toBeGreaterThan(0);
+  });
+
+  /**
+   * The window's opener A leaves at the bracket's middle, B one gap later; B is answered first,
+   * served (the window had ended by its send), and opens a window that counts A in it: A, B
+   * and eight more go into it at once. Returns what the two tests below share.
+   */
+  function openerAnsweredLate() {
     const { p, tickets, k, opener } = confirmedWindow();
     const now = opener + 1;
     for (let j = k + 1; j < k + 10; j++) expect(p.holdFor(tickets[j] as number, now)).toBe(0);
     for (let j = k + 1; j < k + 10; j++) p.onResult(now + 1, 'ok', undefined, now, true);
-    // The next opener A leaves at the bracket's middle, B one gap later; B is answered first,
-    // served (the window had ended by its send), and opens a window that counts A in it.
     const a = tickets[k + 10] as number;
     const b = tickets[k + 11] as number;
     const aAt = now + p.slotWait(a, now);
     const bAt = now + p.slotWait(b, now);
     expect(aAt).toBeCloseTo(opener + (99.72 + 107.49) / 2, 6);
     p.onResult(bAt + 1, 'ok', undefined, bAt, true);
-    // B's window: A, B and eight more (S − 1 less A) go into it at once.
     for (let j = k + 12; j < k + 20; j++) expect(p.holdFor(tickets[j] as number, bAt + 1), `member ${j - k - 11}`).toBe(0);
-    // A comes back rejected: its place in B's window is free, and the window is longer than A's
-    // distance from the opener before.
+    return { p, tickets, k, aAt, bAt, low: aAt - opener };
+  }
+
+  it('an earlier opener counted in the window and then rejected while the window surely holds: its place goes to the next waiting caller at once, and the opener after keeps its time', () => {
+    const { p, tickets, k, aAt, bAt, low } = openerAnsweredLate();
+    // A comes back rejected 5 ms into B's window: its place there is free, and the window is
+    // longer than A's distance from the opener before.
     p.onResult(bAt + 5, 'rejected', undefined, aAt, true);
     expect(p.cuts).toBe(0);
-    const low = aAt - opener;
+    // The first caller still waiting takes the place now, inside B's window.
+    const c = tickets[k + 20] as number;
+    expect(p.holdFor(c, bAt + 5)).toBe(0);
+    p.onResult(bAt + 6, 'ok', undefined, bAt + 5, true);
+    // Served inside the window: it says nothing of its length, and the next opener goes at B +
+    // the middle of (low, 107.49], as it would have without A.
+    const d = tickets[k + 21] as number;
+    expect(bAt + 6 + p.slotWait(d, bAt + 6)).toBeCloseTo(bAt + (low + 107.49) / 2, 6);
+    expect(p.holdFor(tickets[k + 22] as number, bAt + 6)).toBeGreaterThan(0);
+    expect(p.rate(bAt + 6)).toBeCloseTo(10_000 / ((low + 107.49) / 2), 6);
+  });
+
+  it('an earlier opener rejected once the window may have ended leaves a place free: the next opener served before the window’s top takes it, and does not narrow the window (regression: read as a reopening, nine went into a full window)', () => {
+    const { p, tickets, k, aAt, bAt, low } = openerAnsweredLate();
+    // A's rejection comes back late, past B + 99.72 ms (where B's window may have ended): too
+    // late to fill its place, which stays free.
+    p.onResult(bAt + 100, 'rejected', undefined, aAt, true);
+    expect(p.cuts).toBe(0);
     // The next opener C, at B + the middle of (low, 107.49], is served before B + 107.49: by
     // the free place or by an early reopening. Taken as the place, C neither narrows the
     // window nor lets the tickets behind it go at once.
     const c = tickets[k + 20] as number;
-    const cAt = bAt + 5 + p.slotWait(c, bAt + 5);
+    const cAt = bAt + 100 + p.slotWait(c, bAt + 100);
     expect(cAt).toBeCloseTo(bAt + (low + 107.49) / 2, 6);
     p.onResult(cAt + 1, 'ok', undefined, cAt, true);
     expect(p.slotWait(tickets[k + 21] as number, cAt + 1)).toBeGreaterThan(0);

@@ -139,22 +139,27 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
-  it('a fixed window whose latencies spread (normal 10 ms, lognormal 20 ms, herd over 3 ms): ≤ 1.1× requests, and on average over 24 seeds ≤ 1.27× and ≤ 1.36× the time (was 1.30× and 1.37×)', () => {
+  it('a fixed window whose latencies spread (normal 10 ms, lognormal 20 ms, herd over 3 or 10 ms): ≤ 1.1× requests, and on average over 24 seeds ≤ 1.12× and ≤ 1.17× the time (was 1.30× and 1.37×, then 1.12×, 1.20× and 1.21×)', () => {
     // Start-up from a count's floor sends below the window's rate, so windows expire half-used:
     // a saturation reading taken from the reprobe's reopening read 82/s of 100/s, and the herd
     // cruised there. Callers parked during the reprobes slept through the rate set at the
-    // reopening, and sent at 84/s while 130/s was allowed.
-    for (const [latency, limit] of [
-      [{ latencyMs: 10, distribution: 'normal' }, 1.27],
-      [{ latencyMs: 20, distribution: 'lognormal' }, 1.36],
+    // reopening, and sent at 84/s while 130/s was allowed. Then: answers out of order let the
+    // first window take one request too many (a reprobe sent before its opener not counted, or
+    // one due on the new rate let go besides the count), and a free place left in a window was
+    // taken by the next opener, read as the window reopening early.
+    for (const [latency, arrivalMs, limit] of [
+      [{ latencyMs: 10, distribution: 'normal' }, 3, 1.12],
+      [{ latencyMs: 20, distribution: 'lognormal' }, 3, 1.17],
+      [{ latencyMs: 20, distribution: 'lognormal' }, 10, 1.17],
     ] as const) {
+      const name = `${latency.distribution}, herd over ${arrivalMs} ms`;
       let sum = 0;
       for (let seed = 1; seed <= 24; seed++) {
-        const { requests, time } = ratios(herdOn('fixed-window', { ...latency, arrivalMs: 3, seed }));
-        expect(requests, `${latency.distribution} seed ${seed}`).toBeLessThanOrEqual(1.1);
+        const { requests, time } = ratios(herdOn('fixed-window', { ...latency, arrivalMs, seed }));
+        expect(requests, `${name}, seed ${seed}`).toBeLessThanOrEqual(1.1);
         sum += time;
       }
-      expect(sum / 24, latency.distribution).toBeLessThanOrEqual(limit);
+      expect(sum / 24, name).toBeLessThanOrEqual(limit);
     }
   });
 
