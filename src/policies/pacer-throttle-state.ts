@@ -37,9 +37,21 @@ export class PacerThrottleState {
   reopenedAt = Number.NaN;
   /** Paced successes sent since `reopenedAt` (answered so far). */
   servedSinceReopen = 0;
+  /** The served send that found the latest reopening in cruise (`Pacer.saturation`; NaN: none). */
+  reopenSent = Number.NaN;
+  /** A count has run since the search began (after it, or in cruise: `Pacer.countInCruise`). */
+  counted = false;
+  /**
+   * A count in cruise found a window of this many (0: none), opened at `pendingFrom`, though
+   * fewer than the run before it: the next reopening opens the next (`Pacer.windowAtReopening`).
+   */
+  pendingWindow = 0;
+  pendingFrom = 0;
   /** The latest answer by send order was a rejection: the next success sent after it reopens. */
   exhausted = false;
   lastOkSent = Number.NEGATIVE_INFINITY;
+  /** The served send before `lastOkSent` (in `Pacer.saturation`'s order). */
+  prevOkSent = Number.NEGATIVE_INFINITY;
   lastRejectSent = Number.NEGATIVE_INFINITY;
   /** The rate measured between the last two reopenings (per ms; NaN: none), and when. */
   saturatedRate = Number.NaN;
@@ -169,6 +181,11 @@ export class PacerThrottleState {
   chunkHigh = 0;
   /** The level the bracket guessed (start-up's, had no chunk run). */
   chunkGuess = 0;
+  /** The count runs in cruise (`Pacer.countInCruise`): S fewer than the window before is no window. */
+  chunkInCruise = false;
+  /** A count in cruise: the gaps its run was sent at (`Pacer.countInCruise`), and its latest success's send. */
+  chunkRunGap = 0;
+  chunkLastOk = 0;
   /**
    * Start-up goes on after a cut, its ceiling following what paced requests deliver up to this
    * (after a ramp's cut, the rate that overshot; after a blind cut, no bound). 0: it stays.

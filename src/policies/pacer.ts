@@ -469,11 +469,19 @@ export class Pacer {
         else pool.othersFilled(nowMs, this.serviceMs);
       } else if (pool !== undefined) {
         pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency);
-        // Served as fast as rejected: no pool after all (`PoolWindow.servesAsFastAsRejects`).
-        // The rate it spaced the queue at, without a pool's lead, paces from here, and this
-        // rejection is read as any other.
-        if (!ok && pool.servesAsFastAsRejects) {
+        // Served as fast as rejected, or far faster than the flight: no pool after all
+        // (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`). The rate it spaced the
+        // queue at, without a pool's lead, paces from here, and this answer is read as any other.
+        if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) {
           this.state.pool = undefined;
+          if (ok) {
+            // The level was the flight's (its successes over the span they came back in), no
+            // rate: paced at it, a fixed window met ~60 requests at once. Start up from the rate
+            // the pool was taken for (its places per the flight's service time) until a rejection.
+            const asPool = pool.placesRate;
+            this.state.level = Math.max(asPool > 0 ? asPool : 0, this.minRate);
+            this.resumeStartup(nowMs);
+          }
           this.respace(nowMs, false, 1 / this.allowed(nowMs));
         }
       }
@@ -530,7 +538,7 @@ export class Pacer {
       return;
     }
     if (this.state.chunk) {
-      if (sent >= this.state.cruiseAt) this.endChunk(nowMs, true);
+      if (sent >= this.state.cruiseAt && sent > this.state.chunkFrom) this.endChunk(nowMs, true);
       return;
     }
     if (this.state.reprobe) {
@@ -1028,6 +1036,9 @@ export class Pacer {
     this.state.windowRejectedSent = Number.NEGATIVE_INFINITY;
     if (this.state.chunkPiped) this.endPipe(nowMs);
     this.state.chunk = false;
+    this.state.chunkInCruise = false;
+    this.state.counted = false;
+    this.state.pendingWindow = 0;
     this.state.reprobe = false;
     this.state.startup = false;
     this.state.rejectedProbeAt = Number.NEGATIVE_INFINITY;
@@ -1122,7 +1133,7 @@ export class Pacer {
     // Served slowly, rejected fast: a pool of workers, held full by a window (`PoolWindow`).
     // Not in a fleet, whose other processes take places this pacer cannot count.
     if (this.state.fromFlight && this.alone) {
-      this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs);
+      this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs, this.okLatency);
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
     }
     // A probe served before a later one was rejected is no reopening (capacity was gone again
@@ -1133,11 +1144,16 @@ export class Pacer {
       // express-rate-limit herds overshot by 2× for two more windows, 16–25 paced requests
       // rejected, before the second one did).
       this.state.reopenedAt = sent;
+      this.state.reopenSent = sent;
       this.state.servedSinceReopen = 1;
       this.state.probeReopened = true;
       this.state.widestSendGap = 0;
       this.state.lastOkSent = sent;
-      if (bracketed && latency >= 0) this.startChunk(nowMs, sent, latency);
+      if (bracketed && latency >= 0) {
+        const low = this.state.rejectedProbeAt - this.state.flightStart;
+        const high = sent - this.state.flightStart;
+        this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1));
+      }
     }
   }
 
@@ -1166,18 +1182,20 @@ export class Pacer {
    * count that runs out of time all the same (a round trip that varies) found a floor: see
    * `endChunk`.
    */
-  private startChunk(nowMs: number, sent: number, latency: number): void {
-    const max = Math.max(2, this.estimator.served(nowMs) - 1);
+  private startChunk(nowMs: number, sent: number, latency: number, low: number, high: number, max: number, pipe = true): boolean {
     const gap = Math.max(Math.min(latency, this.state.pathLatency, this.state.probeLatency), RECHECK_MS);
-    const low = this.state.rejectedProbeAt - this.state.flightStart;
-    if (max < WINDOW_MIN || !(low > 0)) return;
+    // Tried, counted or not: a bracket too short to count in is a bucket's (see above), and a
+    // count in cruise would only cost it a request (`countInCruise`).
+    this.state.counted = true;
+    if (max < WINDOW_MIN || !(low > 0)) return false;
     // Round trips too long to count one at a time within l: the count's requests go evenly
     // over the first half of what is left of l, without waiting for answers (`startPipe`), so
     // that their answers are in before the window can reopen.
     const spacing = (sent + low - nowMs) / (2 * max);
     const piped = max * Math.max(gap, latency) >= low;
-    if (piped && !(spacing >= PIPE_MIN_SPACING_MS)) return;
+    if (piped && !(pipe && spacing >= PIPE_MIN_SPACING_MS)) return false;
     this.state.chunk = true;
+    this.state.chunkInCruise = false;
     this.state.chunkPiped = piped;
     this.state.chunkServed = 1;
     this.state.chunkFrom = sent;
@@ -1185,10 +1203,59 @@ export class Pacer {
     this.state.chunkMax = max;
     this.state.chunkGuess = this.state.level;
     this.state.chunkLow = low;
-    this.state.chunkHigh = sent - this.state.flightStart;
+    this.state.chunkHigh = high;
     this.state.chunkGap = gap;
     if (piped) this.startPipe(nowMs, spacing);
     else this.chunkRespace(nowMs);
+    return true;
+  }
+
+  /**
+   * A count in cruise, where none ran since the search began: a reopening found at `sent`
+   * after the window before (opened at `prevOpener`) served `served` in a row, then rejected.
+   * Paced by rate, a fixed window that opens at the first request after it expired serves
+   * about S per T plus the wait for that request (real express-rate-limit: 88–92/s of 100/s),
+   * and each reopening found late cuts. A process's first herd gets no count after the search:
+   * its flight's answers come back after the window it met and the next have ended, and the
+   * search ends on a slow read or an unbracketed probe. The window before brackets this
+   * reopening as a rejected and a served probe do, and the count tells a window (S in a row
+   * again) from a bucket (one token), as after the search. One at a time only: pipelined, a
+   * count whose answers came back out of order took a request of the window before for the
+   * opener and found fewer than S. Fewer than S in a row: no window, and cruise goes on as it
+   * was (`endChunk`). Not after a count that ran: its window bisection costs rejected openers
+   * (simulated, lognormal 5 ms: a herd over 1.1× the requests).
+   */
+  private countInCruise(
+    nowMs: number,
+    sent: number,
+    prevOpener: number,
+    served: number,
+    lastServed: number,
+    lastGap: number,
+  ): void {
+    const s = this.state;
+    if (!this.alone || s.pool !== undefined || s.windowCount > 0 || s.chunk || s.reprobe) return;
+    if (s.pendingWindow > 0) {
+      this.windowAtReopening(nowMs, sent);
+      return;
+    }
+    const low = s.lastRejectSent - prevOpener;
+    if (s.counted || served < WINDOW_MIN || !(low > 0)) return;
+    // Only where the count sends much faster than the run was sent (its round trip under half
+    // the run's gaps): otherwise it cannot tell a window from a bucket, and one request per
+    // round trip of 20 ms over the span of a run that had crossed three windows held the herd
+    // for 330 ms (simulated, lognormal 20 ms).
+    // The round trip is the opener's own: a client reading a backlog of answers (a cold one)
+    // inflates the smoothed one to 30–50 ms on loopback.
+    // The run's gaps: on average, at its end, or the pacer's own now, whichever is least (a run
+    // that began at a probe after a pause, or was sent in a burst).
+    const runGap = Math.min((lastServed - prevOpener) / (served - 1), lastGap, s.gap);
+    if (!(Math.min(this.srtt ?? Number.POSITIVE_INFINITY, nowMs - sent) <= runGap / 2)) return;
+    s.counted = true;
+    if (!this.startChunk(nowMs, sent, nowMs - sent, low, sent - prevOpener, served, false)) return;
+    s.chunkInCruise = true;
+    s.chunkRunGap = runGap;
+    s.chunkLastOk = sent;
   }
 
   /**
@@ -1273,6 +1340,35 @@ export class Pacer {
     if (this.state.chunkPiped) this.endPipe(nowMs);
     const s = this.state.chunkServed;
     this.state.chunkIncomplete = !complete;
+    const inCruise = this.state.chunkInCruise;
+    if (inCruise) {
+      this.state.chunkInCruise = false;
+      // Its requests must have gone at under half the run's gaps (callers that look late send
+      // it at cruise's pace): a bucket serves a count at its own rate as well as a window does.
+      const fast = this.state.chunkLastOk - this.state.chunkFrom <= ((s - 1) * this.state.chunkRunGap) / 2;
+      if (s < this.state.chunkMax || !fast) {
+        // Fewer in a row than the window before served, or out of time: no window (a bucket's
+        // token). Cruise goes on at its level (the count changed none); its rejection cuts nothing.
+        // At least WINDOW_MIN in a row and then a rejection: a window of S after all, and the run
+        // before it spanned more than one (paced below their rate, windows expire half-used:
+        // real express-rate-limit, a cold process's first herd, 15 served over 194 ms). The
+        // next reopening opens the next (`windowAtReopening`).
+        if (complete && s >= WINDOW_MIN && fast) {
+          this.state.pendingWindow = s;
+          this.state.pendingFrom = this.state.chunkFrom;
+        }
+        this.state.cutGateAt = nowMs;
+        this.respace(nowMs, false, 1 / this.allowed(nowMs));
+        // The count's requests went at once: the rate owes their time. Paced from its end, a
+        // window the count filled rejected a request per gap until it reopened (real
+        // express-rate-limit: eleven).
+        const owed = this.state.chunkFrom + s / this.allowed(nowMs);
+        if (this.state.baseAt < owed) this.state.baseAt = owed;
+        return;
+      }
+      this.windowFromCount(nowMs);
+      return;
+    }
     if (s < WINDOW_MIN || !(this.state.chunkHigh > 0)) {
       // Fewer than WINDOW_MIN: a bucket's token (or nothing more to learn). Start-up goes on from 1 / l,
       // the chunk's request taking the next slot — or, when time ran out first (round trips too
@@ -1301,9 +1397,12 @@ export class Pacer {
     this.state.rampLevel = true;
     this.raiseCeiling(this.state.level);
     this.state.reprobe = true;
-    this.state.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
+    // A count in cruise was bracketed by the window before: its last rejected request bounds
+    // the reopening as a rejected reprobe would. (The count after the search has no such
+    // bound: a first reprobe served there may be no window at all, below.)
+    this.state.reprobeRejectedAt = inCruise ? this.state.chunkFrom + this.state.chunkLow : Number.NEGATIVE_INFINITY;
     // The chunk's own rejection is no reopening's bracket.
-    this.state.reopenedAt = Number.NaN;
+    this.state.reopenedAt = this.state.reopenSent = Number.NaN;
     this.state.servedSinceReopen = 0;
     this.state.exhausted = false;
     this.state.probeReopened = false;
@@ -1321,6 +1420,61 @@ export class Pacer {
     if (this.state.baseAt < from) this.state.baseAt = from;
     // Answers to the count's requests still on their way are no reprobe's.
     this.state.reprobeFrom = this.state.baseAt;
+  }
+
+  /**
+   * A count in cruise found S in a row again: a window of S, which reopened between the window
+   * before's last rejected request and the count's opener, (l, h] after that window's opener.
+   * It is full now (the count filled it): pace by windows from here, the next opener at its
+   * bracket's middle. No reprobes, as after the search's count: the window before bracketed
+   * this reopening already, and reprobing cost a rejected request for nothing (simulated,
+   * lognormal 5 ms: 211 requests where 209 were needed without the count).
+   */
+  private windowFromCount(nowMs: number): void {
+    const s = this.state;
+    s.startup = false;
+    s.bracketed = false;
+    s.guessed = false;
+    s.windowCount = s.chunkServed;
+    s.windowLow = s.chunkLow;
+    s.windowHigh = s.chunkHigh;
+    s.windowMisses = 0;
+    s.level = Math.max(s.windowCount / s.windowHigh, this.minRate);
+    this.raiseCeiling(s.level);
+    s.plateauAt = nowMs;
+    s.cutGateAt = nowMs;
+    s.windowPrevOpen = Number.NaN;
+    s.windowRejectedSent = s.lastRejectSent;
+    this.reanchorWindow(nowMs, s.chunkFrom);
+    s.windowForeign = false;
+  }
+
+  /**
+   * A count in cruise found a window of S (`pendingWindow`) opened at `pendingFrom`, though
+   * not the run before it: the next reopening, at `sent`, opens the next window, and cruise's
+   * requests rejected since bracket its length as rejected and served reprobes do. Pace by
+   * windows from here: S − 1 more go into this one now.
+   */
+  private windowAtReopening(nowMs: number, sent: number): void {
+    const s = this.state;
+    const count = s.pendingWindow;
+    s.pendingWindow = 0;
+    const low = s.lastRejectSent - s.pendingFrom;
+    if (!(low > 0) || !(sent > s.lastRejectSent)) return;
+    s.startup = false;
+    s.bracketed = false;
+    s.guessed = false;
+    s.windowCount = count;
+    s.windowLow = low;
+    s.windowHigh = sent - s.pendingFrom;
+    s.windowMisses = 0;
+    s.level = Math.max(count / s.windowHigh, this.minRate);
+    this.raiseCeiling(s.level);
+    s.plateauAt = nowMs;
+    s.cutGateAt = nowMs;
+    s.windowOpen = s.pendingFrom;
+    s.windowRejectedSent = s.lastRejectSent;
+    this.openWindow(nowMs, sent);
   }
 
   /**
@@ -1723,6 +1877,7 @@ export class Pacer {
     this.raiseCeiling(state.level);
     // The next reopening in cruise reads the callee's rate again from this one.
     state.reopenedAt = state.runReachedAt;
+    state.reopenSent = Number.NaN;
     state.servedSinceReopen = served;
     state.lastOkSent = state.runLastSent;
     state.lastRejectSent = rejectedSent;
@@ -1749,7 +1904,7 @@ export class Pacer {
     if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
     else this.pacedRate.reset();
     this.state.cruiseRejects = 0;
-    this.state.reopenedAt = Number.NaN;
+    this.state.reopenedAt = this.state.reopenSent = Number.NaN;
     this.state.servedSinceReopen = 0;
     this.state.exhausted = false;
     this.state.lastOkSent = Number.NEGATIVE_INFINITY;
@@ -1807,6 +1962,7 @@ export class Pacer {
       this.raiseCeiling(this.state.level);
       this.state.plateauAt = nowMs;
       this.state.reopenedAt = end;
+      this.state.reopenSent = sent;
       this.state.servedSinceReopen = 1;
       this.state.lastOkSent = sent;
       this.state.lastRejectSent = this.state.reprobeRejectedAt;
@@ -1833,7 +1989,7 @@ export class Pacer {
         // read 82/s of 100/s, and the herd cruised there for 0.8 s). The first reopening after
         // start-up overshoots starts it.
         this.resumeStartup(nowMs);
-        this.state.reopenedAt = Number.NaN;
+        this.state.reopenedAt = this.state.reopenSent = Number.NaN;
         this.state.servedSinceReopen = 0;
       }
       // Reprobes sent after this one, before its answer came back (round trips longer than
@@ -1861,7 +2017,10 @@ export class Pacer {
       return;
     }
     if (this.state.chunk) {
+      // The opener of a count in cruise is its first (`countInCruise`), answered before.
+      if (sent <= this.state.chunkFrom) return;
       this.state.chunkServed++;
+      if (sent > this.state.chunkLastOk) this.state.chunkLastOk = sent;
       if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax)
         this.endChunk(nowMs, this.state.chunkServed >= this.state.chunkMax);
       else if (!this.state.chunkPiped) this.chunkRespace(nowMs);
@@ -1974,7 +2133,12 @@ export class Pacer {
       if (sent > this.state.lastOkSent) this.state.exhausted = true;
       return;
     }
-    if (sent > this.state.lastOkSent) this.state.lastOkSent = sent;
+    const lastServed = this.state.lastOkSent;
+    const lastGap = lastServed - this.state.prevOkSent;
+    if (sent > this.state.lastOkSent) {
+      this.state.prevOkSent = this.state.lastOkSent;
+      this.state.lastOkSent = sent;
+    }
     if (!(sent < this.state.reopenedAt)) this.state.servedSinceReopen++;
     else if (sent >= this.state.spanFrom && sent < this.state.spanTo) this.lateInSpan(nowMs);
     if (!this.state.exhausted || sent < this.state.lastRejectSent) return;
@@ -1984,8 +2148,11 @@ export class Pacer {
     if (!Number.isNaN(from) && served < SATURATED_MIN) return;
     // Capacity came back somewhere between the last rejected send and this one: the middle.
     const at = Number.isFinite(this.state.lastRejectSent) ? (this.state.lastRejectSent + sent) / 2 : sent;
+    const prevOpener = this.state.reopenSent;
     this.state.reopenedAt = at;
+    this.state.reopenSent = sent;
     this.state.servedSinceReopen = 1;
+    if (!Number.isNaN(from) && Number.isFinite(prevOpener)) this.countInCruise(nowMs, sent, prevOpener, served, lastServed, lastGap);
     const fromProbe = this.state.probeReopened;
     this.state.probeReopened = false;
     const widest = this.state.widestSendGap;

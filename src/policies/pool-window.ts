@@ -14,6 +14,12 @@ const GROW_AFTER = 4;
 const LATENCY_ANSWERS_MIN = 8;
 
 /**
+ * The window's own successes, smoothed, this many times faster than the flight's that made it
+ * a pool: the flight was slow for another reason (`servesFasterThanFlight`).
+ */
+const FASTER_THAN_FLIGHT = 4;
+
+/**
  * Smoothing of the window's served and rejected latencies, as a round-trip estimate's; the
  * first answers are averaged alike, so the first does not stand for all of them.
  */
@@ -81,11 +87,13 @@ export class PoolWindow {
   /**
    * @param size what the flight had served when the pool was recognised
    * @param from the first ticket the window counts (the first one still waiting)
+   * @param flightServiceMs how long the flight's successes took (NaN: unknown)
    */
   constructor(
     size: number,
     private readonly from: number,
     nowMs: number,
+    private readonly flightServiceMs = Number.NaN,
   ) {
     this.size = Math.max(1, size);
     this.freedAt = nowMs;
@@ -173,6 +181,25 @@ export class PoolWindow {
    */
   get servesAsFastAsRejects(): boolean {
     return this.oks >= LATENCY_ANSWERS_MIN && this.rejects >= LATENCY_ANSWERS_MIN && this.okLatency <= 2 * this.rejectLatency;
+  }
+
+  /**
+   * Whether the window's own requests are served far faster than the flight's were: then the
+   * flight was slow for another reason, and the callee is no pool. A pool's successes take its
+   * service time, whatever the load. A cold client reads its flight's answers late, the
+   * successes a little later than the rejections (real express-rate-limit: ~160–200 ms, a
+   * process's first herd), and read as a pool, paced by the answers, a fixed window served a
+   * place per ~100 ms; its successes then came back in 1–3 ms. Waiting for rejections
+   * (`servesAsFastAsRejects`) took until a cut, which released ~45 requests at once (the
+   * herd: 255–265 requests against 190).
+   */
+  get servesFasterThanFlight(): boolean {
+    return this.oks >= LATENCY_ANSWERS_MIN && FASTER_THAN_FLIGHT * this.okLatency < this.flightServiceMs;
+  }
+
+  /** Its places per the flight's service time (per ms; NaN if unknown): the rate it took the callee for. */
+  get placesRate(): number {
+    return this.size / this.flightServiceMs;
   }
 
   /**

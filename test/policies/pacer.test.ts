@@ -439,11 +439,11 @@ describe('Pacer', () => {
     expect(due(380)).toBe(1);
   });
 
-  it('a pool whose own requests are served as fast as they are rejected was no pool: its rejections cut the rate again (regression: real express-rate-limit herds of 445–455 requests, bound 190)', () => {
+  it('a pool whose own requests are served as fast as they are rejected, or far faster than its flight, was no pool: its rejections cut the rate again (regression: real express-rate-limit herds of 445–455 requests, bound 190; then 255–280 requests)', () => {
     // The flight read as a pool (a cold process: successes and rejections alike ~157 ms), but
-    // the window's requests come back in 1 ms served or rejected. A pool's would be served in
-    // its service time (100 ms here) and rejected at once: that one stays a pool.
-    const run = (okLatency: number) => {
+    // the window's requests come back faster. A pool's would be served in its service time
+    // (100 ms here) and rejected at once: that one stays a pool.
+    const run = (okLatency: number, rejectLatency: number) => {
       const p = slowFlightPool();
       book(p, 60, 240);
       let sent = 300;
@@ -451,17 +451,25 @@ describe('Pacer', () => {
       sent += okLatency;
       const cuts: number[] = [];
       for (let i = 0; i < 10; i++, sent += 2) {
-        p.onResult(sent + 1, 'rejected', undefined, sent, true);
+        p.onResult(sent + rejectLatency, 'rejected', undefined, sent, true);
         cuts.push(p.cuts);
       }
       return { cuts, rate: p.rate(sent) as number };
     };
-    const fast = run(1);
-    // Eight of each counted before the latencies say anything; then the rejection cuts.
-    expect(fast.cuts.slice(0, 7)).toEqual([0, 0, 0, 0, 0, 0, 0]);
-    expect(fast.cuts[7]).toBe(1);
+    // Served in 1 ms, over 100 times faster than the flight: no pool from the eighth success
+    // on, and the first rejection cuts. (Until the rejections said so too — eight of each
+    // counted — the window sent one request per place freed, and a cut then released the
+    // queue at the flight's rate: ~60 requests at once.)
+    const fast = run(1, 1);
+    expect(fast.cuts).toEqual(Array.from({ length: 10 }, () => 1));
     expect(fast.rate).toBeLessThan(100);
-    const slow = run(100);
+    // Served in 40 ms, not four times faster than the flight, but as fast as rejected: eight of
+    // each counted before the latencies say anything; then the rejection cuts.
+    const even = run(40, 40);
+    expect(even.cuts.slice(0, 7)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(even.cuts[7]).toBe(1);
+    expect(even.rate).toBeLessThan(100);
+    const slow = run(100, 1);
     expect(slow.cuts).toEqual(Array.from({ length: 10 }, () => 0));
     expect(slow.rate).toBeCloseTo(100, 6);
   });
