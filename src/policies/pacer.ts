@@ -479,7 +479,7 @@ export class Pacer {
             // rate: paced at it, a fixed window met ~60 requests at once. Start up from the rate
             // the pool was taken for (its places per the flight's service time) until a rejection.
             const asPool = pool.placesRate;
-            this.state.level = Math.max(asPool > 0 ? asPool : 0, this.minRate);
+            this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
             this.resumeStartup(nowMs);
           }
           this.respace(nowMs, false, 1 / this.allowed(nowMs));
@@ -2152,7 +2152,8 @@ export class Pacer {
     this.state.reopenedAt = at;
     this.state.reopenSent = sent;
     this.state.servedSinceReopen = 1;
-    if (!Number.isNaN(from) && Number.isFinite(prevOpener)) this.countInCruise(nowMs, sent, prevOpener, served, lastServed, lastGap);
+    if (!Number.isNaN(from) && Number.isFinite(prevOpener))
+      this.countInCruise(nowMs, sent, prevOpener, served, lastServed, lastGap);
     const fromProbe = this.state.probeReopened;
     this.state.probeReopened = false;
     const widest = this.state.widestSendGap;
