@@ -183,7 +183,7 @@ export class PacerThrottleState {
   chunkGuess = 0;
   /** The count runs in cruise (`Pacer.countInCruise`): S fewer than the window before is no window. */
   chunkInCruise = false;
-  /** A count in cruise: the gaps its run was sent at (`Pacer.countInCruise`), and its latest success's send. */
+  /** A count in cruise: the gaps its run was sent at when rejected (`Pacer.countInCruise`), and its latest success's send. */
   chunkRunGap = 0;
   chunkLastOk = 0;
   /**

@@ -159,6 +159,9 @@ const CHUNK_HOLD_MS = 1e9;
 const PROBE_OVERDUE_RTTS = 4;
 /** …and no more often than this, ms (a path measured at ~0 ms would have them spin). */
 const PROBE_OVERDUE_STEP_MS = 0.5;
+/** A count in cruise tells a window from a bucket only sent at under this share of its run's gaps (`Pacer.endChunk`). */
+const COUNT_PACE = 0.8;
+
 /** A pipelined count closer than this would be a burst: not counted. */
 const PIPE_MIN_SPACING_MS = 1;
 
@@ -472,18 +475,7 @@ export class Pacer {
         // Served as fast as rejected, or far faster than the flight: no pool after all
         // (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`). The rate it spaced the
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
-        if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) {
-          this.state.pool = undefined;
-          if (ok) {
-            // The level was the flight's (its successes over the span they came back in), no
-            // rate: paced at it, a fixed window met ~60 requests at once. Start up from the rate
-            // the pool was taken for (its places per the flight's service time) until a rejection.
-            const asPool = pool.placesRate;
-            this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
-            this.resumeStartup(nowMs);
-          }
-          this.respace(nowMs, false, 1 / this.allowed(nowMs));
-        }
+        if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
       }
     }
     if (hintMs !== undefined && hintMs > 0) {
@@ -649,6 +641,26 @@ export class Pacer {
     const s = this.state;
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
     return 0;
+  }
+
+  /**
+   * No pool after all (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`): paced by
+   * rate from here. The tickets the window held back are re-spaced from now; their slots, at
+   * the pool's lead over the flight's rate, had long passed, and re-spaced as due they all went
+   * at once (real express-rate-limit, a cold process's first herd: 45–70 requests, 255–280 in
+   * the herd). Dropped on a fast success, the level was the flight's (its successes over the
+   * span they came back in), no rate: start-up goes on from the rate the pool was taken for,
+   * its places per the flight's service time, until a rejection.
+   */
+  private dropPool(nowMs: number, pool: PoolWindow, onSuccess: boolean): void {
+    this.state.pool = undefined;
+    if (onSuccess) {
+      const asPool = pool.placesRate;
+      this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
+      this.resumeStartup(nowMs);
+    }
+    this.epochFromNow(nowMs, 1 / this.allowed(nowMs), pool.gate);
+    if (this.state.baseAt < this.hintUntil) this.state.baseAt = this.hintUntil;
   }
 
   /** Whether `ticket` waits for a place in a worker pool's window (`PoolWindow`). */
@@ -1247,14 +1259,15 @@ export class Pacer {
     // for 330 ms (simulated, lognormal 20 ms).
     // The round trip is the opener's own: a client reading a backlog of answers (a cold one)
     // inflates the smoothed one to 30–50 ms on loopback.
-    // The run's gaps: on average, at its end, or the pacer's own now, whichever is least (a run
-    // that began at a probe after a pause, or was sent in a burst).
-    const runGap = Math.min((lastServed - prevOpener) / (served - 1), lastGap, s.gap);
+    // The run's gaps: at its end (the pace it was rejected at), or on average if less (a run
+    // sent in a burst).
+    const endGap = Math.min(lastGap, s.gap);
+    const runGap = Math.min((lastServed - prevOpener) / (served - 1), endGap);
     if (!(Math.min(this.srtt ?? Number.POSITIVE_INFINITY, nowMs - sent) <= runGap / 2)) return;
     s.counted = true;
     if (!this.startChunk(nowMs, sent, nowMs - sent, low, sent - prevOpener, served, false)) return;
     s.chunkInCruise = true;
-    s.chunkRunGap = runGap;
+    s.chunkRunGap = endGap;
     s.chunkLastOk = sent;
   }
 
@@ -1343,9 +1356,10 @@ export class Pacer {
     const inCruise = this.state.chunkInCruise;
     if (inCruise) {
       this.state.chunkInCruise = false;
-      // Its requests must have gone at under half the run's gaps (callers that look late send
-      // it at cruise's pace): a bucket serves a count at its own rate as well as a window does.
-      const fast = this.state.chunkLastOk - this.state.chunkFrom <= ((s - 1) * this.state.chunkRunGap) / 2;
+      // Its requests must have gone faster than the run was rejected at (callers that look late
+      // send it at cruise's pace): a bucket whose rate that was served S in a row only if it was
+      // not (1 + (S − 1) × its gaps / the run's tokens). A fifth under, for the bucket's burst.
+      const fast = this.state.chunkLastOk - this.state.chunkFrom <= (s - 1) * this.state.chunkRunGap * COUNT_PACE;
       if (s < this.state.chunkMax || !fast) {
         // Fewer in a row than the window before served, or out of time: no window (a bucket's
         // token). Cruise goes on at its level (the count changed none); its rejection cuts nothing.

@@ -20,6 +20,13 @@ const LATENCY_ANSWERS_MIN = 8;
 const FASTER_THAN_FLIGHT = 4;
 
 /**
+ * Successes counted before they may say so. Fewer than `LATENCY_ANSWERS_MIN`: at a quarter of
+ * the flight's, four service times of a pool are not that fast by chance, and against a fixed
+ * window misread as a pool, its successes come one per place freed (eight took 400 ms).
+ */
+const FASTER_ANSWERS_MIN = 4;
+
+/**
  * Smoothing of the window's served and rejected latencies, as a round-trip estimate's; the
  * first answers are averaged alike, so the first does not stand for all of them.
  */
@@ -56,6 +63,8 @@ const LATENCY_GAIN = 1 / 8;
 export class PoolWindow {
   /** Requests allowed in flight. */
   size: number;
+  /** What the flight served (its answers read so far). */
+  private flightSize: number;
   /** Answers to requests this window let go (and places given up as lost). */
   private answered = 0;
   /** Successes in a row, counted towards the next growth. */
@@ -95,7 +104,7 @@ export class PoolWindow {
     nowMs: number,
     private readonly flightServiceMs = Number.NaN,
   ) {
-    this.size = Math.max(1, size);
+    this.size = this.flightSize = Math.max(1, size);
     this.freedAt = nowMs;
   }
 
@@ -139,6 +148,7 @@ export class PoolWindow {
   /** The flight that revealed the pool has now been served `served` times: each was a place. */
   flightServed(served: number): void {
     if (served > this.size) this.size = served;
+    if (served > this.flightSize) this.flightSize = served;
   }
 
   /**
@@ -194,12 +204,16 @@ export class PoolWindow {
    * herd: 255–265 requests against 190).
    */
   get servesFasterThanFlight(): boolean {
-    return this.oks >= LATENCY_ANSWERS_MIN && FASTER_THAN_FLIGHT * this.okLatency < this.flightServiceMs;
+    return this.oks >= FASTER_ANSWERS_MIN && FASTER_THAN_FLIGHT * this.okLatency < this.flightServiceMs;
   }
 
-  /** Its places per the flight's service time (per ms; NaN if unknown): the rate it took the callee for. */
+  /**
+   * The flight's places per its service time (per ms; NaN if unknown): the rate it took the
+   * callee for. Not the window's size now: grown on fast successes while requests waited, it
+   * read 40 places and more.
+   */
   get placesRate(): number {
-    return this.size / this.flightServiceMs;
+    return this.flightSize / this.flightServiceMs;
   }
 
   /**

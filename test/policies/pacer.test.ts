@@ -456,7 +456,7 @@ describe('Pacer', () => {
       }
       return { cuts, rate: p.rate(sent) as number };
     };
-    // Served in 1 ms, over 100 times faster than the flight: no pool from the eighth success
+    // Served in 1 ms, over 100 times faster than the flight: no pool from the fourth success
     // on, and the first rejection cuts. (Until the rejections said so too — eight of each
     // counted — the window sent one request per place freed, and a cut then released the
     // queue at the flight's rate: ~60 requests at once.)
@@ -472,6 +472,28 @@ describe('Pacer', () => {
     const slow = run(100, 1);
     expect(slow.cuts).toEqual(Array.from({ length: 10 }, () => 0));
     expect(slow.rate).toBeCloseTo(100, 6);
+  });
+
+  it('a pool dropped re-spaces the requests its window held back: they do not all go at once (regression: real express-rate-limit, a cold process: 45–70 requests at once, 255–280 in the herd)', () => {
+    const p = slowFlightPool();
+    const tickets = book(p, 60, 240);
+    // Callers look every 10 ms; the window lets the flight's places go, the rest wait for
+    // places to free. Its successes come back in 1 ms, one every 50 ms: over a hundred times
+    // faster than the flight's 140 ms, four of them say it is no pool.
+    const sent = new Set<number>();
+    for (let now = 241; now < 452; now += 10) {
+      for (const t of tickets) if (!sent.has(t) && p.holdFor(t, now) === 0) sent.add(t);
+      if (now % 50 === 1 && now >= 301) p.onResult(now, 'ok', undefined, now - 1, true);
+    }
+    expect(sent.size).toBeGreaterThan(5);
+    expect(sent.size).toBeLessThan(20);
+    const now = 452;
+    const held = tickets.filter((t) => !sent.has(t));
+    const waits = held.map((t) => p.slotWait(t, now));
+    expect(waits.filter((w) => w === 0).length).toBeLessThanOrEqual(2);
+    // Spaced at the rate the pool was taken for (its 11 places per 140 ms), start-up from there.
+    expect((waits[3]! - waits[2]!) * (p.rate(now) as number)).toBeCloseTo(1000, 6);
+    expect(p.rate(now) as number).toBeLessThan(100);
   });
 
   it('a caller that gives up while waiting for a place hands it to the next booking', () => {

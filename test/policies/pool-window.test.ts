@@ -137,4 +137,25 @@ describe('PoolWindow', () => {
     expect(w.rescue(340, 100)).toBe(false);
     expect(w.rescue(360, 100)).toBe(true);
   });
+
+  it('is no pool once four of its own successes came back four times faster than the flight’s; the rate it was taken for is the flight’s places per service time', () => {
+    const w = new PoolWindow(10, 1, 0, 160);
+    for (let i = 0; i < 3; i++) w.answer(10 + i, 'ok', true, 2);
+    expect(w.servesFasterThanFlight).toBe(false);
+    w.answer(13, 'ok', true, 2);
+    expect(w.servesFasterThanFlight).toBe(true);
+    // The window grows on successes while requests wait; the rate is the flight's all the same.
+    for (let i = 0; i < 8; i++) w.answer(14 + i, 'ok', true, 2);
+    expect(w.size).toBeGreaterThan(10);
+    expect(w.placesRate).toBeCloseTo(10 / 160, 12);
+    // A pool's successes take its service time.
+    const pool = new PoolWindow(10, 1, 0, 160);
+    for (let i = 0; i < 20; i++) pool.answer(10 + i, 'ok', true, 100);
+    expect(pool.servesFasterThanFlight).toBe(false);
+    // Without the flight's time, nothing to compare.
+    const unknown = new PoolWindow(10, 1, 0);
+    for (let i = 0; i < 20; i++) unknown.answer(10 + i, 'ok', true, 1);
+    expect(unknown.servesFasterThanFlight).toBe(false);
+    expect(unknown.placesRate).toBeNaN();
+  });
 });
