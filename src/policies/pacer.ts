@@ -1446,21 +1446,30 @@ export class Pacer {
    */
   private windowFromCount(nowMs: number): void {
     const s = this.state;
+    this.pacedByWindows(nowMs, s.chunkServed, s.chunkLow, s.chunkHigh);
+    s.windowPrevOpen = Number.NaN;
+    this.reanchorWindow(nowMs, s.chunkFrom);
+    s.windowForeign = false;
+  }
+
+  /**
+   * Cruise found a window of `count` whose length is within (`low`, `high`] (a count in cruise):
+   * paced by windows from here, its last rejected request the window's latest rejected opener.
+   */
+  private pacedByWindows(nowMs: number, count: number, low: number, high: number): void {
+    const s = this.state;
     s.startup = false;
     s.bracketed = false;
     s.guessed = false;
-    s.windowCount = s.chunkServed;
-    s.windowLow = s.chunkLow;
-    s.windowHigh = s.chunkHigh;
+    s.windowCount = count;
+    s.windowLow = low;
+    s.windowHigh = high;
     s.windowMisses = 0;
-    s.level = Math.max(s.windowCount / s.windowHigh, this.minRate);
+    s.level = Math.max(count / high, this.minRate);
     this.raiseCeiling(s.level);
     s.plateauAt = nowMs;
     s.cutGateAt = nowMs;
-    s.windowPrevOpen = Number.NaN;
     s.windowRejectedSent = s.lastRejectSent;
-    this.reanchorWindow(nowMs, s.chunkFrom);
-    s.windowForeign = false;
   }
 
   /**
@@ -1475,19 +1484,8 @@ export class Pacer {
     s.pendingWindow = 0;
     const low = s.lastRejectSent - s.pendingFrom;
     if (!(low > 0) || !(sent > s.lastRejectSent)) return;
-    s.startup = false;
-    s.bracketed = false;
-    s.guessed = false;
-    s.windowCount = count;
-    s.windowLow = low;
-    s.windowHigh = sent - s.pendingFrom;
-    s.windowMisses = 0;
-    s.level = Math.max(count / s.windowHigh, this.minRate);
-    this.raiseCeiling(s.level);
-    s.plateauAt = nowMs;
-    s.cutGateAt = nowMs;
+    this.pacedByWindows(nowMs, count, low, sent - s.pendingFrom);
     s.windowOpen = s.pendingFrom;
-    s.windowRejectedSent = s.lastRejectSent;
     this.openWindow(nowMs, sent);
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pacer } from '../../src/policies/pacer.js';
-import { book, burst, confirmedWindow, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
+import { book, burst, confirmedWindow, countNine, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
 
 // A window of 10 per 100 ms that opens at the first request after the last one ended (as
 // express-rate-limit's does), answering in 1 ms: opened at 103.3 ms by the probe, counted,
@@ -75,12 +75,7 @@ describe('pacing against a window the pacer has counted', () => {
   });
   it('the first window counts a reprobe sent before its opener and not answered yet, and that reprobe rejected frees its place at once (regression: counted from the opener only, eleven went into a window of ten)', () => {
     const { p, tickets } = probedWindow();
-    let now = 104.3;
-    for (let k = 10; k < 19; k++) {
-      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
-      p.onResult(now + 1, 'ok', undefined, now, true);
-      now += 1;
-    }
+    const now = countNine(p, tickets);
     // Reprobes rejected until the window reopens at 203.3 ms.
     let k = 19;
     let at = now + p.slotWait(tickets[k] as number, now);

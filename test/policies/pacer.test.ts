@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/options/validate.js';
 import { PACER_DEFAULTS, Pacer, type PacerOptions, type PacerSignal } from '../../src/policies/pacer.js';
-import { book, burst, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
+import { book, burst, countNine, probedWindow, probesAfterFlight } from './support/pacer-flights.js';
 
 /** Books `k` slots at `now`; returns each one's wait until its slot (not the first check). */
 function slots(pacer: Pacer, now: number, k: number): number[] {
@@ -955,12 +955,7 @@ describe('Pacer', () => {
     const { p, tickets } = probedWindow();
     const guess = p.rate(104.3) as number;
     expect(guess).toBeCloseTo(1000 / 51.1, 6);
-    let now = 104.3;
-    for (let k = 10; k < 19; k++) {
-      expect(p.holdFor(tickets[k] as number, now)).toBe(0);
-      p.onResult(now + 1, 'ok', undefined, now, true);
-      now += 1;
-    }
+    let now = countNine(p, tickets);
     // Counted 10: probes for the reopening from 155.4 ms. Every one is rejected, also after
     // 103.3 + 103.3 ms, when a window opened at the probe would have reopened.
     let k = 19;

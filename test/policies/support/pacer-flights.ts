@@ -30,6 +30,20 @@ export function probedWindow(): { p: Pacer; tickets: number[] } {
   return { p, tickets };
 }
 
+/**
+ * After `probedWindow`: the count, nine more served one per round trip (1 ms) from 104.3 ms.
+ * Returns when the last was answered.
+ */
+export function countNine(p: Pacer, tickets: number[]): number {
+  let now = 104.3;
+  for (let k = 10; k < 19; k++) {
+    if (p.holdFor(tickets[k] as number, now) !== 0) throw new Error(`count request ${k - 9} not due at ${now}`);
+    p.onResult(now + 1, 'ok', undefined, now, true);
+    now += 1;
+  }
+  return now;
+}
+
 /** Books `count` sends at `nowMs`; the ticket of each (0: sent at once). */
 export function book(p: Pacer, count: number, nowMs: number): number[] {
   return Array.from({ length: count }, () => {
@@ -53,12 +67,7 @@ export function confirmedWindow(beforeAnswer?: (p: Pacer, tickets: number[], k: 
   rejectedAt: number;
 } {
   const { p, tickets } = probedWindow();
-  let now = 104.3;
-  for (let k = 10; k < 19; k++) {
-    if (p.holdFor(tickets[k] as number, now) !== 0) throw new Error(`count request ${k - 9} not due at ${now}`);
-    p.onResult(now + 1, 'ok', undefined, now, true);
-    now += 1;
-  }
+  const now = countNine(p, tickets);
   let k = 19;
   let at = now + p.slotWait(tickets[k] as number, now);
   let rejectedAt = Number.NaN;
