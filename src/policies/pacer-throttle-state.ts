@@ -39,7 +39,7 @@ export class PacerThrottleState {
   servedSinceReopen = 0;
   /** The served send that found the latest reopening in cruise (`Pacer.saturation`; NaN: none). */
   reopenSent = Number.NaN;
-  /** A count has run since the search began (after it, or in cruise: `Pacer.countInCruise`). */
+  /** A count was tried since the search began (after it, or in cruise: `Pacer.countInCruise`). */
   counted = false;
   /**
    * A count in cruise found a window of this many (0: none), opened at `pendingFrom`, though
@@ -181,7 +181,7 @@ export class PacerThrottleState {
   chunkHigh = 0;
   /** The level the bracket guessed (start-up's, had no chunk run). */
   chunkGuess = 0;
-  /** The count runs in cruise (`Pacer.countInCruise`): S fewer than the window before is no window. */
+  /** The count runs in cruise (`Pacer.countInCruise`): its S is checked against the run before it. */
   chunkInCruise = false;
   /** A count in cruise: the gaps its run was sent at when rejected (`Pacer.countInCruise`), and its latest success's send. */
   chunkRunGap = 0;

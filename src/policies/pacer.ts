@@ -530,6 +530,7 @@ export class Pacer {
       return;
     }
     if (this.state.chunk) {
+      // (Not a request sent before a count in cruise's opener: the window before's.)
       if (sent >= this.state.cruiseAt && sent > this.state.chunkFrom) this.endChunk(nowMs, true);
       return;
     }
@@ -1223,7 +1224,7 @@ export class Pacer {
   }
 
   /**
-   * A count in cruise, where none ran since the search began: a reopening found at `sent`
+   * A count in cruise, where none was tried since the search began: a reopening found at `sent`
    * after the window before (opened at `prevOpener`) served `served` in a row, then rejected.
    * Paced by rate, a fixed window that opens at the first request after it expired serves
    * about S per T plus the wait for that request (real express-rate-limit: 88–92/s of 100/s),
@@ -1233,9 +1234,12 @@ export class Pacer {
    * reopening as a rejected and a served probe do, and the count tells a window (S in a row
    * again) from a bucket (one token), as after the search. One at a time only: pipelined, a
    * count whose answers came back out of order took a request of the window before for the
-   * opener and found fewer than S. Fewer than S in a row: no window, and cruise goes on as it
-   * was (`endChunk`). Not after a count that ran: its window bisection costs rejected openers
-   * (simulated, lognormal 5 ms: a herd over 1.1× the requests).
+   * opener and found fewer than S. S in a row: pace by windows (`windowFromCount`). Fewer, but
+   * at least `WINDOW_MIN` and then a rejection: a window all the same, the run before having
+   * crossed more than one, and the next reopening opens the next (`windowAtReopening`). Fewer
+   * still: cruise goes on as it was (`endChunk`). Not where the search tried a count: the window
+   * bisection after it costs rejected openers (simulated, lognormal 5 ms: a herd over 1.1× the
+   * requests).
    */
   private countInCruise(
     nowMs: number,
@@ -1253,14 +1257,12 @@ export class Pacer {
     }
     const low = s.lastRejectSent - prevOpener;
     if (s.counted || served < WINDOW_MIN || !(low > 0)) return;
-    // Only where the count sends much faster than the run was sent (its round trip under half
-    // the run's gaps): otherwise it cannot tell a window from a bucket, and one request per
-    // round trip of 20 ms over the span of a run that had crossed three windows held the herd
-    // for 330 ms (simulated, lognormal 20 ms).
-    // The round trip is the opener's own: a client reading a backlog of answers (a cold one)
-    // inflates the smoothed one to 30–50 ms on loopback.
-    // The run's gaps: at its end (the pace it was rejected at), or on average if less (a run
-    // sent in a burst).
+    // Only where the count sends much faster than the run was sent: its round trip (the
+    // opener's own, if less: a cold client reading a backlog of answers inflates the smoothed
+    // one to 30–50 ms on loopback) under half the run's gaps (at its end, the pace it was
+    // rejected at, or on average if less: a run sent in a burst). Otherwise it cannot tell a
+    // window from a bucket, and one request per round trip of 20 ms, over the span of a run
+    // that had crossed three windows, held a simulated herd for 330 ms (lognormal 20 ms).
     const endGap = Math.min(lastGap, s.gap);
     const runGap = Math.min((lastServed - prevOpener) / (served - 1), endGap);
     if (!(Math.min(this.srtt ?? Number.POSITIVE_INFINITY, nowMs - sent) <= runGap / 2)) return;
@@ -1353,16 +1355,16 @@ export class Pacer {
     if (this.state.chunkPiped) this.endPipe(nowMs);
     const s = this.state.chunkServed;
     this.state.chunkIncomplete = !complete;
-    const inCruise = this.state.chunkInCruise;
-    if (inCruise) {
+    if (this.state.chunkInCruise) {
       this.state.chunkInCruise = false;
       // Its requests must have gone faster than the run was rejected at (callers that look late
-      // send it at cruise's pace): a bucket whose rate that was served S in a row only if it was
-      // not (1 + (S − 1) × its gaps / the run's tokens). A fifth under, for the bucket's burst.
+      // send it at cruise's pace): a bucket refilling at that pace serves a count sent at it in
+      // full, and runs out of tokens before S only if the count went faster. A fifth faster, for
+      // what a bucket's burst may hold.
       const fast = this.state.chunkLastOk - this.state.chunkFrom <= (s - 1) * this.state.chunkRunGap * COUNT_PACE;
       if (s < this.state.chunkMax || !fast) {
-        // Fewer in a row than the window before served, or out of time: no window (a bucket's
-        // token). Cruise goes on at its level (the count changed none); its rejection cuts nothing.
+        // Fewer in a row than the run before, sent too slowly, or out of time: no window found.
+        // Cruise goes on at its level (the count changed none); its rejection cuts nothing.
         // At least WINDOW_MIN in a row and then a rejection: a window of S after all, and the run
         // before it spanned more than one (paced below their rate, windows expire half-used:
         // real express-rate-limit, a cold process's first herd, 15 served over 194 ms). The
@@ -1411,10 +1413,7 @@ export class Pacer {
     this.state.rampLevel = true;
     this.raiseCeiling(this.state.level);
     this.state.reprobe = true;
-    // A count in cruise was bracketed by the window before: its last rejected request bounds
-    // the reopening as a rejected reprobe would. (The count after the search has no such
-    // bound: a first reprobe served there may be no window at all, below.)
-    this.state.reprobeRejectedAt = inCruise ? this.state.chunkFrom + this.state.chunkLow : Number.NEGATIVE_INFINITY;
+    this.state.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
     // The chunk's own rejection is no reopening's bracket.
     this.state.reopenedAt = this.state.reopenSent = Number.NaN;
     this.state.servedSinceReopen = 0;
@@ -1440,9 +1439,9 @@ export class Pacer {
    * A count in cruise found S in a row again: a window of S, which reopened between the window
    * before's last rejected request and the count's opener, (l, h] after that window's opener.
    * It is full now (the count filled it): pace by windows from here, the next opener at its
-   * bracket's middle. No reprobes, as after the search's count: the window before bracketed
-   * this reopening already, and reprobing cost a rejected request for nothing (simulated,
-   * lognormal 5 ms: 211 requests where 209 were needed without the count).
+   * bracket's middle. No reprobes, unlike after the search's count: the window before
+   * bracketed this reopening already, and reprobing cost a rejected request for nothing
+   * (simulated, lognormal 5 ms: 211 requests where 209 were needed without the count).
    */
   private windowFromCount(nowMs: number): void {
     const s = this.state;
