@@ -1415,8 +1415,7 @@ export class Pacer {
     this.state.reprobe = true;
     this.state.reprobeRejectedAt = Number.NEGATIVE_INFINITY;
     // The chunk's own rejection is no reopening's bracket.
-    this.state.reopenedAt = this.state.reopenSent = Number.NaN;
-    this.state.servedSinceReopen = 0;
+    this.forgetReopening();
     this.state.exhausted = false;
     this.state.probeReopened = false;
     this.state.cutGateAt = nowMs;
@@ -1668,6 +1667,12 @@ export class Pacer {
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
 
+  /** No reopening in cruise to read the callee's rate from, or to count from, yet. */
+  private forgetReopening(): void {
+    this.state.reopenedAt = this.state.reopenSent = Number.NaN;
+    this.state.servedSinceReopen = 0;
+  }
+
   /** Start-up goes on from the level as it stands (a guess, or a floor): it grows until a rejection. */
   private resumeStartup(nowMs: number): void {
     this.state.windowCount = 0;
@@ -1915,8 +1920,7 @@ export class Pacer {
     if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
     else this.pacedRate.reset();
     this.state.cruiseRejects = 0;
-    this.state.reopenedAt = this.state.reopenSent = Number.NaN;
-    this.state.servedSinceReopen = 0;
+    this.forgetReopening();
     this.state.exhausted = false;
     this.state.lastOkSent = Number.NEGATIVE_INFINITY;
     this.state.lastRejectSent = Number.NEGATIVE_INFINITY;
@@ -2000,8 +2004,7 @@ export class Pacer {
         // read 82/s of 100/s, and the herd cruised there for 0.8 s). The first reopening after
         // start-up overshoots starts it.
         this.resumeStartup(nowMs);
-        this.state.reopenedAt = this.state.reopenSent = Number.NaN;
-        this.state.servedSinceReopen = 0;
+        this.forgetReopening();
       }
       // Reprobes sent after this one, before its answer came back (round trips longer than
       // their gap), are in the window it opened.
