@@ -140,6 +140,8 @@ export class PacerThrottleState {
    * `chunkLast` go `gap` apart without waiting for answers; the later ones wait for its end.
    */
   chunkPiped = false;
+  /** The count may go pipelined (the search's; not one in cruise): see `Pacer.pipeRest`. */
+  chunkMayPipe = false;
   chunkFirst = 0;
   chunkLast = 0;
   /** When a pipelined count is taken as complete if nothing was rejected by then (`Pacer.startPipe`). */

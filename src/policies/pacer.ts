@@ -1218,6 +1218,7 @@ export class Pacer {
     this.state.chunkLow = low;
     this.state.chunkHigh = high;
     this.state.chunkGap = gap;
+    this.state.chunkMayPipe = pipe;
     if (piped) this.startPipe(nowMs, spacing);
     else this.chunkRespace(nowMs);
     return true;
@@ -1295,6 +1296,30 @@ export class Pacer {
       this.state.chunkFrom + this.state.chunkLow,
       nowMs + (this.state.chunkMax - 2) * spacing + 2 * this.state.chunkGap,
     );
+  }
+
+  /**
+   * A count sent one at a time whose round trips came back slower than the probe's (`latency`,
+   * this answer's): the rest of it would not fit in l. The rest goes pipelined, evenly over the
+   * first half of what is left of l (`startPipe`), when the count was allowed to be. Returns
+   * whether it does.
+   */
+  private pipeRest(nowMs: number, latency: number): boolean {
+    const s = this.state;
+    if (!s.chunkMayPipe || !(latency >= 0)) return false;
+    const rest = s.chunkMax - s.chunkServed;
+    const left = s.chunkFrom + s.chunkLow - nowMs;
+    if (rest * Math.max(latency, s.chunkGap) < left) return false;
+    const spacing = left / (2 * rest);
+    if (!(spacing >= PIPE_MIN_SPACING_MS)) return false;
+    s.chunkPiped = true;
+    s.chunkUntil = s.chunkFrom + s.chunkLow + 2 * latency;
+    const first = this.epochFromNow(nowMs, spacing);
+    // Counted as if the pipe had started at the count's first: `adjust` reads what it let go.
+    s.chunkFirst = first - s.chunkServed + 1;
+    s.chunkLast = first + rest;
+    s.chunkDue = Math.max(s.chunkFrom + s.chunkLow, nowMs + (rest - 1) * spacing + 2 * s.chunkGap);
+    return true;
   }
 
   /**
@@ -2037,7 +2062,7 @@ export class Pacer {
       if (sent > this.state.chunkLastOk) this.state.chunkLastOk = sent;
       if (nowMs > this.state.chunkUntil || this.state.chunkServed >= this.state.chunkMax)
         this.endChunk(nowMs, this.state.chunkServed >= this.state.chunkMax);
-      else if (!this.state.chunkPiped) this.chunkRespace(nowMs);
+      else if (!this.state.chunkPiped && !this.pipeRest(nowMs, nowMs - sent)) this.chunkRespace(nowMs);
       return;
     }
     if (this.state.windowCount > 0 && !this.alone) this.leaveWindow(nowMs);
