@@ -58,8 +58,10 @@ function probedAfterBacklog(p: Pacer, windowMs: number): { tickets: number[]; pr
 }
 
 /**
- * As `probedAfterBacklog` (a window of 100 ms), then the count: its answers take 20 ms, so four
- * are served by 192.3 ms, past l (the window holds 10) — it ran out of time. Returns the
+ * As `probedAfterBacklog` (a window of 100 ms), then the count, on a busy event loop: its
+ * callers look only every 20 ms, and though its answers come back in 1 ms, the last is read
+ * at 192.3 ms, past l (the window holds 10): it ran out of time after four. (Had every answer
+ * taken 20 ms, the rest would not have fitted in l and gone pipelined: `pipeRest`.) Returns the
  * tickets, the probe's send time, the next ticket's index and the time of the last answer.
  */
 function countRanOutOfTime(p: Pacer): { tickets: number[]; probe: number; k: number; now: number } {
@@ -68,7 +70,7 @@ function countRanOutOfTime(p: Pacer): { tickets: number[]; probe: number; k: num
   let k = next;
   for (; k < next + 4; k++) {
     expect(p.holdFor(tickets[k] as number, now)).toBe(0);
-    p.onResult(now + 20, 'ok', undefined, now, true);
+    p.onResult(k < next + 3 ? now + 1 : now + 20, 'ok', undefined, now, true);
     now += 20;
   }
   return { tickets, probe, k, now };
@@ -582,6 +584,36 @@ describe('Pacer', () => {
     for (const at of sends) p.onResult(at + 1, 'ok', undefined, at, true);
     expect((sends[1] as number) - last).toBeGreaterThan(25);
     expect(p.rate((sends[1] as number) + 1)).toBeCloseTo(floor * Math.SQRT2, 6);
+  });
+
+  it('a count whose answers come back slower than the probe’s goes pipelined for the rest, and finds the whole window (regression: four counted in l, then start-up from a floor; simulated fixed window, normal 10 ms: 1.25× the bound)', () => {
+    // As `probedAfterBacklog`: a window of 10 per 100 ms, the probe served at 111.35 ms in 1 ms.
+    // The count's answers then take 20 ms: one at a time, four fit in l (78.6 ms). Callers look
+    // every 0.5 ms; the window serves its first 10 requests and rejects the rest.
+    const p = new Pacer();
+    const { tickets, probe, next } = probedAfterBacklog(p, 100);
+    const served = [10, 1, 0, 0];
+    const answers: { at: number; sent: number; ok: boolean }[] = [];
+    let rejected = 0;
+    let k = next;
+    for (let now = probe + 1; now < 400; now += 0.5) {
+      answers.sort((a, b) => a.at - b.at);
+      while (answers.length > 0 && (answers[0] as { at: number }).at <= now) {
+        const { at, sent, ok } = answers.shift() as { at: number; sent: number; ok: boolean };
+        p.onResult(at, ok ? 'ok' : 'rejected', undefined, sent, true);
+      }
+      while (k < tickets.length && p.holdFor(tickets[k] as number, now) === 0) {
+        const w = Math.floor(now / 100);
+        const ok = (served[w] as number) < 10;
+        if (ok) served[w] = (served[w] as number) + 1;
+        else rejected++;
+        answers.push({ at: now + 20, sent: now, ok });
+        k++;
+      }
+    }
+    // Every window from the probe's on is used in full (one at a time: 5, 4 and 7 of 10).
+    expect(served).toEqual([10, 10, 10, 10]);
+    expect(rejected).toBeLessThanOrEqual(4);
   });
 
   it('while reprobes look for a window’s reopening, a caller far back checks again within a gap (regression: callers slept through the reopening’s rate, and a simulated herd sent at 84/s of 130/s)', () => {
