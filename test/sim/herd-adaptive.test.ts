@@ -75,18 +75,20 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
-  it('a fixed window answering after 5 ms lognormal, herd over 3 ms: ≤ 1.1× requests on each of 24 seeds and ≤ 1.12× the time on average (was 1.163×, two seeds over 1.1× the requests)', () => {
+  it('a fixed window answering after 5 ms lognormal, herd over 3 ms: ≤ 1.1× requests on each of 24 seeds and ≤ 1.085× the time on average (was 1.163×, two seeds over 1.1× the requests; then 1.089×)', () => {
     // The probe that ended the search was answered late; parked callers looked again only a
     // quarter of the way to the next probe, so the count started ~30 ms late, ran out of time
     // and left start-up to grow from a floor. Now they look every round trip of the path while
-    // a probe's answer is late: 1.093× on average.
+    // a probe's answer is late: 1.093× on average. A count that started one at a time, on a
+    // probe answered fast, and whose next answers came back slower, ran out of time too: its
+    // rest now goes pipelined (`Pacer.pipeRest`), 1.089 → 1.078×.
     let sum = 0;
     for (let seed = 1; seed <= 24; seed++) {
       const { requests, time } = ratios(herdOn('fixed-window', { latencyMs: 5, distribution: 'lognormal', arrivalMs: 3, seed }));
       expect(requests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
       sum += time;
     }
-    expect(sum / 24).toBeLessThanOrEqual(1.12);
+    expect(sum / 24).toBeLessThanOrEqual(1.085);
   });
 
   it('latencies that spread widely (exponential 2 ms, normal 10 ms, herd over 3 ms): ≤ 1.1× the requests on 8 seeds (regression: up to 3.5×)', () => {
@@ -139,16 +141,19 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 
-  it('a fixed window whose latencies spread (normal 10 ms, lognormal 20 ms, herd over 3 or 10 ms): ≤ 1.1× requests, and on average over 24 seeds ≤ 1.12× and ≤ 1.17× the time (was 1.30× and 1.37×, then 1.12×, 1.20× and 1.21×)', () => {
+  it('a fixed window whose latencies spread (normal 10 ms, lognormal 20 ms, herd over 3 or 10 ms): ≤ 1.1× requests, and on average over 24 seeds ≤ 1.095× and ≤ 1.17× the time (was 1.30× and 1.37×, then 1.12×, 1.20× and 1.21×, then 1.102× with normal 10 ms)', () => {
     // Start-up from a count's floor sends below the window's rate, so windows expire half-used:
     // a saturation reading taken from the reprobe's reopening read 82/s of 100/s, and the herd
     // cruised there. Callers parked during the reprobes slept through the rate set at the
     // reopening, and sent at 84/s while 130/s was allowed. Then: answers out of order let the
     // first window take one request too many (a reprobe sent before its opener not counted, or
     // one due on the new rate let go besides the count), and a free place left in a window was
-    // taken by the next opener, read as the window reopening early.
+    // taken by the next opener, read as the window reopening early. And the search's count,
+    // started one at a time on a probe answered in 4.9 ms, counted four by the bracket's end
+    // when the next answers took 12–21 ms (normal 10 ms, seed 16: 1.245×); its rest now goes
+    // pipelined (`Pacer.pipeRest`).
     for (const [latency, arrivalMs, limit] of [
-      [{ latencyMs: 10, distribution: 'normal' }, 3, 1.12],
+      [{ latencyMs: 10, distribution: 'normal' }, 3, 1.095],
       [{ latencyMs: 20, distribution: 'lognormal' }, 3, 1.17],
       [{ latencyMs: 20, distribution: 'lognormal' }, 10, 1.17],
     ] as const) {
