@@ -717,16 +717,18 @@ export class Pacer {
     return (this.state.pool as PoolWindow).expectedWait(ticket, this.serviceMs);
   }
 
-  /**
-   * Changes whenever waiting slots may have moved (a cut, the search's end, a new rate): a
-   * runtime that can wake its waiting callers does so when it changes, instead of polling
-   * with `holdFor`'s split waits.
-   */
   /** Until when the callee's last wait hint holds every slot back (−∞: no hint). */
   get hintedUntil(): number {
     return this.hintUntil;
   }
 
+  /**
+   * Changes whenever waiting slots may have moved (a cut, the search's end, a new rate). A
+   * driver of its own may wake its waiting callers when it changes instead of polling with
+   * `holdFor`'s split waits; kindly's two drivers poll (waking them at every change, the
+   * simulated slot server's herd with first tries over 10 ms lost a window: 1.1 → 1.2× the
+   * bound's time).
+   */
   get generation(): number {
     return this.generationCount;
   }
