@@ -77,6 +77,12 @@ export class PacerThrottleState {
   rejectLatency = Number.POSITIVE_INFINITY;
   /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */
   pathLatency = Number.POSITIVE_INFINITY;
+  /** Latencies of the flight's answers, served and rejected, for a pool found late (`Pacer.lateSlowFlight`). */
+  flightOkLatencies: number[] = [];
+  flightRejectLatencies: number[] = [];
+  /** The first ticket of cruise, and the paced answers counted before it began. */
+  cruiseTicket = 0;
+  cruiseAnswersBefore = 0;
   /** The fastest round trip of the search's rejected probes (sent once the flight was through). */
   probeLatency = Number.POSITIVE_INFINITY;
   /** The highest `flightRate` read at any success of this search (per ms; 0: none). */

@@ -103,6 +103,10 @@ const BLIND_CUT = 0.5;
 /** Flight successes in a row, each slower than every rejection, that make a slow flight. */
 const FLIGHT_RUN = 3;
 
+/** A flight read after the search ends is a slow one only on this many successes and rejections (`slowFlightFoundLate`). */
+const LATE_FLIGHT_SERVED = 5;
+const LATE_FLIGHT_REJECTED = 8;
+
 /**
  * "Slower than every rejection" means by this factor at least. One event loop reading a
  * backlog of answers returns some a hair after others: a cold process's first herd against a
@@ -452,6 +456,7 @@ export class Pacer {
     this.estimator.record(nowMs, sent, ok);
     if (ok && this.mode !== 0 && this.ofFlight(sent)) {
       this.state.flightServed++;
+      if (latency >= 0) this.state.flightOkLatencies.push(latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
@@ -500,7 +505,10 @@ export class Pacer {
     if (this.mode === 0) {
       this.enter(nowMs);
       if (paced === false) this.state.flightRejectedSent = sent;
-      if (latency >= 0) this.state.rejectLatency = this.state.pathLatency = latency;
+      if (latency >= 0) {
+        this.state.rejectLatency = this.state.pathLatency = latency;
+        this.state.flightRejectLatencies.push(latency);
+      }
       return;
     }
     if (this.mode === SEARCH && this.alone && this.runRejected(nowMs, sent, paced)) return;
@@ -525,6 +533,7 @@ export class Pacer {
       if (this.ofFlight(sent) || paced === false) {
         this.breakRun();
         this.state.flightRejectAt = nowMs;
+        if (latency >= 0) this.state.flightRejectLatencies.push(latency);
       }
       this.state.flightRejects++;
       return;
@@ -1058,6 +1067,8 @@ export class Pacer {
     this.state.startup = false;
     this.state.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.state.rejectLatency = Number.POSITIVE_INFINITY;
+    this.state.flightOkLatencies.length = 0;
+    this.state.flightRejectLatencies.length = 0;
     this.state.pathLatency = Number.POSITIVE_INFINITY;
     this.state.probeLatency = Number.POSITIVE_INFINITY;
     this.state.flightPeak = 0;
@@ -1929,6 +1940,45 @@ export class Pacer {
     return true;
   }
 
+  /**
+   * Whether the flight's answers, read since a served probe ended the search, say it was a slow
+   * flight after all: its successes' median round trip over twice its rejections'. The search
+   * reads a slow success against the slowest rejection — latencies that merely spread must not
+   * read as a pool — and one rejection from the tail of lognormal 20 ms latencies (94 ms)
+   * outlasted every success of a simulated pool's flight (10 workers, 100 ms services) but two.
+   * A probe served meanwhile ended the search, paced by rate from its guess (25/s): 1.49× and
+   * 1.55× the bound's time. Medians of at least `LATE_FLIGHT_SERVED` and `LATE_FLIGHT_REJECTED`:
+   * one tail does not move them, and a flight whose answers spread alike (a bucket, a cold
+   * client reading its answers in one backlog: ~160–200 ms for both) reads no pool.
+   */
+  private slowFlightFoundLate(): boolean {
+    const s = this.state;
+    if (!this.alone || s.fromFlight || s.pool !== undefined || s.windowCount > 0 || s.chunk || s.reprobe) return false;
+    const ok = s.flightOkLatencies;
+    const rejected = s.flightRejectLatencies;
+    if (ok.length < LATE_FLIGHT_SERVED || rejected.length < LATE_FLIGHT_REJECTED) return false;
+    return median(ok) > 2 * median(rejected);
+  }
+
+  /**
+   * A pool found after the search (`slowFlightFoundLate`): held by a window from here, as if the
+   * search had ended on the slow flight. The window counts from the first ticket of cruise, and
+   * the paced answers read since, so that the requests already let go hold their places. Its
+   * level is what the flight served (the served probe's own reading is none of the flight's).
+   */
+  private poolFoundLate(nowMs: number): void {
+    const s = this.state;
+    const raw = this.estimator.peak(nowMs);
+    const served = this.estimator.flightRate(nowMs, s.pathLatency);
+    if (raw !== undefined) s.level = Math.max(raw, served ?? 0, this.minRate);
+    s.flightPeak = 0;
+    s.fromFlight = true;
+    s.startup = false;
+    s.pool = new PoolWindow(s.flightServed, s.cruiseTicket, nowMs, this.okLatency);
+    s.pool.countAnswered(this.pacedAnswers[0] + this.pacedAnswers[1] - s.cruiseAnswersBefore);
+    this.respace(nowMs, false, 1 / this.allowed(nowMs));
+  }
+
   /** Ends the search at level `x` (requests per ms). */
   private startCruise(nowMs: number, x: number, startup: boolean, bracketed: boolean): void {
     this.mode = CRUISE;
@@ -1941,6 +1991,8 @@ export class Pacer {
     this.state.level = Math.max(x, this.minRate);
     this.state.ceiling = Number.POSITIVE_INFINITY;
     this.state.cruiseAt = nowMs;
+    this.state.cruiseTicket = this.state.baseTicket;
+    this.state.cruiseAnswersBefore = this.pacedAnswers[0] + this.pacedAnswers[1];
     this.state.grewAt = nowMs;
     this.state.cutGateAt = nowMs;
     // Read for its rate and peak only: no answers' extremes to keep.
@@ -1989,7 +2041,7 @@ export class Pacer {
           this.state.level = d;
           this.adjust(nowMs);
         }
-      }
+      } else if (this.ofFlight(sent) && this.slowFlightFoundLate()) this.poolFoundLate(nowMs);
       return;
     }
     this.state.fromFlight = false;
@@ -2353,4 +2405,10 @@ export class Pacer {
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }

@@ -140,6 +140,11 @@ export class PoolWindow {
     this.freedAt = nowMs;
   }
 
+  /** `n` answers to requests let go before the window was made (their places are free). */
+  countAnswered(n: number): void {
+    this.answered += n;
+  }
+
   /** Whether `ticket` may go once its slot is due. */
   admits(ticket: number): boolean {
     return ticket < this.gate;

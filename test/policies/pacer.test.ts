@@ -425,6 +425,28 @@ describe('Pacer', () => {
     expect(p.holdFor(tickets[13]!, 402)).toBeLessThan(150 / 11 / 4);
   });
 
+  it('a slow flight read only after a served probe ended the search is a pool all the same: medians say so, not its slowest rejection (regression: one rejection from a lognormal tail, a simulated pool paced at a probe’s guess: 1.49× and 1.55× the bound’s time)', () => {
+    /** 88 of the flight rejected in 40–57 ms, one more in 100 ms; a probe served; then the flight's 10 served, `servedMs` after they left. */
+    const flightThenProbe = (servedMs: number) => {
+      const p = new Pacer();
+      for (let i = 0; i < 88; i++) p.onResult(40 + i * 0.2, 'rejected', undefined, 0, false);
+      const tickets = book(p, 89, 50);
+      const probe = 50 + p.slotWait(tickets[0]!, 50);
+      p.onResult(100, 'rejected', undefined, 0, false);
+      p.onResult(125, 'ok', undefined, probe, true);
+      // The search ended on the probe, and paces by rate from its guess.
+      expect(p.searching).toBe(false);
+      expect(p.rate(125)).toBeCloseTo(25, 6);
+      for (let i = 0; i < 10; i++) p.onResult(servedMs + i * 0.1, 'ok', undefined, 0, false);
+      // With nothing answered for a second, how many of the waiting requests have gone.
+      return tickets.slice(1).filter((t) => p.holdFor(t, 1_000) === 0).length;
+    };
+    // Served in 140 ms, rejected in ~49 (the median): a pool of ten places, held as they free up.
+    expect(flightThenProbe(140)).toBe(10);
+    // Served in 60 ms: latencies that spread, no pool; paced at 25/s.
+    expect(flightThenProbe(60)).toBe(22);
+  });
+
   it('a rejection in a pool’s window takes a place back instead of cutting the rate (regression: a simulated pool paced at 23/s of 100/s for 3 s)', () => {
     const p = slowFlightPool();
     const before = p.rate(240) as number;
