@@ -126,7 +126,9 @@ describe('adaptive pacing on every server model', () => {
     // the search now find the pool by their medians (`Pacer.slowFlightFoundLate`).
     let sum = 0;
     for (let seed = 1; seed <= 24; seed++) {
-      const { requests, time } = ratios(herdOn('concurrency', { latencyMs: 20, distribution: 'lognormal', arrivalMs: 10, seed, queue: 1 }));
+      const { requests, time } = ratios(
+        herdOn('concurrency', { latencyMs: 20, distribution: 'lognormal', arrivalMs: 10, seed, queue: 1 }),
+      );
       expect(requests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
       expect(time, `seed ${seed}`).toBeLessThanOrEqual(1.45);
       sum += time;
