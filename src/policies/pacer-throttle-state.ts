@@ -1,3 +1,4 @@
+import { FlightLatencies } from './flight-latencies.js';
 import type { PoolWindow } from './pool-window.js';
 import { ReleasedTickets } from './released-tickets.js';
 import { SendLog } from './send-log.js';
@@ -77,9 +78,8 @@ export class PacerThrottleState {
   rejectLatency = Number.POSITIVE_INFINITY;
   /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */
   pathLatency = Number.POSITIVE_INFINITY;
-  /** Latencies of the flight's answers, served and rejected, for a pool found late (`Pacer.lateSlowFlight`). */
-  flightOkLatencies: number[] = [];
-  flightRejectLatencies: number[] = [];
+  /** The round trips of the flight's answers, for a pool found after the search (`Pacer.slowFlightFoundLate`). */
+  readonly flightLatencies = new FlightLatencies();
   /** The first ticket of cruise, and the paced answers counted before it began. */
   cruiseTicket = 0;
   cruiseAnswersBefore = 0;

@@ -456,7 +456,7 @@ export class Pacer {
     this.estimator.record(nowMs, sent, ok);
     if (ok && this.mode !== 0 && this.ofFlight(sent)) {
       this.state.flightServed++;
-      if (latency >= 0) this.state.flightOkLatencies.push(latency);
+      this.state.flightLatencies.record(true, latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
@@ -507,7 +507,7 @@ export class Pacer {
       if (paced === false) this.state.flightRejectedSent = sent;
       if (latency >= 0) {
         this.state.rejectLatency = this.state.pathLatency = latency;
-        this.state.flightRejectLatencies.push(latency);
+        this.state.flightLatencies.record(false, latency);
       }
       return;
     }
@@ -533,7 +533,7 @@ export class Pacer {
       if (this.ofFlight(sent) || paced === false) {
         this.breakRun();
         this.state.flightRejectAt = nowMs;
-        if (latency >= 0) this.state.flightRejectLatencies.push(latency);
+        this.state.flightLatencies.record(false, latency);
       }
       this.state.flightRejects++;
       return;
@@ -1067,8 +1067,7 @@ export class Pacer {
     this.state.startup = false;
     this.state.rejectedProbeAt = Number.NEGATIVE_INFINITY;
     this.state.rejectLatency = Number.POSITIVE_INFINITY;
-    this.state.flightOkLatencies.length = 0;
-    this.state.flightRejectLatencies.length = 0;
+    this.state.flightLatencies.clear();
     this.state.pathLatency = Number.POSITIVE_INFINITY;
     this.state.probeLatency = Number.POSITIVE_INFINITY;
     this.state.flightPeak = 0;
@@ -1941,23 +1940,20 @@ export class Pacer {
   }
 
   /**
-   * Whether the flight's answers, read since a served probe ended the search, say it was a slow
-   * flight after all: its successes' median round trip over twice its rejections'. The search
-   * reads a slow success against the slowest rejection — latencies that merely spread must not
-   * read as a pool — and one rejection from the tail of lognormal 20 ms latencies (94 ms)
-   * outlasted every success of a simulated pool's flight (10 workers, 100 ms services) but two.
-   * A probe served meanwhile ended the search, paced by rate from its guess (25/s): 1.49× and
-   * 1.55× the bound's time. Medians of at least `LATE_FLIGHT_SERVED` and `LATE_FLIGHT_REJECTED`:
-   * one tail does not move them, and a flight whose answers spread alike (a bucket, a cold
-   * client reading its answers in one backlog: ~160–200 ms for both) reads no pool.
+   * Whether the flight's answers — with its successes read since a served probe ended the
+   * search — say it was a slow flight after all: its successes' median round trip over twice
+   * its rejections' (`FlightLatencies`). The search reads a slow success against the slowest
+   * rejection, and one rejection from the tail of lognormal 20 ms latencies (94 ms) outlasted
+   * every success of a simulated pool's flight (10 workers, 100 ms services) but two. A probe
+   * served meanwhile ended the search, paced by rate from its guess (25/s): 1.49× and 1.55× the
+   * bound's time. Medians of at least `LATE_FLIGHT_SERVED` and `LATE_FLIGHT_REJECTED`: a flight
+   * whose answers spread alike (a bucket, a cold client reading its answers in one backlog:
+   * ~160–200 ms for both) reads no pool.
    */
   private slowFlightFoundLate(): boolean {
     const s = this.state;
     if (!this.alone || s.fromFlight || s.pool !== undefined || s.windowCount > 0 || s.chunk || s.reprobe) return false;
-    const ok = s.flightOkLatencies;
-    const rejected = s.flightRejectLatencies;
-    if (ok.length < LATE_FLIGHT_SERVED || rejected.length < LATE_FLIGHT_REJECTED) return false;
-    return median(ok) > 2 * median(rejected);
+    return s.flightLatencies.servedSlowly(LATE_FLIGHT_SERVED, LATE_FLIGHT_REJECTED, 2);
   }
 
   /**
@@ -2405,10 +2401,4 @@ export class Pacer {
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { FlightLatencies } from '../../src/policies/flight-latencies.js';
+
+describe('FlightLatencies', () => {
+  it('a pool’s flight (served in 100–140 ms, rejected in ~20) reads served slowly, though one rejection took 150 ms', () => {
+    const f = new FlightLatencies();
+    for (const ms of [12, 15, 18, 20, 21, 23, 26, 150]) f.record(false, ms);
+    for (const ms of [100, 110, 120, 130, 140]) f.record(true, ms);
+    expect(f.servedSlowly(5, 8, 2)).toBe(true);
+  });
+
+  it('answers that spread alike (a bucket’s, or a backlog read at once) do not, nor too few answers, nor unknown latencies', () => {
+    const alike = new FlightLatencies();
+    for (const ms of [160, 170, 175, 180, 185, 190, 195, 200]) alike.record(false, ms);
+    for (const ms of [165, 180, 190, 200, 210]) alike.record(true, ms);
+    expect(alike.servedSlowly(5, 8, 2)).toBe(false);
+    const few = new FlightLatencies();
+    for (const ms of [12, 15, 18, 20, 21, 23, 26]) few.record(false, ms);
+    for (const ms of [100, 110, 120, 130, 140, Number.NaN, -1]) few.record(true, ms);
+    few.record(false, Number.NaN);
+    expect(few.servedSlowly(5, 8, 2)).toBe(false);
+    few.record(false, 30);
+    expect(few.servedSlowly(5, 8, 2)).toBe(true);
+    few.clear();
+    expect(few.servedSlowly(5, 8, 2)).toBe(false);
+  });
+});
