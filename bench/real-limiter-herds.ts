@@ -14,11 +14,15 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0]
  *
  * `--arrival-ms=N` spreads the callers' first tries uniformly over N ms (a seeded stream per
  * herd), as the simulator's `--arrival-ms` does, instead of sending all 100 at once: a herd
  * that builds up over a few windows, as callers arriving one by one make it.
+ *
+ * `--return-delay-ms=N` puts a TCP proxy in front of the limiter that holds every byte of its
+ * answers for N ms (`test/support/delay-proxy.ts`): a way back as long as a callee across a
+ * network has. The model gets the same latency back (`latencyMs`, constant).
  *
  * `fixed-rate` is no retry policy but a yardstick: plain `fetch`, every retry on one shared
  * schedule at the limiter's 100/s, known in advance — the best a client pacing at a fixed rate
@@ -38,6 +42,7 @@ import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../src/sim/models/index.js';
 import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
 import { systemClock } from '../src/time/system-clock.js';
+import { delayProxy } from '../test/support/delay-proxy.js';
 import { startLimiterProcess } from '../test/support/limiter-process.js';
 import {
   type LimitedServer,
@@ -195,6 +200,11 @@ const strategy = positional[2] ?? 'adaptive';
 /** `--arrival-ms=N`: the first tries spread over N ms. */
 const arrivalMs = Number(process.argv.find((a) => a.startsWith('--arrival-ms='))?.slice('--arrival-ms='.length) ?? 0);
 if (!(arrivalMs >= 0)) throw new Error('--arrival-ms must be a number of ms, 0 or more');
+/** `--return-delay-ms=N`: every answer held N ms on its way back (`delayProxy`). */
+const returnDelayMs = Number(
+  process.argv.find((a) => a.startsWith('--return-delay-ms='))?.slice('--return-delay-ms='.length) ?? 0,
+);
+if (!(returnDelayMs >= 0)) throw new Error('--return-delay-ms must be a number of ms, 0 or more');
 const warmupHerds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice('--warmup='.length) ?? 20);
 if (!Number.isInteger(warmupHerds) || warmupHerds < 1) throw new Error('--warmup must be a whole number of herds, at least 1');
 const limiter = LIMITERS[name];
@@ -203,10 +213,25 @@ const options = strategy === 'fixed-rate' ? 'fixed-rate' : STRATEGIES[strategy];
 if (options === undefined)
   throw new Error(`Unknown strategy '${strategy}': one of ${[...Object.keys(STRATEGIES), 'fixed-rate'].join(', ')}`);
 const processOptions = serverProcess ? limiter.processOptions : undefined;
-const server: Limiter =
+const limited: Limiter =
   processOptions !== undefined
     ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', processOptions)
     : await limiter.start();
+const proxy = returnDelayMs > 0 ? await delayProxy({ port: Number(new URL(limited.url).port) }, returnDelayMs) : undefined;
+const server: Limiter =
+  proxy === undefined
+    ? limited
+    : {
+        ...limited,
+        url: proxy.url + new URL(limited.url).pathname,
+        requests: () => limited.requests(),
+        serviceTimes: limited.serviceTimes === undefined ? undefined : () => limited.serviceTimes!(),
+        resetCounts: () => limited.resetCounts(),
+        close: async () => {
+          await proxy.close();
+          await limited.close();
+        },
+      };
 // Herds before the timed ones open the pooled connections and let V8 compile the client's
 // code, as a service's would be. One herd was not enough: against express-queue (Node 20, 30
 // herds in one process) the first ten ran 1.04–1.24 s, most near 1.2 s, and the rest
@@ -232,10 +257,11 @@ for (let i = 0; i < herds; i++) {
   serviceTimes.push(...((await server.serviceTimes?.()) ?? []));
 }
 await server.close();
+const limiterModel: Server = returnDelayMs > 0 ? { ...limiter.model, latencyMs: returnDelayMs } : limiter.model;
 const model: Server =
   serviceTimes.length === 0
-    ? limiter.model
-    : { ...limiter.model, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
+    ? limiterModel
+    : { ...limiterModel, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
 const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, arrivalMs, server: model };
 const strategyRow =
   strategy === 'fixed-rate' ? fixedRateStrategy(KNOWN_RATE) : HERD_STRATEGIES.find((st) => st.name === strategy)!;
@@ -265,7 +291,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}${returnDelayMs > 0 ? `, answers ${returnDelayMs} ms on the way back` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 console.log(
   `  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map((t, i) => `${s(t)} (${warmupRequests[i]})`).join(', ')})`,
