@@ -476,7 +476,7 @@ export class Pacer {
         if (ok) pool.otherServed(nowMs);
         else pool.othersFilled(nowMs, this.serviceMs);
       } else if (pool !== undefined) {
-        pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency);
+        pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency, sent);
         // Served as fast as rejected, or far faster than the flight: no pool after all
         // (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`). The rate it spaced the
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
@@ -577,7 +577,7 @@ export class Pacer {
   onSettled(nowMs: number, sentAtMs: number, paced?: boolean): void {
     const pool = this.throttleState?.pool;
     if (pool !== undefined && this.mode === CRUISE && paced !== false && sentAtMs >= this.state.cruiseAt)
-      pool.answer(nowMs, 'other', false);
+      pool.answer(nowMs, 'other', false, Number.NaN, sentAtMs);
   }
 
   /**
@@ -593,7 +593,7 @@ export class Pacer {
     let ticket = 0;
     while (this.state.released.size > 0) {
       const t = this.state.released.takeSmallest() as number;
-      if (this.slotOf(t) > nowMs || this.gated(t)) {
+      if (this.slotOf(t) > nowMs || this.gated(t, nowMs)) {
         ticket = t;
         break;
       }
@@ -614,7 +614,7 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if ((wait <= 0 && !this.gated(ticket)) || ticket < this.state.earlyTo) return this.sendNow(nowMs);
+    if ((wait <= 0 && !this.gated(ticket, nowMs)) || ticket < this.state.earlyTo) return this.sendNow(nowMs);
     this.ticket = ticket;
     this.pacedCount++;
     return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
@@ -640,7 +640,7 @@ export class Pacer {
     }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0) return this.checkAfter(wait, nowMs, ticket);
-    return this.gated(ticket) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs);
+    return this.gated(ticket, nowMs) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs);
   }
 
   /**
@@ -650,6 +650,7 @@ export class Pacer {
   private sendNow(nowMs: number): number {
     const s = this.state;
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
+    if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs);
     return 0;
   }
 
@@ -674,9 +675,9 @@ export class Pacer {
   }
 
   /** Whether `ticket` waits for a place in a worker pool's window (`PoolWindow`). */
-  private gated(ticket: number): boolean {
+  private gated(ticket: number, nowMs: number): boolean {
     const pool = this.throttleState?.pool;
-    return pool !== undefined && this.mode === CRUISE && !pool.admits(ticket);
+    return pool !== undefined && this.mode === CRUISE && !pool.admits(ticket, nowMs);
   }
 
   /**
@@ -687,7 +688,7 @@ export class Pacer {
   private placeWait(ticket: number, nowMs: number): number {
     const pool = this.state.pool as PoolWindow;
     const service = this.serviceMs;
-    if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket)) return 0;
+    if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket, nowMs)) return 0;
     return Math.max(RECHECK_MS, Math.min(pool.checkAfter(ticket, service), service));
   }
 
@@ -711,7 +712,7 @@ export class Pacer {
   /** Whether requests wait in the queue (a slot ahead, or a place in a pool's window). */
   private waiting(nowMs: number): boolean {
     const last = this.state.nextTicket - 1;
-    return this.slotOf(last) > nowMs || this.gated(last);
+    return this.slotOf(last) > nowMs || this.gated(last, nowMs);
   }
 
   /**
@@ -722,7 +723,7 @@ export class Pacer {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
     if (this.state.chunk) return this.chunkWait(ticket, nowMs);
     const wait = this.slotOf(ticket) - nowMs;
-    if (wait > 0 || !this.gated(ticket)) return Math.max(0, wait);
+    if (wait > 0 || !this.gated(ticket, nowMs)) return Math.max(0, wait);
     return (this.state.pool as PoolWindow).expectedWait(ticket, this.serviceMs);
   }
 
@@ -754,7 +755,7 @@ export class Pacer {
    */
   release(ticket: number, nowMs: number): boolean {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
-    if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket)) || this.state.released.has(ticket)) return false;
+    if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket, nowMs)) || this.state.released.has(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
     this.pacedCount--;
     if (ticket === this.state.nextTicket - 1) {
@@ -841,7 +842,7 @@ export class Pacer {
       this.mode !== 0 &&
       nowMs - this.lastRejectAt >= this.quietMs &&
       this.slotOf(this.state.nextTicket - 1) <= nowMs &&
-      !this.gated(this.state.nextTicket - 1 - this.state.released.size) &&
+      !this.gated(this.state.nextTicket - 1 - this.state.released.size, nowMs) &&
       this.hintUntil <= nowMs &&
       this.followedUntil <= nowMs
     ) {

@@ -9,10 +9,10 @@ function successes(w: PoolWindow, n: number, waiting = true): void {
 describe('PoolWindow', () => {
   it('admits tickets from its first one up to its size, and one more per answer', () => {
     const w = new PoolWindow(3, 10, 0);
-    expect([9, 10, 11, 12, 13].map((t) => w.admits(t))).toEqual([true, true, true, true, false]);
+    expect([9, 10, 11, 12, 13].map((t) => w.admits(t, 0))).toEqual([true, true, true, true, false]);
     w.answer(5, 'ok', true);
-    expect(w.admits(13)).toBe(true);
-    expect(w.admits(14)).toBe(false);
+    expect(w.admits(13, 0)).toBe(true);
+    expect(w.admits(14, 0)).toBe(false);
     w.answer(6, 'other', true);
     expect(w.gate).toBe(15);
   });
@@ -157,5 +157,98 @@ describe('PoolWindow', () => {
     for (let i = 0; i < 20; i++) unknown.answer(10 + i, 'ok', true, 1);
     expect(unknown.servesFasterThanFlight).toBe(false);
     expect(unknown.placesRate).toBeNaN();
+  });
+
+  /**
+   * A window of two places whose requests were served in `okMs` and rejected in `rejectedMs`
+   * (the way there and back), each sent and answered in turn: four served, one rejected (now
+   * one place), and ticket 6, sent at 240, still in flight. Ticket 7 is at the gate.
+   */
+  function answeredWindow(okMs: number, rejectedMs: number): PoolWindow {
+    const w = new PoolWindow(2, 1, 0);
+    for (const at of [0, okMs]) {
+      w.sent(at);
+      w.sent(at);
+      w.answer(at + okMs, 'ok', false, okMs);
+      w.answer(at + okMs, 'ok', false, okMs);
+    }
+    w.sent(240);
+    w.sent(240);
+    w.answer(240 + rejectedMs, 'rejected', false, rejectedMs);
+    expect([w.size, w.gate]).toEqual([1, 7]);
+    return w;
+  }
+
+  it('lets one request go ahead of an answer once a request in flight has had one service time, when answers take a while back', () => {
+    // Served in 120 ms, rejected in 20: 100 ms of service, 20 ms there and back.
+    const w = answeredWindow(120, 20);
+    expect(w.admits(7, 339)).toBe(false);
+    expect(w.admits(7, 340)).toBe(true);
+    // One at a time.
+    expect(w.admits(8, 340)).toBe(false);
+    w.sent(340);
+    expect(w.admits(8, 500)).toBe(false);
+  });
+
+  it('has each request in flight stand for one sent ahead at most: one from a long tail does not keep a place open', () => {
+    const w = answeredWindow(120, 20);
+    // Ticket 6 (sent at 240) is slow to come back; ticket 7 goes ahead for it at 340.
+    w.sent(340);
+    // Ticket 7 is answered at once: its place frees, ticket 8 is at the gate.
+    w.answer(350, 'ok', false, 10);
+    expect(w.gate).toBe(8);
+    expect(w.admits(8, 360)).toBe(false);
+    // Ticket 7's own service time passing does not count: it was answered.
+    expect(w.admits(8, 460)).toBe(false);
+  });
+
+  it('sends nothing ahead when its successes’ round trips spread: a worker’s service cannot be foreseen', () => {
+    const w = new PoolWindow(2, 1, 0);
+    // Served in 100, 140, 100, 140 ms (spread 20 ms of 100 ms services), rejected in 20.
+    let at = 0;
+    for (const okMs of [100, 140, 100, 140]) {
+      w.sent(at);
+      w.answer(at + okMs, 'ok', false, okMs);
+      at += okMs;
+    }
+    w.sent(at);
+    w.sent(at);
+    w.answer(at + 20, 'rejected', false, 20);
+    expect(w.admits(w.gate, at + 300)).toBe(false);
+  });
+
+  it('takes no place back when a request sent ahead is rejected, and sends the next one later', () => {
+    const w = answeredWindow(120, 20);
+    w.sent(340);
+    w.answer(360, 'rejected', false, 20);
+    // A guess that missed, not a sign of load: the window keeps its place.
+    expect([w.size, w.gate]).toEqual([1, 8]);
+    // Ticket 6 (sent at 240) stood for that one; its answer frees the place for ticket 8.
+    expect(w.admits(8, 360)).toBe(false);
+    w.answer(360, 'ok', false, 120);
+    expect(w.admits(8, 360)).toBe(true);
+    w.sent(360);
+    // The next goes ahead after 1.1 service times (the margin grew), not after one.
+    expect(w.admits(9, 360 + 105)).toBe(false);
+    expect(w.admits(9, 360 + 110)).toBe(true);
+    // A rejection of a request that went within the places still takes one back.
+    const plain = answeredWindow(120, 20);
+    plain.answer(260, 'rejected', false, 20);
+    expect(plain.size).toBe(1);
+    expect(plain.gate).toBe(8);
+  });
+
+  it('sends nothing ahead when answers come back quickly, or before it has timed its own answers', () => {
+    // 5 ms there and back against 100 ms of service: a worker hardly idles.
+    const quick = answeredWindow(105, 5);
+    expect(quick.admits(7, 10_000)).toBe(false);
+    // Served as fast as rejected: no service time to go by.
+    const flat = answeredWindow(30, 20);
+    expect(flat.admits(7, 10_000)).toBe(false);
+    // Untimed answers: nothing to estimate from.
+    const w = new PoolWindow(1, 1, 0);
+    w.sent(0);
+    w.answer(120, 'ok', false);
+    expect(w.admits(3, 10_000)).toBe(false);
   });
 });
