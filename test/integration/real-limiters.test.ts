@@ -1,7 +1,8 @@
 // The token-bucket, fixed-window, GCRA and concurrency models against real limiters nobody
 // here wrote: `limiter`'s TokenBucket, `express-rate-limit` (on Express), `redis-gcra` (on a
 // real redis-server) and `express-queue` (on Express), each in front of a loopback server
-// this test starts. The same herd — 100 callers at once through `downstream().fetch`,
+// this test starts; express-queue also behind a TCP proxy that holds its answers 20 ms, as a
+// callee across a network. The same herd — 100 callers at once through `downstream().fetch`,
 // each retrying until served — runs against the real limiter and against the model; both
 // figures are printed side by side (requests counted by the server).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { HERD_RETRY_OPTIONS } from '../../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../../src/sim/models/index.js';
 import { HERD_STRATEGIES, herdRow } from '../../src/sim/scenarios/herd.js';
 import { systemClock } from '../../src/time/system-clock.js';
+import { delayProxy } from '../support/delay-proxy.js';
 import {
   type LimitedServer,
   startConcurrencyServer,
@@ -85,7 +87,30 @@ const limiters: Array<{ server: Server; name: string; start: () => Promise<Limit
     name: 'express-queue',
     start: () => startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }),
   },
+  // The same pool across a network: every answer held 20 ms on its way back by a TCP proxy
+  // (the model's `latencyMs`, a rejection's included), so a worker is free ~20 ms before its
+  // caller learns it (the pacer's window then sends ahead of an answer).
+  {
+    server: { model: 'concurrency', queue: 1, latencyMs: 20 },
+    name: 'express-queue 20 ms away',
+    start: () => behind20ms(startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 })),
+  },
 ];
+
+/** `server` behind a proxy that holds its answers 20 ms (`delayProxy`). */
+async function behind20ms(started: Promise<LimitedServer>): Promise<LimitedServer> {
+  const server = await started;
+  const url = new URL(server.url);
+  const proxy = await delayProxy({ port: Number(url.port) }, 20);
+  return {
+    ...server,
+    url: proxy.url + url.pathname,
+    close: async () => {
+      await proxy.close();
+      await server.close();
+    },
+  };
+}
 
 for (const limiter of limiters) {
   describe(`${limiter.server.model} model vs ${limiter.name} (100 r/s)`, () => {
