@@ -57,9 +57,9 @@ const AHEAD_ANSWERS_MIN = 4;
 
 /**
  * How the margin on the estimated service time (`aheadMargin`) moves: up by this factor when
- * a request sent ahead was rejected, down by `AHEAD_MARGIN_DOWN` when one was served. At these
- * two, about one in twenty sent ahead may be rejected before the margin grows: each costs a
- * request, each served one saves a worker's idle way back.
+ * a request sent ahead was rejected, down by `AHEAD_MARGIN_DOWN` when one was served. With
+ * these two it settles where about one in twenty sent ahead is rejected (each costs the callee
+ * a request; each served saves a worker its idle way back).
  */
 const AHEAD_MARGIN_UP = 1.1;
 const AHEAD_MARGIN_DOWN = 0.995;
@@ -245,11 +245,15 @@ export class PoolWindow {
     return -1;
   }
 
-  /** Forgets the request in flight sent at (about) `sentAtMs`; returns whether it was sent ahead. */
+  /**
+   * Forgets the request in flight sent at (about) `sentAtMs`; returns whether it was sent
+   * ahead. The nearest send time is taken: a driver's report may differ from the time it asked
+   * by a clock read, and an answer to a request let go before the window was made takes one
+   * that is still in flight instead (the count of those in flight stays right).
+   */
   private landed(sentAtMs: number): boolean {
     const flight = this.inFlight;
     if (flight.length === 0) return false;
-    // Send times as the driver read them may differ from its report by a clock read: nearest.
     let at = 0;
     for (let i = 1; i < flight.length; i++) if (Math.abs(flight[i]! - sentAtMs) < Math.abs(flight[at]! - sentAtMs)) at = i;
     flight.splice(at, 1);
@@ -267,7 +271,8 @@ export class PoolWindow {
    * An answer to a request the window let go frees its place: `'rejected'` (a rejection or a
    * timeout: the pool was full, one place fewer), `'ok'` (`waiting`: requests are waiting for a
    * place) or `'other'` (an error that says nothing about load). `latencyMs`: that request's
-   * round trip, if known.
+   * round trip, if known; `sentAtMs`: when it left (else now less its round trip), which finds
+   * it among those in flight (`landed`).
    */
   answer(
     nowMs: number,
