@@ -129,12 +129,8 @@ export class PoolWindow {
   /** Smoothed latency of the window's rejected requests, and how many were counted. */
   private rejectLatency = 0;
   private rejects = 0;
-  /** Send times of the requests this window let go and not yet answered, oldest first. */
-  private readonly inFlight: number[] = [];
-  /** Whether each of them was sent ahead of an answer, beyond the window's places (`aheadOfAnswer`). */
-  private readonly ahead: boolean[] = [];
-  /** Whether each of them already stood for a free worker, one request sent ahead (`aheadOfAnswer`). */
-  private readonly stoodFor: boolean[] = [];
+  /** The requests this window let go and not yet answered, oldest first. */
+  private readonly inFlight: InFlight[] = [];
   /** Factor on the estimated service time after which a request is taken as done (`aheadOfAnswer`). */
   private aheadMargin = 1;
 
@@ -202,12 +198,10 @@ export class PoolWindow {
     const ahead = this.inFlight.length >= this.size - this.othersHeld;
     // Sent ahead on the oldest request whose worker should be free: that one has stood for it.
     if (ahead) {
-      const i = this.freeWorkerAt(nowMs);
-      if (i >= 0) this.stoodFor[i] = true;
+      const free = this.freeWorkerAt(nowMs);
+      if (free !== undefined) free.stoodFor = true;
     }
-    this.ahead.push(ahead);
-    this.stoodFor.push(false);
-    this.inFlight.push(nowMs);
+    this.inFlight.push({ sentAt: nowMs, ahead, stoodFor: false });
   }
 
   /**
@@ -228,21 +222,23 @@ export class PoolWindow {
    * instead (`AHEAD_MARGIN_UP`). Service times that spread are left alone (`AHEAD_MAX_SPREAD`).
    */
   private aheadOfAnswer(nowMs: number): boolean {
-    return this.freeWorkerAt(nowMs) >= 0;
+    return this.freeWorkerAt(nowMs) !== undefined;
   }
 
-  /** The oldest request in flight whose worker should be free by `nowMs` and that stood for none sent ahead; −1 if none. */
-  private freeWorkerAt(nowMs: number): number {
-    const flight = this.inFlight;
-    if (this.oks < AHEAD_ANSWERS_MIN || this.rejects === 0 || this.othersHeld > 0) return -1;
+  /** The oldest request in flight whose worker should be free by `nowMs` and that stood for none sent ahead. */
+  private freeWorkerAt(nowMs: number): InFlight | undefined {
+    if (this.oks < AHEAD_ANSWERS_MIN || this.rejects === 0 || this.othersHeld > 0) return undefined;
     // Served as slowly as a pool serves: twice the rejections' round trip or more.
     const service = this.okLatency - this.rejectLatency;
-    if (service < this.rejectLatency || this.okSpread > AHEAD_MAX_SPREAD * service) return -1;
+    if (service < this.rejectLatency || this.okSpread > AHEAD_MAX_SPREAD * service) return undefined;
     // Rejections widen the margin until the way back is too small a share of it to pay.
     const after = service * this.aheadMargin;
-    if (this.rejectLatency < AHEAD_MIN_RETURN_SHARE * after) return -1;
-    for (let i = 0; i < flight.length && flight[i]! + after <= nowMs; i++) if (!this.stoodFor[i]) return i;
-    return -1;
+    if (this.rejectLatency < AHEAD_MIN_RETURN_SHARE * after) return undefined;
+    for (const request of this.inFlight) {
+      if (request.sentAt + after > nowMs) return undefined;
+      if (!request.stoodFor) return request;
+    }
+    return undefined;
   }
 
   /**
@@ -255,10 +251,9 @@ export class PoolWindow {
     const flight = this.inFlight;
     if (flight.length === 0) return false;
     let at = 0;
-    for (let i = 1; i < flight.length; i++) if (Math.abs(flight[i]! - sentAtMs) < Math.abs(flight[at]! - sentAtMs)) at = i;
-    flight.splice(at, 1);
-    this.stoodFor.splice(at, 1);
-    return this.ahead.splice(at, 1)[0] === true;
+    for (let i = 1; i < flight.length; i++)
+      if (Math.abs(flight[i]!.sentAt - sentAtMs) < Math.abs(flight[at]!.sentAt - sentAtMs)) at = i;
+    return flight.splice(at, 1)[0]!.ahead;
   }
 
   /** The flight that revealed the pool has now been served `served` times: each was a place. */
@@ -385,12 +380,20 @@ export class PoolWindow {
     else {
       this.answered++;
       this.inFlight.shift();
-      this.ahead.shift();
-      this.stoodFor.shift();
     }
     this.freedAt = nowMs;
     return true;
   }
+}
+
+/** A request a `PoolWindow` let go, until its answer. */
+interface InFlight {
+  /** When it left. */
+  readonly sentAt: number;
+  /** Whether it went ahead of an answer, beyond the window's places (`aheadOfAnswer`). */
+  readonly ahead: boolean;
+  /** Whether it already stood for a free worker: one request sent ahead. */
+  stoodFor: boolean;
 }
 
 /** An exponentially smoothed mean after `count` samples; the plain mean of the first ones. */
