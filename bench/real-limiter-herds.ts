@@ -42,7 +42,7 @@ import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../src/sim/models/index.js';
 import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
 import { systemClock } from '../src/time/system-clock.js';
-import { delayProxy } from '../test/support/delay-proxy.js';
+import { withReturnDelay } from '../test/support/delay-proxy.js';
 import { startLimiterProcess } from '../test/support/limiter-process.js';
 import {
   type LimitedServer,
@@ -217,21 +217,7 @@ const limited: Limiter =
   processOptions !== undefined
     ? await startLimiterProcess(name as 'token-bucket' | 'fixed-window' | 'concurrency' | 'gcra', processOptions)
     : await limiter.start();
-const proxy = returnDelayMs > 0 ? await delayProxy({ port: Number(new URL(limited.url).port) }, returnDelayMs) : undefined;
-const server: Limiter =
-  proxy === undefined
-    ? limited
-    : {
-        ...limited,
-        url: proxy.url + new URL(limited.url).pathname,
-        requests: () => limited.requests(),
-        serviceTimes: limited.serviceTimes === undefined ? undefined : () => limited.serviceTimes!(),
-        resetCounts: () => limited.resetCounts(),
-        close: async () => {
-          await proxy.close();
-          await limited.close();
-        },
-      };
+const server: Limiter = returnDelayMs > 0 ? await withReturnDelay(limited, returnDelayMs) : limited;
 // Herds before the timed ones open the pooled connections and let V8 compile the client's
 // code, as a service's would be. One herd was not enough: against express-queue (Node 20, 30
 // herds in one process) the first ten ran 1.04–1.24 s, most near 1.2 s, and the rest

@@ -12,7 +12,7 @@ import { HERD_RETRY_OPTIONS } from '../../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../../src/sim/models/index.js';
 import { HERD_STRATEGIES, herdRow } from '../../src/sim/scenarios/herd.js';
 import { systemClock } from '../../src/time/system-clock.js';
-import { delayProxy } from '../support/delay-proxy.js';
+import { withReturnDelay } from '../support/delay-proxy.js';
 import {
   type LimitedServer,
   startConcurrencyServer,
@@ -93,24 +93,9 @@ const limiters: Array<{ server: Server; name: string; start: () => Promise<Limit
   {
     server: { model: 'concurrency', queue: 1, latencyMs: 20 },
     name: 'express-queue 20 ms away',
-    start: () => behind20ms(startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 })),
+    start: async () => withReturnDelay(await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 }), 20),
   },
 ];
-
-/** `server` behind a proxy that holds its answers 20 ms (`delayProxy`). */
-async function behind20ms(started: Promise<LimitedServer>): Promise<LimitedServer> {
-  const server = await started;
-  const url = new URL(server.url);
-  const proxy = await delayProxy({ port: Number(url.port) }, 20);
-  return {
-    ...server,
-    url: proxy.url + url.pathname,
-    close: async () => {
-      await proxy.close();
-      await server.close();
-    },
-  };
-}
 
 for (const limiter of limiters) {
   describe(`${limiter.server.model} model vs ${limiter.name} (100 r/s)`, () => {

@@ -40,3 +40,23 @@ export async function delayProxy(target: { port: number }, returnDelayMs: number
       }),
   };
 }
+
+/**
+ * `server` (anything with a `url` and a `close`) behind a `delayProxy` holding its answers
+ * `returnDelayMs`: the same object, its `url` the proxy's (same path), its `close` closing both.
+ */
+export async function withReturnDelay<T extends { url: string; close(): Promise<void> }>(
+  server: T,
+  returnDelayMs: number,
+): Promise<T> {
+  const url = new URL(server.url);
+  const proxy = await delayProxy({ port: Number(url.port) }, returnDelayMs);
+  return {
+    ...server,
+    url: proxy.url + url.pathname,
+    close: async () => {
+      await proxy.close();
+      await server.close();
+    },
+  };
+}
