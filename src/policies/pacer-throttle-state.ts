@@ -1,5 +1,6 @@
 import { FlightLatencies } from './flight-latencies.js';
 import type { PoolWindow } from './pool-window.js';
+import { ProbeSends } from './probe-sends.js';
 import { ReleasedTickets } from './released-tickets.js';
 import { SendLog } from './send-log.js';
 
@@ -74,6 +75,8 @@ export class PacerThrottleState {
   rejectedProbeAt = Number.NEGATIVE_INFINITY;
   /** Where a served probe's span is measured from: `searchBase`, or a later re-spacing's base. */
   probeBase = 0;
+  /** When this search's probes were due, and when they left (a late caller's lag is its own). */
+  readonly probeSends = new ProbeSends();
   /** Latency of the slowest rejection in this search (+∞: none yet). */
   rejectLatency = Number.POSITIVE_INFINITY;
   /** Latency of the fastest rejection of the flight: a round trip with no serving in it. */

@@ -614,7 +614,7 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if ((wait <= 0 && !this.gated(ticket, nowMs)) || ticket < this.state.earlyTo) return this.sendNow(nowMs);
+    if ((wait <= 0 && !this.gated(ticket, nowMs)) || ticket < this.state.earlyTo) return this.sendNow(nowMs, ticket);
     this.ticket = ticket;
     this.pacedCount++;
     return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
@@ -632,7 +632,7 @@ export class Pacer {
    */
   holdFor(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0) return 0;
-    if (ticket < this.state.earlyTo) return this.sendNow(nowMs);
+    if (ticket < this.state.earlyTo) return this.sendNow(nowMs, ticket);
     this.adjust(nowMs);
     if (this.state.chunk) {
       if (this.slotOf(ticket) <= nowMs && (!this.state.chunkPiped || ticket < this.state.chunkLast)) return 0;
@@ -640,15 +640,16 @@ export class Pacer {
     }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0) return this.checkAfter(wait, nowMs, ticket);
-    return this.gated(ticket, nowMs) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs);
+    return this.gated(ticket, nowMs) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs, ticket);
   }
 
   /**
    * A paced request leaves now (returns 0, "send now"). While reprobing or pacing by windows
    * its send is logged (`SendLog`), kept for three windows' time.
    */
-  private sendNow(nowMs: number): number {
+  private sendNow(nowMs: number, ticket = 0): number {
     const s = this.state;
+    if (this.mode === SEARCH && ticket > 0) s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
     if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs);
     return 0;
@@ -897,6 +898,12 @@ export class Pacer {
     return this.pacedCount;
   }
 
+  /** A searching caller holding `ticket` looks again `wait` ms from now (`ProbeSends`). */
+  private toldToWait(ticket: number, nowMs: number, wait: number): number {
+    if (this.mode === SEARCH && ticket > 0) this.state.probeSends.told(ticket, nowMs + wait);
+    return wait;
+  }
+
   /**
    * A long wait is checked again half-way (slots may move earlier); short ones are exact.
    * Searching, a parked caller checks again as often as probes leave: the search may end at
@@ -908,7 +915,7 @@ export class Pacer {
       while (probe < this.state.nextTicket && this.slotOf(probe) <= nowMs) probe++;
       // At the instant the probes were (re)spaced, more answers of that flight may follow and
       // respace them again: check again right after it.
-      if (nowMs === this.state.respacedAt) return Math.min(wait, RECHECK_MS);
+      if (nowMs === this.state.respacedAt) return this.toldToWait(ticket, nowMs, Math.min(wait, RECHECK_MS));
       // The search ends when an answer arrives: a parked caller checks again at the next
       // probe, or half a round trip from now if sooner — but at least a quarter of the way to
       // that probe, so that polling costs a few checks per probe, not one per gap.
@@ -934,7 +941,7 @@ export class Pacer {
           // ran out of time at 6 of 10, and the herd started up from a floor.
           step = Math.min(step, Math.max(rtt, (this.srtt ?? rtt) / 4, PROBE_OVERDUE_STEP_MS));
       }
-      return Math.min(wait, step);
+      return this.toldToWait(ticket, nowMs, Math.min(wait, step));
     }
     if (this.state.chunk)
       return Math.min(
@@ -1058,6 +1065,7 @@ export class Pacer {
     this.state.runFrom = Number.NaN;
     this.mode = SEARCH;
     this.state.sends.clear();
+    this.state.probeSends.clear();
     this.state.windowRejectedSent = Number.NEGATIVE_INFINITY;
     if (this.state.chunkPiped) this.endPipe(nowMs);
     this.state.chunk = false;
@@ -1103,7 +1111,7 @@ export class Pacer {
    * against 1.20 s on average over 80 herds (`npm run demo`'s adaptive row).
    */
   private probeSpan(sent: number): number {
-    return sent - this.state.probeBase;
+    return this.state.probeSends.dueOf(sent) - this.state.probeBase;
   }
 
   private searchSuccess(nowMs: number, sent: number, latency: number, probe: boolean): void {
@@ -1979,6 +1987,7 @@ export class Pacer {
   /** Ends the search at level `x` (requests per ms). */
   private startCruise(nowMs: number, x: number, startup: boolean, bracketed: boolean): void {
     this.mode = CRUISE;
+    this.state.probeSends.searchOver();
     this.state.startup = startup;
     this.state.bracketed = bracketed;
     this.state.guessed = bracketed || (this.state.startedFromProbe && !this.state.searchHinted);

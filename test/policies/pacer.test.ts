@@ -289,6 +289,38 @@ describe('Pacer', () => {
     expect(p.rate(210)).toBeLessThan(100);
   });
 
+  it('a probe that left late because this client looked late is measured to when it was due (regression: a cold process’s first herds started up at 24–36/s)', () => {
+    // The flight of 100 read in a backlog 40–50 ms after it left, the 90 rejected callers
+    // booked at 50 ms. The first probe's caller sleeps as told, but when it should look again
+    // its event loop is busy (a cold process still reading): it looks `lateMs` after it was
+    // told to, finds the probe due, sends it, and the probe is served.
+    const firstProbe = (lateMs: number) => {
+      const p = new Pacer();
+      for (let i = 0; i < 100; i++) p.onResult(40 + i * 0.1, i < 10 ? 'ok' : 'rejected', undefined, 0, false);
+      const ticket = book(p, 90, 50)[0] as number;
+      let at = 50;
+      let wait = p.holdFor(ticket, at);
+      for (let checks = 0; wait > 0; checks++) {
+        if (checks > 100) throw new Error('the probe never fell due');
+        // Only the look that should find the probe due is late.
+        at += wait + (wait >= p.slotWait(ticket, at) ? lateMs : 0);
+        wait = p.holdFor(ticket, at);
+      }
+      p.onResult(at + 1, 'ok', undefined, at, true);
+      expect(p.searching).toBe(false);
+      return { rate: p.rate(at + 1) as number, sent: at };
+    };
+    const onTime = firstProbe(0);
+    const late = firstProbe(20);
+    expect(late.sent).toBeCloseTo(onTime.sent + 20, 9);
+    // D₀ held (1 / 4.09 ms). The 20 ms were this client's, less the 4 a timer may be late by
+    // on its own: 1 / 8.09 ms. Measured to the late send, it read 1 / 24.09 ms (41/s).
+    expect(onTime.rate).toBeCloseTo(1_000 / 4.09, 0);
+    expect(late.rate).toBeCloseTo(1_000 / 8.09, 0);
+    // Late by less than a timer may be on its own: measured to the send, as before.
+    expect(firstProbe(3).rate).toBeCloseTo(1_000 / 7.09, 0);
+  });
+
   it('a slow flight ends the search at the callee’s serving rate, the requests’ way there and back taken out (express-queue regression)', () => {
     // 10 workers × 100 ms, one event loop shared with 100 callers: the requests reach the
     // callee ~20 ms after they were sent and the answers take ~20 ms back (rejections: 40 ms).
