@@ -651,7 +651,7 @@ export class Pacer {
     const s = this.state;
     if (this.mode === SEARCH && ticket > 0) s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
-    if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs);
+    if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs, ticket);
     return 0;
   }
 
