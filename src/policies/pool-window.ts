@@ -1,3 +1,5 @@
+import { nearestSend } from './nearest-send.js';
+
 /**
  * Once a rejection showed where the pool is full, the window grows by one place per this many
  * windows of successes in a row (a pool that grew, or capacity others freed). Per window, as
@@ -256,12 +258,8 @@ export class PoolWindow {
    * that is still in flight instead (the count of those in flight stays right).
    */
   private landed(sentAtMs: number): boolean {
-    const flight = this.inFlight;
-    if (flight.length === 0) return false;
-    let at = 0;
-    for (let i = 1; i < flight.length; i++)
-      if (Math.abs(flight[i]!.sentAt - sentAtMs) < Math.abs(flight[at]!.sentAt - sentAtMs)) at = i;
-    return flight.splice(at, 1)[0]!.ahead;
+    const at = nearestSend(this.inFlight, sentAtMs);
+    return at >= 0 && this.inFlight.splice(at, 1)[0]!.ahead;
   }
 
   /** The flight that revealed the pool has now been served `served` times: each was a place. */

@@ -1,3 +1,5 @@
+import { nearestSend } from './nearest-send.js';
+
 /**
  * When each of a search's probes was due and when it actually left. A parked caller is told
  * when to look again (`told`); one whose event loop is busy — a cold process reading a backlog
@@ -11,8 +13,8 @@
  */
 export class ProbeSends {
   private readonly wakeAt = new Map<number, number>();
-  private readonly sent: number[] = [];
-  private readonly due: number[] = [];
+  /** The latest probes, oldest first. */
+  private readonly probes: { readonly sentAt: number; readonly dueAt: number }[] = [];
 
   /** The caller holding `ticket` was told to look again at `atMs`. */
   told(ticket: number, atMs: number): void {
@@ -26,33 +28,21 @@ export class ProbeSends {
     // Never told to wait (due at its booking), or its slot came after the last wake-up it
     // was told of: the slot is when it was due.
     const due = wake === undefined || slotMs > wake ? slotMs : wake;
-    if (this.sent.length === MAX_PROBES) {
-      this.sent.shift();
-      this.due.shift();
-    }
-    this.sent.push(sentMs);
+    if (this.probes.length === MAX_PROBES) this.probes.shift();
     // A timer's own lateness is no lag: the probe could not have left sooner, and taken out,
     // a token bucket's first probes (due 1.1, 1.3, 1.7 ms after the flight, sent ~1 ms later)
     // read the callee twice as fast (real herds: 197 → 217 requests).
-    this.due.push(Math.min(due + TIMER_SLACK_MS, sentMs));
+    this.probes.push({ sentAt: sentMs, dueAt: Math.min(due + TIMER_SLACK_MS, sentMs) });
   }
 
   /**
-   * When the probe that left at `sentMs` was due: the logged probe whose send is nearest (an
-   * answer carries its request's send time as the attempt read it). `sentMs` itself when none
-   * was logged within `TOLERANCE_MS` of it.
+   * When the probe that left at `sentMs` was due: the logged probe whose send is nearest
+   * (`nearestSend`). `sentMs` itself when none was logged within `TOLERANCE_MS` of it.
    */
   dueOf(sentMs: number): number {
-    let best = -1;
-    let bestDistance = TOLERANCE_MS;
-    for (let i = 0; i < this.sent.length; i++) {
-      const distance = Math.abs((this.sent[i] as number) - sentMs);
-      if (distance <= bestDistance) {
-        best = i;
-        bestDistance = distance;
-      }
-    }
-    return best < 0 ? sentMs : (this.due[best] as number);
+    const at = nearestSend(this.probes, sentMs);
+    const probe = this.probes[at];
+    return probe === undefined || Math.abs(probe.sentAt - sentMs) > TOLERANCE_MS ? sentMs : probe.dueAt;
   }
 
   /** The search ended: no caller is told to look again for a probe (the sends stay, for late answers). */
@@ -62,8 +52,7 @@ export class ProbeSends {
 
   clear(): void {
     this.wakeAt.clear();
-    this.sent.length = 0;
-    this.due.length = 0;
+    this.probes.length = 0;
   }
 }
 
