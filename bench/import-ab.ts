@@ -18,7 +18,7 @@ const samples = Number(arg('samples') ?? 21);
 
 const entry = (dir: string) => pathToFileURL(resolve(dir, 'index.js')).href;
 const child = (target: string) =>
-  `const t0 = performance.now(); await import(${JSON.stringify(target)}); process.stdout.write(String(performance.now() - t0));`;
+  `const t0 = process.hrtime.bigint(); await import(${JSON.stringify(target)}); process.stdout.write(String(Number(process.hrtime.bigint() - t0) / 1e6));`;
 const time = (target: string) =>
   Number(execFileSync(process.execPath, ['--input-type=module', '-e', child(target)], { encoding: 'utf8' }));
 

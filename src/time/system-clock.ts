@@ -10,22 +10,38 @@ const WHEEL_THRESHOLD_MS = 1000;
 /** Wheel granularity: a long timeout fires at most this much late (never early). */
 const WHEEL_RESOLUTION_MS = 25;
 
-// Read once: on Node 20 the `performance` global is a lazy getter that costs more than the
-// `now()` call itself, and the clock is read several times per call.
-const perf = globalThis.performance;
-const origin = perf.timeOrigin;
-const monotonicNow = (): number => perf.now();
+/** Set at the clock's first reading (see `monotonicNow`). */
+let perf: Performance | undefined;
+/** Epoch milliseconds when `monotonicNow()` reads 0; set with `perf`. */
+let origin = 0;
+
+/**
+ * `performance.now()`, the `performance` global read at the clock's first use rather than when
+ * this module loads: on Node that global is a lazy getter whose first read loads `perf_hooks`
+ * (1–3 ms of a cold start on this machine, Node 20–26), which every `import 'kindly-calls'` paid.
+ * Kept once read: on Node 20 the getter costs more than the `now()` call itself. (Node's
+ * `process.hrtime` avoids the load, but allocates per read and measured 2–4 % slower per call
+ * on Node 26.)
+ */
+function monotonicNow(): number {
+  if (perf === undefined) {
+    perf = globalThis.performance;
+    origin = perf.timeOrigin;
+  }
+  return perf.now();
+}
 
 /** The real clock: `Date`, `performance.now()` and Node/browser timers. */
 export class SystemClock implements Clock {
   private readonly wheel = new TimerWheel(monotonicNow, WHEEL_RESOLUTION_MS);
 
   now(): number {
-    return origin + perf.now();
+    const monotonic = monotonicNow();
+    return origin + monotonic;
   }
 
   monotonic(): number {
-    return perf.now();
+    return monotonicNow();
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -34,14 +50,14 @@ export class SystemClock implements Clock {
         reject(signal.reason);
         return;
       }
-      const until = perf.now() + ms;
+      const until = monotonicNow() + ms;
       let handle: ReturnType<typeof setTimeout>;
       let unsubscribe: Unsubscribe | undefined;
       // Native timers hold at most 2^31 − 1 ms; a longer sleep is taken in pieces.
       const wait = (left: number) => {
         handle = setTimeout(
           () => {
-            const rest = until - perf.now();
+            const rest = until - monotonicNow();
             if (rest >= 1 && left > MAX_NATIVE_DELAY_MS) wait(rest);
             else {
               unsubscribe?.();
