@@ -117,6 +117,15 @@ export function runImportCost(options: { samples: number }): { rows: Row[]; load
       unit: 'ms',
       runs: empty.map((x) => round(x, 2)),
     },
+    {
+      // Each root sample and the reference sample after it ran back to back: their difference is
+      // what the package's own files cost, apart from what the loader costs any file import.
+      suite: 'import',
+      name: 'root over the reference, pairwise',
+      value: round(median(ms.map((x, i) => x - (empty[i] ?? Number.NaN))), 2),
+      unit: 'ms',
+      runs: ms.map((x, i) => round(x - (empty[i] ?? Number.NaN), 2)),
+    },
     { suite: 'import', name: 'package modules loaded', value: loaded.length, unit: 'modules', runs: [loaded.length] },
     { suite: 'import', name: 'node built-ins loaded', value: builtins, unit: 'modules', runs: [builtins] },
   ];
