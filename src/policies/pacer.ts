@@ -589,7 +589,7 @@ export class Pacer {
     this.ticket = 0;
     if (!this.throttling(nowMs)) return 0;
     this.adjust(nowMs);
-    if (this.intoWindow(nowMs)) return this.sendNow(nowMs);
+    if (this.intoWindow(nowMs)) return this.sendNow(nowMs, 0);
     let ticket = 0;
     while (this.state.released.size > 0) {
       const t = this.state.released.takeSmallest() as number;
@@ -647,7 +647,7 @@ export class Pacer {
    * A paced request leaves now (returns 0, "send now"). While reprobing or pacing by windows
    * its send is logged (`SendLog`), kept for three windows' time.
    */
-  private sendNow(nowMs: number, ticket = 0): number {
+  private sendNow(nowMs: number, ticket: number): number {
     const s = this.state;
     if (this.mode === SEARCH && ticket > 0) s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
@@ -689,7 +689,8 @@ export class Pacer {
   private placeWait(ticket: number, nowMs: number): number {
     const pool = this.state.pool as PoolWindow;
     const service = this.serviceMs;
-    if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket, nowMs)) return 0;
+    if (pool.rescue(nowMs, Math.min(this.maxSpacingMs, POOL_STALE_SERVICES * service)) && pool.admits(ticket, nowMs))
+      return this.sendNow(nowMs, ticket);
     return Math.max(RECHECK_MS, Math.min(pool.checkAfter(ticket, service), service));
   }
 
@@ -755,6 +756,8 @@ export class Pacer {
    * a slot still ahead was handed back.
    */
   release(ticket: number, nowMs: number): boolean {
+    // Its caller will not send it: no probe of a search will leave on it either.
+    if (ticket !== 0) this.throttleState?.probeSends.forget(ticket);
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
     if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket, nowMs)) || this.state.released.has(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
@@ -1103,8 +1106,9 @@ export class Pacer {
   }
 
   /**
-   * How long the callee took to have room for a served probe: from the search's base to its
-   * send — or from a later base, when the flight's answers came back together and were read
+   * How long the callee took to have room for a served probe: from the search's base to when
+   * the probe was due (`ProbeSends.dueOf`: its send, unless its caller looked late) — or from
+   * a later base, when the flight's answers came back together and were read
    * one by one. Reading more of its successes raises D₀ and re-spaces the probes from the
    * moment of reading; a real slot server's herd (100 answers released at once, read over
    * 25–40 ms) measured from the first read started up at 24–37/s instead of ~80–90/s: 1.26 s

@@ -9,7 +9,9 @@ import { nearestSend } from './nearest-send.js';
  * may be late by on its own.
  *
  * On a clock whose timers fire on time (the simulator's) nothing is late, and `dueOf` is the
- * send time itself. A search sends a handful of probes; the log holds the latest `MAX_PROBES`.
+ * send time itself. A search sends a handful of probes; the log holds the latest `MAX_PROBES`,
+ * and the wake-ups of at most `MAX_WAKE_UPS` parked callers (a caller that gives up is
+ * forgotten; the oldest go first beyond that, so a long search cannot grow it without bound).
  */
 export class ProbeSends {
   private readonly wakeAt = new Map<number, number>();
@@ -18,7 +20,17 @@ export class ProbeSends {
 
   /** The caller holding `ticket` was told to look again at `atMs`. */
   told(ticket: number, atMs: number): void {
+    if (this.wakeAt.size >= MAX_WAKE_UPS && !this.wakeAt.has(ticket)) {
+      // Maps iterate in insertion order: the first key is the longest parked.
+      const oldest = this.wakeAt.keys().next().value as number;
+      this.wakeAt.delete(oldest);
+    }
     this.wakeAt.set(ticket, atMs);
+  }
+
+  /** The caller holding `ticket` gave it up: it will not leave. */
+  forget(ticket: number): void {
+    this.wakeAt.delete(ticket);
   }
 
   /** The probe holding `ticket`, whose slot is `slotMs`, left at `sentMs`. */
@@ -37,12 +49,16 @@ export class ProbeSends {
 
   /**
    * When the probe that left at `sentMs` was due: the logged probe whose send is nearest
-   * (`nearestSend`). `sentMs` itself when none was logged within `TOLERANCE_MS` of it.
+   * (`nearestSend`), taken off the log, so that of probes sent together (one busy turn of the
+   * event loop) each answer finds its own, in the order they left. `sentMs` itself when none
+   * was logged within `TOLERANCE_MS` of it.
    */
   dueOf(sentMs: number): number {
     const at = nearestSend(this.probes, sentMs);
     const probe = this.probes[at];
-    return probe === undefined || Math.abs(probe.sentAt - sentMs) > TOLERANCE_MS ? sentMs : probe.dueAt;
+    if (probe === undefined || Math.abs(probe.sentAt - sentMs) > TOLERANCE_MS) return sentMs;
+    this.probes.splice(at, 1);
+    return probe.dueAt;
   }
 
   /** The search ended: no caller is told to look again for a probe (the sends stay, for late answers). */
@@ -57,6 +73,8 @@ export class ProbeSends {
 }
 
 const MAX_PROBES = 32;
+/** Parked callers whose wake-up is kept: more than a herd of callers waits at once. */
+const MAX_WAKE_UPS = 4096;
 /**
  * How late a timer may fire without the client being busy (ms): Node's fire up to ~1–2 ms
  * after they are due, browsers clamp nested ones to 4 ms.

@@ -58,4 +58,28 @@ describe('ProbeSends', () => {
     expect(log.dueOf(30)).toBe(14);
     expect(log.dueOf(40)).toBe(16);
   });
+
+  it('probes that left together (one busy turn of the event loop): each answer finds its own, in the order they left', () => {
+    const log = new ProbeSends();
+    log.told(1, 10);
+    log.left(1, 40, 10); // due at 14
+    log.told(2, 30);
+    log.left(2, 40, 30); // due at 34
+    expect(log.dueOf(40)).toBe(14);
+    expect(log.dueOf(40)).toBe(34);
+    expect(log.dueOf(40)).toBe(40); // a third answer: no probe of its own
+  });
+
+  it('keeps the wake-ups of at most 4,096 parked callers, the longest parked dropped first; one that gives up is forgotten', () => {
+    const log = new ProbeSends();
+    for (let ticket = 1; ticket <= 4097; ticket++) log.told(ticket, 50);
+    log.left(1, 100, 0); // its wake-up dropped: due at its slot, 0, plus the slack
+    log.left(2, 200, 0); // kept: due at its wake-up, 50, plus the slack
+    log.told(5000, 60);
+    log.forget(5000);
+    log.left(5000, 300, 0);
+    expect(log.dueOf(100)).toBe(4);
+    expect(log.dueOf(200)).toBe(54);
+    expect(log.dueOf(300)).toBe(4);
+  });
 });
