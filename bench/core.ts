@@ -14,7 +14,7 @@ import { type BenchCase, cases } from './cases.js';
 import { interleavedRounds, type TimedCase } from './rounds.js';
 import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
 
-/** Targets from the performance issue, in ns per call (median over runs). */
+/** The targets, in ns per call (median over runs); docs/benchmarks.md says why each. */
 export const CORE_TARGETS: Record<string, number> = {
   'kindly:retry+timeout': 1_000,
   'kindly:signal': 1_000,

@@ -35,7 +35,7 @@ import { median, type Ratio, type Row, ratioOf, round } from './stats.js';
 
 export type HttpGroup = 'plain' | 'deadline' | 'rejected';
 
-/** Targets from the performance issue: kindly ≤ 3 % over the floor, the full pipeline ≤ 5 %. */
+/** The targets: kindly ≤ 3 % over the floor, the full pipeline ≤ 5 %. */
 export const HTTP_TARGETS = { kindly: 1.03, full: 1.05 } as const;
 
 async function startServer(): Promise<{ url: string; child: ChildProcess }> {
