@@ -757,7 +757,7 @@ export class Pacer {
    */
   release(ticket: number, nowMs: number): boolean {
     // Its caller will not send it: no probe of a search will leave on it either.
-    if (ticket !== 0) this.throttleState?.probeSends.forget(ticket);
+    this.throttleState?.probeSends.forget(ticket);
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
     if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket, nowMs)) || this.state.released.has(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
