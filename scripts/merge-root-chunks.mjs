@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { rollup } from 'rollup';
+import { withoutComments } from './strip-comments.mjs';
 
 const STATIC_CHUNK_IMPORT = /(?:^|[;\n}])\s*(?:import|export)\s*(?:[^'"();]*?\bfrom\s*)?['"]\.\/(chunk-[A-Za-z0-9_-]+\.js)['"]/g;
 
@@ -63,6 +64,10 @@ export async function mergeRootChunks(distDir) {
             map = readFileSync(`${id}.map`, 'utf8');
           } catch {}
           return { code, map };
+        },
+        // Rollup chains this map after esbuild's, so stack traces still point into `src/`.
+        transform(code, id) {
+          return id.startsWith(dist) ? withoutComments(code, id) : null;
         },
       },
     ],
