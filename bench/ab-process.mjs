@@ -66,9 +66,17 @@ const which = arg('case', 'full');
 const run = (dir) => runCase(dir, which);
 const b = [];
 const a = [];
+// ABBA: the two builds swap places every pair, so that a drift (the machine warming up or
+// slowing down) and any cost of coming second fall on both alike.
 for (let i = 0; i < pairs; i++) {
-  b.push(run(before));
-  a.push(run(after));
+  if (i % 2 === 0) {
+    b.push(run(before));
+    a.push(run(after));
+  } else {
+    const second = run(after);
+    b.push(run(before));
+    a.push(second);
+  }
 }
 const ratios = a.map((x, i) => x / b[i]);
 console.log(

@@ -38,7 +38,9 @@ export async function runCore(options: { runs: number; filter?: string }): Promi
   }
   const timed: TimedCase[] = all.map((c) => {
     const fn = fns.get(c.name) as () => Promise<number> | number;
-    return { name: c.name, once: c.sync ? async () => void fn() : async () => void (await fn()) };
+    return c.sync
+      ? { name: c.name, once: async () => void fn(), onceSync: () => void fn() }
+      : { name: c.name, once: async () => void (await fn()) };
   });
   const measured = await interleavedRounds(timed, { blocks: options.runs, batches: 30, ops: 2_000, concurrency: 1 });
   const perRun = new Map<string, number[]>(all.map((c) => [c.name, measured.get(c.name)?.cpu ?? []]));

@@ -5,7 +5,7 @@
  * request, and the per-block ratios. The second build loaded reads ~2 % cheaper against an
  * identical first one (A/A), so run both orders.
  *
- *   npx tsx bench/http-ab.ts --before=DIR --after=dist [--group=plain|full|rejected|throttled] [--concurrency=1] [--blocks=7]
+ *   npx tsx bench/http-ab.ts --before=DIR --after=dist [--group=plain|full|rejected|throttled] [--concurrency=1] [--blocks=7] [--warmup=2000]
  *
  * `full` is the HTTP bench's full pipeline (total timeout included); `rejected`, the plain
  * pipeline without retries against `503 busy` (a short text body), handed back; `throttled`,
@@ -19,6 +19,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import { WARM_UP } from './http.js';
 import { FULL_HTTP_PIPELINE, PLAIN_PIPELINE } from './pipelines.js';
 import { interleavedRounds } from './rounds.js';
 import { median } from './stats.js';
@@ -65,6 +66,11 @@ const cases = Object.entries(sends).map(([name, send]) => ({
     if ((await response.text()) !== expected) throw new Error(`${name}: unexpected answer ${response.status}`);
   },
 }));
+// Warm, as the HTTP bench is (`WARM_UP` says why): without it the first blocks ran while V8
+// was still compiling, and an A/A (one build against a copy of itself) read before/floor ~8
+// points higher and after/before 2–4 % off 1.
+const warmup = Number(arg('warmup', String(WARM_UP)));
+for (let i = 0; i < warmup; i++) for (const c of cases) await c.once();
 const measured = await interleavedRounds(cases, {
   blocks,
   batches: concurrency === 1 ? 60 : 16,

@@ -4,12 +4,18 @@ import { median } from './stats.js';
 export interface TimedCase {
   name: string;
   once: () => Promise<void>;
+  /**
+   * The same operation when it is synchronous (policy bookkeeping): a batch then calls it in a
+   * plain loop, without the promise and the `await` per call that `once` costs (~40–50 ns,
+   * more than the bookkeeping itself).
+   */
+  onceSync?: () => void;
 }
 
 export interface RoundsOptions {
   /** Blocks: each gives one figure per case (the median of its batches); one warm-up block runs first. */
   blocks: number;
-  /** Batches per case per block, rounded up to whole cycles of `balancedOrders`. */
+  /** Batches per case per block, rounded up to whole cycles of `balancedCycle`. */
   batches: number;
   /** Operations per batch. */
   ops: number;
@@ -25,9 +31,10 @@ export interface Measured {
 }
 
 /**
- * The orders in which `n` cases take their turns: a Williams design, in which every case
- * follows every other case equally often (once per n turns for an even n, twice per 2n for an
- * odd one), and takes every position equally often.
+ * The order in which `n` cases take their turns, as one cycle run over and over: every case
+ * comes right after every other case exactly once per cycle, the step from the cycle's end
+ * back to its start included, and never right after itself (an Eulerian circuit of the
+ * complete directed graph on the cases, n × (n − 1) turns; one turn for one case).
  *
  * Why not a rotation: rotating one order keeps its neighbours — each case always follows the
  * same one. A case run right after similar code (the HTTP floor after bare `fetch`) finds the
@@ -35,40 +42,56 @@ export interface Measured {
  * each batch carries that. In the HTTP bench, putting cockatiel's case before kindly's moved
  * `kindly / floor` from +4–12 % to +10–21 % and read `.call()` around the floor's own request
  * up to 16 % below the floor (Node 20, 2026-12-03): order, not code.
+ *
+ * Why not separate balanced orders (a Williams design) run back to back: each order is
+ * balanced on its own, but the step from one order's last case to the next order's first adds
+ * pairs of its own — with six cases some pairs came twice as often as others, with three a
+ * case followed itself in a sixth of its turns while another never did.
  */
-export function balancedOrders(n: number): number[][] {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`balancedOrders needs a whole number of cases, got ${n}`);
-  // First order: 0, 1, n−1, 2, n−2, …; the others add k (mod n).
-  const first: number[] = [];
-  for (let j = 0, low = 0, high = n - 1; j < n; j++) first.push(j === 0 ? 0 : j % 2 === 1 ? ++low : high--);
-  const orders = Array.from({ length: n }, (_, k) => first.map((c) => (c + k) % n));
-  // With an odd n each order's neighbours are one-sided; its reverse supplies the other side
-  // (one case has no neighbours: its one order).
-  return n % 2 === 0 || n === 1 ? orders : [...orders, ...orders.map((o) => [...o].reverse())];
+export function balancedCycle(n: number): number[] {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`balancedCycle needs a whole number of cases, got ${n}`);
+  if (n === 1) return [0];
+  // Hierholzer's walk: leave each case by its next unused step, back up when stuck.
+  const nextStep = Array.from({ length: n }, () => 1);
+  const stack = [0];
+  const circuit: number[] = [];
+  while (stack.length > 0) {
+    const at = stack[stack.length - 1] as number;
+    const k = nextStep[at] as number;
+    if (k < n) {
+      nextStep[at] = k + 1;
+      stack.push((at + k) % n);
+    } else circuit.push(stack.pop() as number);
+  }
+  // The walk ends where it began: drop the repeated start, so the cycle closes on itself.
+  return circuit.reverse().slice(0, -1);
 }
 
 /**
  * Finely interleaved batches: the cases take turns batch by batch (a few ms each, in the
- * orders of `balancedOrders`), so that load from elsewhere on a shared machine lands on every
- * case alike, and no case always runs after the same neighbour; each block's figure per case
+ * order of `balancedCycle`), so that load from elsewhere on a shared machine lands on every
+ * case alike, and every case runs after every other equally often; each block's figure per case
  * is the median of its batches, which drops the batches that a burst of outside load hit. Both
  * wall time and this process's CPU time are kept: the client's CPU time is what a wrapper
  * adds, and it moves less than wall time when other processes compete for the cores.
  */
 export async function interleavedRounds(cases: readonly TimedCase[], options: RoundsOptions): Promise<Map<string, Measured>> {
   const result = new Map<string, Measured>(cases.map((c) => [c.name, { wall: [], cpu: [] }]));
-  const orders = balancedOrders(cases.length);
+  const cycle = balancedCycle(cases.length);
+  // Each case takes `cycle.length / n` turns per cycle; a block runs whole cycles.
+  const turnsPerCycle = Math.max(1, cases.length - 1);
+  const cycles = Math.ceil(options.batches / turnsPerCycle);
   for (let block = -1; block < options.blocks; block++) {
     const wall = new Map<string, number[]>(cases.map((c) => [c.name, []]));
     const cpu = new Map<string, number[]>(cases.map((c) => [c.name, []]));
-    const turns = Math.ceil(options.batches / orders.length) * orders.length;
-    for (let b = 0; b < turns; b++) {
-      for (const index of orders[b % orders.length] as number[]) {
-        const c = cases[index] as TimedCase;
-        const t = await timeBatch(c.once, options.ops, options.concurrency);
-        wall.get(c.name)?.push(t.wallNs / options.ops);
-        cpu.get(c.name)?.push(t.cpuNs / options.ops);
-      }
+    for (let turn = 0; turn < cycles * cycle.length; turn++) {
+      const c = cases[cycle[turn % cycle.length] as number] as TimedCase;
+      const t =
+        c.onceSync === undefined
+          ? await timeBatch(c.once, options.ops, options.concurrency)
+          : timeSyncBatch(c.onceSync, options.ops);
+      wall.get(c.name)?.push(t.wallNs / options.ops);
+      cpu.get(c.name)?.push(t.cpuNs / options.ops);
     }
     if (block < 0) continue;
     for (const c of cases) {
@@ -96,6 +119,15 @@ async function timeBatch(
   const t0 = process.hrtime.bigint();
   if (concurrency === 1) await worker();
   else await Promise.all(Array.from({ length: Math.min(concurrency, ops) }, worker));
+  const wallNs = Number(process.hrtime.bigint() - t0);
+  const cpu = process.cpuUsage(cpu0);
+  return { wallNs, cpuNs: (cpu.user + cpu.system) * 1000 };
+}
+
+function timeSyncBatch(onceSync: () => void, ops: number): { wallNs: number; cpuNs: number } {
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < ops; i++) onceSync();
   const wallNs = Number(process.hrtime.bigint() - t0);
   const cpu = process.cpuUsage(cpu0);
   return { wallNs, cpuNs: (cpu.user + cpu.system) * 1000 };
