@@ -2,7 +2,7 @@ import type { Scenario, ScenarioOption } from '../sim/scenario.js';
 import { UsageError } from './usage-error.js';
 
 /** The options every `kindly-calls sim <scenario>` accepts besides its own. */
-export const COMMON_SIM_OPTIONS = [
+export const COMMON_SIM_OPTIONS: readonly { flag: string; value: string | undefined; help: string }[] = [
   { flag: '--json', value: undefined, help: 'print one JSON document instead of the table' },
   { flag: '--report', value: 'FILE', help: 'also write a self-contained HTML report with charts' },
   {
@@ -11,7 +11,12 @@ export const COMMON_SIM_OPTIONS = [
     help: 'simulate your own retry options (RetryOptions in .json, .js or .ts) as an extra row',
   },
   { flag: '--help', value: undefined, help: 'show this help' },
-] as const;
+];
+
+/** The common options that apply to `scenario` (`--config` only where it has retry rows). */
+export function commonOptionsOf(scenario: Scenario): typeof COMMON_SIM_OPTIONS {
+  return scenario.retryConfig === false ? COMMON_SIM_OPTIONS.filter((o) => o.flag !== '--config') : COMMON_SIM_OPTIONS;
+}
 
 export interface SimArgs {
   json: boolean;
@@ -50,9 +55,9 @@ export function parseOptionValue(option: ScenarioOption, raw: string, command: s
  * a value for `--json` and `--help`. Unknown options, missing or malformed values, an option
  * given twice and stray arguments are `UsageError`s.
  */
-export function parseSimArgs(scenario: Scenario, argv: readonly string[]): SimArgs {
-  const command = `sim ${scenario.name}`;
-  const see = `see kindly-calls sim ${scenario.name} --help`;
+export function parseSimArgs(scenario: Scenario, argv: readonly string[], invokedAs: string = scenario.name): SimArgs {
+  const command = `sim ${invokedAs}`;
+  const see = `see kindly-calls sim ${invokedAs} --help`;
   const out: SimArgs = { json: false, help: false, report: undefined, config: undefined, params: {} };
   const seen = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
@@ -85,6 +90,9 @@ export function parseSimArgs(scenario: Scenario, argv: readonly string[]): SimAr
     }
     if (name === 'report' || name === 'config') {
       if (value === '') throw new UsageError(`${command}: --${name} needs a file name`);
+      if (name === 'config' && scenario.retryConfig === false) {
+        throw new UsageError(`${command}: --config does not apply here: this scenario has no retry rows to add yours beside`);
+      }
       out[name] = value;
       continue;
     }

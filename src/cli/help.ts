@@ -1,6 +1,6 @@
 import type { Scenario } from '../sim/scenario.js';
 import { SCENARIOS } from '../sim/scenarios.js';
-import { COMMON_SIM_OPTIONS } from './args.js';
+import { COMMON_SIM_OPTIONS, commonOptionsOf } from './args.js';
 
 function columns(rows: readonly (readonly [string, string])[], indent = 2): string[] {
   const w = Math.max(...rows.map(([a]) => a.length));
@@ -32,7 +32,7 @@ export function simHelp(): string {
     'Scenarios:',
     ...columns(SCENARIOS.map((s) => [s.name, s.summary] as const)),
     '',
-    'Options for every scenario:',
+    "Options for every scenario (--config for those with retry rows: see each one's --help):",
     ...columns(COMMON_SIM_OPTIONS.map((o) => [o.value ? `${o.flag} ${o.value}` : o.flag, o.help] as const)),
     '',
     "Each scenario's own options and model: kindly-calls sim <scenario> --help",
@@ -40,21 +40,21 @@ export function simHelp(): string {
   ].join('\n');
 }
 
-export function scenarioHelp(scenario: Scenario): string {
+export function scenarioHelp(scenario: Scenario, invokedAs: string = scenario.name): string {
   const own = scenario.options.map((o) => {
     const what = o.kind === 'choice' ? 'NAME' : o.kind === 'integer' ? 'N' : 'X';
     const choices = o.kind === 'choice' ? `: ${(o.choices ?? []).join(', ')}` : '';
     return [`--${o.name} ${what}`, `${o.help}${choices} (default ${o.default})`] as const;
   });
   return [
-    `Usage: kindly-calls sim ${scenario.name} [options]`,
+    `Usage: kindly-calls sim ${invokedAs} [options]`,
     '',
     `${scenario.summary}.`,
     '',
     ...scenario.description,
     '',
     'Options:',
-    ...columns([...own, ...COMMON_SIM_OPTIONS.map((o) => [o.value ? `${o.flag} ${o.value}` : o.flag, o.help] as const)]),
+    ...columns([...own, ...commonOptionsOf(scenario).map((o) => [o.value ? `${o.flag} ${o.value}` : o.flag, o.help] as const)]),
     '',
   ].join('\n');
 }

@@ -1,6 +1,6 @@
-import { realpathSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { constants, realpathSync } from 'node:fs';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RetryOptions } from '../policies/retry-decision.js';
 import { renderHtml } from '../sim/report/html.js';
@@ -82,11 +82,14 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (scenario === undefined) {
     throw new UsageError(`sim: unknown scenario "${name}", expected one of ${SCENARIOS.map((s) => s.name).join(', ')}`);
   }
-  const parsed = parseSimArgs(scenario, args);
-  if (parsed.help) {
-    io.stdout.write(scenarioHelp(scenario));
+  // Help wins over everything else on the line, a mistaken option included.
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout.write(scenarioHelp(scenario, name));
     return EXIT_OK;
   }
+  const parsed = parseSimArgs(scenario, args, name);
+  let report: string | undefined;
+  if (parsed.report !== undefined) report = await writableReportPath(resolve(cwd, parsed.report), parsed.report);
   let retry: RetryOptions | undefined;
   if (parsed.config !== undefined) retry = await loadRetryConfig(parsed.config, cwd);
 
@@ -98,6 +101,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     // Awaited: a user's `async run()` (one that reads a data file, say) then works, and its
     // rejection ends here as a one-line error instead of an unhandled one with a stack trace.
     returned = await scenario.run(withDefaults(scenario, parsed.params), context);
+  } catch (error) {
+    if (!isScenarioFile(name)) throw error;
+    throw new Error(`sim ${name}: run() failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     progress?.done();
   }
@@ -106,19 +112,55 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     throw new UsageError(`sim ${name}: run(params, context) must return { json, report } (${problems.join('; ')})`);
   }
   const result = returned as ScenarioResult;
-
-  if (parsed.report !== undefined) {
-    const path = resolve(cwd, parsed.report);
+  // Rendered before anything is written, so that a report the renderer cannot draw is named
+  // as such, and the results are printed before the report is written: a file that cannot be
+  // written then loses nothing.
+  const rendered = report === undefined ? undefined : renderOrExplain(() => renderHtml(result.report), name, 'report');
+  io.stdout.write(parsed.json ? `${jsonOf(result, name)}\n` : renderOrExplain(() => renderText(result.report), name, 'report'));
+  if (report !== undefined && rendered !== undefined) {
     try {
-      await writeFile(path, renderHtml(result.report));
+      await writeFile(report, rendered);
     } catch (error) {
       const code = (error as { code?: string }).code;
       throw new Error(`cannot write report ${parsed.report} (${code ?? String(error)})`);
     }
     io.stderr.write(`kindly: report written to ${parsed.report}\n`);
   }
-  io.stdout.write(parsed.json ? `${jsonOf(result, name)}\n` : renderText(result.report));
   return EXIT_OK;
+}
+
+/**
+ * `path`, once it is clear a report can be written there: checked before the simulation runs,
+ * so that a long run is not thrown away over a missing folder.
+ */
+async function writableReportPath(path: string, given: string): Promise<string> {
+  try {
+    if ((await stat(path)).isDirectory()) throw new UsageError(`--report ${given} is a folder; give a file name`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if ((error as { code?: string }).code !== 'ENOENT')
+      throw new UsageError(`--report ${given}: cannot write there (${(error as { code?: string }).code ?? String(error)})`);
+  }
+  try {
+    await access(dirname(path), constants.W_OK);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new UsageError(
+      `--report ${given}: cannot write there (${code === 'ENOENT' ? 'no such folder' : (code ?? String(error))})`,
+    );
+  }
+  return path;
+}
+
+/** A user's report the renderer trips over (a table without rows, say) is a usage error naming the scenario. */
+function renderOrExplain(render: () => string, name: string, what: string): string {
+  try {
+    return render();
+  } catch (error) {
+    if (!isScenarioFile(name)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`sim ${name}: the ${what} that run() returned cannot be drawn (${reason})`);
+  }
 }
 
 /** The `--json` document; one a user's scenario made unserialisable (a BigInt, a cycle) is a usage error. */
@@ -158,8 +200,26 @@ function isMain(): boolean {
   }
 }
 
-if (isMain()) {
-  run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+/**
+ * The command as a process (`bin/kindly-calls.mjs`, or this file run directly): `run`, its code
+ * as the exit code. A scenario whose `run()` returns a promise that never settles leaves Node
+ * nothing to wait for, and Node would end the process with code 0 (or 13 under a top-level
+ * `await`) and no word: that is said, exit 1.
+ */
+export function runAsProgram(argv: readonly string[]): void {
+  let finished = false;
+  const unfinished = () => {
+    if (finished) return;
+    finished = true;
+    process.stderr.write("kindly: the simulation never finished: a promise it waited for (its run()'s) never settled\n");
+    process.exitCode = EXIT_FAILURE;
+  };
+  process.once('beforeExit', unfinished);
+  run(argv, { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+    finished = true;
+    process.off('beforeExit', unfinished);
     process.exitCode = code;
   });
 }
+
+if (isMain()) runAsProgram(process.argv.slice(2));

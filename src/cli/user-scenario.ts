@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import type { Scenario, ScenarioOption } from '../sim/scenario.js';
 import { importUserModule } from './load-module.js';
@@ -20,13 +21,12 @@ export async function loadUserScenario(file: string, cwd: string): Promise<Scena
     throw new UsageError(`sim ${file}: a scenario file must be .js, .mjs, .cjs, .ts, .mts or .cts`);
   }
   const path = resolve(cwd, file);
+  if (!isFile(path)) throw new UsageError(`sim ${file}: file not found`);
   let mod: unknown;
   try {
     mod = await importUserModule(path, cwd);
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ENOENT') throw new UsageError(`sim ${file}: file not found`);
-    throw error;
+    throw new Error(`sim ${file}: cannot load (${loadFailure(error)})`);
   }
   const exports = mod as { default?: unknown; scenario?: unknown };
   const candidate = exports.scenario ?? exports.default;
@@ -35,6 +35,27 @@ export async function loadUserScenario(file: string, cwd: string): Promise<Scena
     throw new UsageError(`sim ${file}: the default export is not a scenario (${problems.join('; ')})`);
   }
   return candidate as Scenario;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a scenario module did not load, in one line. The commonest: it imports this package
+ * from a folder whose project does not have it (`npx kindly-calls sim ./s.ts` elsewhere).
+ */
+function loadFailure(error: unknown): string {
+  const message = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /['"]kindly-calls(\/[^'"]*)?['"]/.test(message)) {
+    return `${message}; install kindly-calls in the scenario's project (npm i -D kindly-calls) so that its imports resolve`;
+  }
+  return message;
 }
 
 /** Every way `value` falls short of a `Scenario`, so the user fixes them all at once. */
@@ -47,14 +68,34 @@ function scenarioProblems(value: unknown): string[] {
   if (!Array.isArray(s.description) || !s.description.every((l) => typeof l === 'string'))
     problems.push('`description` must be an array of strings');
   if (!Array.isArray(s.options)) problems.push('`options` must be an array');
-  else
-    (s.options as ScenarioOption[]).forEach((o, i) => {
-      if (o === null || typeof o !== 'object' || typeof o.name !== 'string') problems.push(`options[${i}] needs a \`name\``);
-      else if (!['integer', 'number', 'choice'].includes(o.kind))
-        problems.push(`options[${i}].kind must be integer, number or choice`);
-    });
+  else (s.options as ScenarioOption[]).forEach((o, i) => problems.push(...optionProblems(o, i)));
   if (typeof s.run !== 'function') problems.push('`run(params, context)` must be a function');
   return problems;
+}
+
+/** Flags every scenario has already: an option of the same name could never be set. */
+const RESERVED = new Set(['json', 'report', 'config', 'help', 'h']);
+
+/** Every way one declared option falls short: its default must be one it would accept. */
+function optionProblems(o: ScenarioOption, i: number): string[] {
+  if (o === null || typeof o !== 'object' || typeof o.name !== 'string' || o.name.length === 0)
+    return [`options[${i}] needs a \`name\``];
+  const at = `options[${i}] (--${o.name})`;
+  if (RESERVED.has(o.name)) return [`${at}: --${o.name} is the CLI's own; choose another name`];
+  if (o.kind === 'choice') {
+    if (!Array.isArray(o.choices) || o.choices.length === 0 || !o.choices.every((c) => typeof c === 'string'))
+      return [`${at}: a choice needs \`choices\`, a non-empty array of strings`];
+    return o.choices.includes(o.default as string)
+      ? []
+      : [`${at}: \`default\` must be one of its choices, got ${JSON.stringify(o.default)}`];
+  }
+  if (o.kind !== 'integer' && o.kind !== 'number') return [`${at}: \`kind\` must be integer, number or choice`];
+  const d = o.default;
+  if (typeof d !== 'number' || !Number.isFinite(d) || (o.kind === 'integer' && !Number.isInteger(d)))
+    return [`${at}: \`default\` must be a${o.kind === 'integer' ? ' whole' : ''} finite number, got ${JSON.stringify(d)}`];
+  if ((o.min !== undefined && d < o.min) || (o.max !== undefined && d > o.max))
+    return [`${at}: \`default\` ${d} is outside its own min/max`];
+  return [];
 }
 
 /**

@@ -50,11 +50,13 @@ export class Simulation {
    * event. Costs an allocation per event: for millions of events, prefer `on` + `after`.
    */
   schedule<T>(delayMs: number, handler: (payload: T, now: number) => void, payload: T): ScheduledEvent {
+    if (!(delayMs < Number.POSITIVE_INFINITY)) notATime('schedule', 'delayMs', delayMs);
     return this.scheduleAt(delayMs > 0 ? this.time + delayMs : this.time, handler, payload);
   }
 
   /** `schedule` at absolute time `timeMs` (never in the past: earlier means now). */
   scheduleAt<T>(timeMs: number, handler: (payload: T, now: number) => void, payload: T): ScheduledEvent {
+    if (!(timeMs < Number.POSITIVE_INFINITY)) notATime('scheduleAt', 'timeMs', timeMs);
     if (this.payloadKind < 0) this.payloadKind = this.on((slot, now) => this.firePayload(slot, now));
     const slot = this.freeSlots.length > 0 ? (this.freeSlots.pop() as number) : this.payloads.length;
     let live = true;
@@ -108,11 +110,13 @@ export class Simulation {
 
   /** Schedules `kind(arg)` at absolute time `time` (never in the past: earlier means now). */
   at(time: number, kind: EventKind, arg = 0): void {
+    if (!(time < Number.POSITIVE_INFINITY)) notATime('at', 'time', time);
     this.queue.push(Math.max(time, this.time), kind, arg);
   }
 
   /** Schedules `kind(arg)` `delayMs` from now. */
   after(delayMs: number, kind: EventKind, arg = 0): void {
+    if (!(delayMs < Number.POSITIVE_INFINITY)) notATime('after', 'delayMs', delayMs);
     this.queue.push(delayMs > 0 ? this.time + delayMs : this.time, kind, arg);
   }
 
@@ -139,4 +143,13 @@ export class Simulation {
     if (!this.stopped && untilMs !== Number.POSITIVE_INFINITY && untilMs > this.time) this.time = untilMs;
     return this.fired - before;
   }
+}
+
+/**
+ * A time that is not a number would fire at once (NaN compares false with everything) and
+ * one at +Infinity at the end of a run with no end: both are a scenario's mistake, said here.
+ * (A time in the past is allowed: it means now.)
+ */
+function notATime(method: string, name: string, value: number): never {
+  throw new RangeError(`Simulation.${method}: \`${name}\` must be a finite number of ms, got ${value}`);
 }

@@ -49,6 +49,12 @@ export interface Scenario {
   /** The documented parameters and model, printed by `kindly-calls sim <name> --help`. */
   description: readonly string[];
   options: readonly ScenarioOption[];
+  /**
+   * Whether the scenario simulates the user's `--config` retry options as a row of its own
+   * (`context.retry`). `false`: the CLI refuses `--config` for it rather than ignore it.
+   * @default true
+   */
+  retryConfig?: boolean;
   run(params: ScenarioParams, context: ScenarioContext): ScenarioResult | Promise<ScenarioResult>;
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -158,12 +158,43 @@ describe('kindly CLI', () => {
     expect(html.match(/<path class="series" data-series="/g)?.length).toBe(7 + 8);
   });
 
-  it('a report that cannot be written: exit 1 with one line', async () => {
+  it('a report that cannot be written there: exit 2 with one line, before the simulation runs', async () => {
     const dir = tmp();
-    const r = await runCli(['sim', 'herd', '--strategy', 'fixed', '--report', join(dir, 'no', 'such', 'dir', 'r.html')]);
+    let readings = 0;
+    // The progress clock is read as soon as the simulation starts: it must never be.
+    const clock = { monotonic: () => ++readings };
+    const r = await runCli(['sim', 'herd', '--strategy', 'fixed', '--report', join(dir, 'no', 'such', 'dir', 'r.html')], {
+      isTTY: true,
+      clock,
+    });
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `kindly: --report ${join(dir, 'no', 'such', 'dir', 'r.html')}: cannot write there (no such folder)`,
+    ]);
+    expect(readings).toBe(0);
+    const folder = await runCli(['sim', 'herd', '--strategy', 'fixed', '--report', dir]);
+    expect(folder).toMatchObject({ code: 2, stdout: '' });
+    expect(folder.stderr).toContain('is a folder');
+  });
+
+  it('a report that fails to write after the run (the folder went away): the results are printed, then exit 1', async () => {
+    const dir = tmp();
+    const gone = join(dir, 'sub');
+    mkdirSync(gone);
+    const clock = {
+      monotonic: () => {
+        // The simulation has started: its folder goes away under it.
+        rmSync(gone, { recursive: true, force: true });
+        return 0;
+      },
+    };
+    const r = await runCli(['sim', 'herd', '--strategy', 'fixed', '--json', '--report', join(gone, 'r.html')], {
+      isTTY: true,
+      clock,
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(r.stderr).toContain('cannot write report');
+    expect(JSON.parse(r.stdout).scenario).toBe('herd');
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toContain('cannot write report');
   });
 
   it('shows progress on a terminal only, and only for long runs', async () => {
@@ -188,5 +219,42 @@ describe('kindly CLI', () => {
     expect(listeners).toHaveLength(1);
     expect(() => listeners[0]!(Object.assign(new Error('closed'), { code: 'EPIPE' }))).not.toThrow();
     expect(() => listeners[0]!(Object.assign(new Error('disk'), { code: 'EIO' }))).toThrow('disk');
+  });
+  it('--config where a scenario has no retry rows: refused, and not offered in its help', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'r.json'), '{ "maxAttempts": 8 }');
+    for (const name of ['latency-spike', 'queueing', 'hedging', 'fleet']) {
+      const r = await runCli(['sim', name, '--config', 'r.json'], { cwd: dir });
+      expect({ name, code: r.code, stdout: r.stdout }).toEqual({ name, code: 2, stdout: '' });
+      expect(r.stderr).toBe(
+        `kindly: sim ${name}: --config does not apply here: this scenario has no retry rows to add yours beside\n`,
+      );
+      expect((await runCli(['sim', name, '--help'])).stdout).not.toContain('--config');
+    }
+    expect((await runCli(['sim', 'herd', '--help'])).stdout).toContain('--config');
+  });
+
+  it("the concurrency model's parameters carry the answers' way back, which moves the bound", async () => {
+    const of = async (latency: string) =>
+      JSON.parse(
+        (
+          await runCli([
+            'sim',
+            'herd',
+            '--server',
+            'concurrency',
+            '--strategy',
+            'fixed',
+            '--seeds',
+            '1',
+            '--latency-ms',
+            latency,
+            '--json',
+          ])
+        ).stdout,
+      ) as { parameters: { server: { latencyMs: number } }; lowerBound: { allSucceededMs: number } };
+    const [near, far] = [await of('1'), await of('50')];
+    expect([near.parameters.server.latencyMs, far.parameters.server.latencyMs]).toEqual([1, 50]);
+    expect(far.lowerBound.allSucceededMs - near.lowerBound.allSucceededMs).toBe(49);
   });
 });

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -29,5 +32,17 @@ describe('kindly as a process', () => {
     });
     expect(r.status).toBe(0);
     expect(r.stderr).not.toContain('EPIPE');
+  });
+  it('a scenario whose run() never settles: said, exit 1 (not a silent exit 0)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kindly-never-'));
+    const path = join(dir, 'never.mjs');
+    writeFileSync(
+      path,
+      'export default { name: "never", summary: "s", description: [], options: [], run: () => new Promise(() => {}) };',
+    );
+    const r = kindly(['sim', path, '--json']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe("kindly: the simulation never finished: a promise it waited for (its run()'s) never settled\n");
   });
 });

@@ -68,7 +68,7 @@ describe('kindly-calls sim ./my-scenario.ts (your own scenario)', () => {
 
     const failing = file('async-boom.mjs', scenarioWith('async run() { throw new Error("async boom"); }'));
     const failed = await runCli(['sim', failing]);
-    expect(failed).toEqual({ code: 1, stdout: '', stderr: 'kindly: async boom\n' });
+    expect(failed).toEqual({ code: 1, stdout: '', stderr: `kindly: sim ${failing}: run() failed: async boom\n` });
   });
 
   it('a run() that does not return { json, report }: exit 2, one line naming what is wrong', async () => {
@@ -101,5 +101,67 @@ describe('kindly-calls sim ./my-scenario.ts (your own scenario)', () => {
     expect(result.stderr).toMatch(
       /^kindly: sim .*bigint\.mjs: the `json` that run\(\) returned cannot be written as JSON \(.*BigInt.*\)\n$/,
     );
+  });
+  it('a scenario file that exists but whose import fails: "cannot load" with the real reason, not "file not found"', async () => {
+    const relative = file('imports-missing.mjs', `import x from './not-here.js';\n${scenarioWith('run() { return x; }')}`);
+    const r = await runCli(['sim', relative]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain('file not found');
+    expect(r.stderr).toMatch(/^kindly: sim .*imports-missing\.mjs: cannot load \(.*not-here\.js.*\)\n$/);
+    // In a folder whose project does not have this package: say how to give it one.
+    const elsewhere = file(
+      'uses-package.mjs',
+      `import { spread } from 'kindly-calls/sim';\n${scenarioWith('run() { return spread; }')}`,
+    );
+    const missing = await runCli(['sim', elsewhere]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("Cannot find package 'kindly-calls/sim'");
+    expect(missing.stderr).toContain('npm i -D kindly-calls');
+  });
+
+  it("a scenario's help and hints name the file it was given as; -h works after it, and help wins over a bad option", async () => {
+    const help = await runCli(['sim', OCC, '-h'], { cwd: root });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(`Usage: kindly-calls sim ${OCC} [options]`);
+    const first = await runCli(['sim', OCC, '--clients', '0', '--help'], { cwd: root });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('--latency-ms');
+    const stray = await runCli(['sim', OCC, 'extra'], { cwd: root });
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain(`(see kindly-calls sim ${OCC} --help)`);
+  });
+
+  it('a report the renderer cannot draw: exit 2, one line naming the scenario, not the file write', async () => {
+    const bad = '{ title: "t", notes: [], parameters: [], tables: [{ title: "x", table: null }], charts: [] }';
+    const path = file('bad-table.mjs', scenarioWith(`run() { return { json: {}, report: ${bad} }; }`));
+    for (const extra of [[], ['--report', join(tmpdir(), `kindly-bad-${process.pid}.html`)]]) {
+      const r = await runCli(['sim', path, ...extra]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^kindly: sim .*bad-table\.mjs: the report that run\(\) returned cannot be drawn \(.*\)\n$/);
+    }
+  });
+  it("a scenario's own options are checked: no name of the CLI's own, a default it would accept", async () => {
+    const options = [
+      '{ name: "json", kind: "integer", default: 1, help: "" }',
+      '{ name: "n", kind: "integer", default: "abc", help: "" }',
+      '{ name: "c", kind: "choice", default: "a", help: "" }',
+      '{ name: "m", kind: "number", default: 5, min: 10, help: "" }',
+      '{ name: "ok", kind: "choice", choices: ["a", "b"], default: "b", help: "" }',
+    ];
+    const path = file(
+      'options.mjs',
+      `export default { name: "o", summary: "s", description: [], options: [${options.join(', ')}], run() {} };`,
+    );
+    const r = await runCli(['sim', path]);
+    expect(r.code).toBe(2);
+    for (const fragment of [
+      "options[0] (--json): --json is the CLI's own",
+      'options[1] (--n): `default` must be a whole finite number, got "abc"',
+      'options[2] (--c): a choice needs `choices`',
+      'options[3] (--m): `default` 5 is outside its own min/max',
+    ])
+      expect(r.stderr).toContain(fragment);
+    expect(r.stderr).not.toContain('options[4]');
   });
 });

@@ -96,4 +96,17 @@ describe('Simulation', () => {
       }),
     );
   });
+  it('refuses a time that is not a finite number (NaN would fire at once, +Infinity never end a run)', () => {
+    const sim = new Simulation({ seed: 1 });
+    const kind = sim.on(() => {});
+    expect(() => sim.after(Number.NaN, kind)).toThrow('Simulation.after: `delayMs` must be a finite number of ms, got NaN');
+    expect(() => sim.at(Number.POSITIVE_INFINITY, kind)).toThrow(
+      /Simulation\.at: `time` must be a finite number of ms, got Infinity/,
+    );
+    expect(() => sim.schedule(Number.NaN, () => {}, 0)).toThrow(/Simulation\.schedule: `delayMs`/);
+    expect(() => sim.scheduleAt(Number.POSITIVE_INFINITY, () => {}, 0)).toThrow(/Simulation\.scheduleAt: `timeMs`/);
+    // A time in the past still means now.
+    sim.after(Number.NEGATIVE_INFINITY, kind);
+    expect(sim.pending).toBe(1);
+  });
 });

@@ -154,6 +154,8 @@ export const fleet: BuiltinScenario = {
     'requests/s for --duration s to a callee failing everything, 3 attempts each, default retry budget',
     'per process or shared. Measured: requests and time to serve everyone; attempts ÷ requests.',
   ],
+  // Its rows are kindly's own policies against each other: no retry options of the user's to add.
+  retryConfig: false,
   options: [
     { name: 'processes', kind: 'integer', min: 1, max: 64, default: 4, help: 'processes sharing the herd' },
     { name: 'clients', kind: 'integer', min: 1, max: 100_000, default: 100, help: 'callers in all' },

@@ -285,6 +285,8 @@ export const hedging: BuiltinScenario = {
     "boundary between normal and slow attempts, and the seed's draw decides the side (the p99.9 then",
     'shows the effect).',
   ],
+  // Its rows are kindly's own policies against each other: no retry options of the user's to add.
+  retryConfig: false,
   options: [
     { name: 'rate', kind: 'number', min: 1, max: 1_000_000, default: 1_000, help: 'requests per second' },
     { name: 'duration', kind: 'number', min: 1, max: 86_400, default: 60, help: 'seconds of arrivals' },

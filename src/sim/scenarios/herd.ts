@@ -233,7 +233,13 @@ function serverParameters(model: ServerModel, p: ServerParams): Record<string, u
     case 'fixed-window':
       return { model, latencyMs: p.latencyMs, latency: p.distribution, ...rejects };
     case 'concurrency':
-      return { model, queue: p.queue, latency: p.distribution, rejectLatencyMs: p.rejectLatencyMs ?? p.latencyMs };
+      return {
+        model,
+        queue: p.queue,
+        latencyMs: p.latencyMs,
+        latency: p.distribution,
+        rejectLatencyMs: p.rejectLatencyMs ?? p.latencyMs,
+      };
     case 'leaky-bucket':
       return { model, burst: p.burst, mode: p.mode, latencyMs: p.latencyMs, latency: p.distribution, ...rejects };
     default:
@@ -263,7 +269,7 @@ function serverText(model: ServerModel, p: ServerParams, capacity: number, slotM
     case 'gcra':
       return `GCRA: ${rate}, ${p.burst} at once; ${latency}`;
     case 'concurrency':
-      return `concurrency: ${capacity} workers, ${slotMs} ms (${p.distribution}) each, queue ${p.queue}, 503 after ${p.rejectLatencyMs ?? p.latencyMs} ms when full`;
+      return `concurrency: ${capacity} workers, ${slotMs} ms (${p.distribution}) each, queue ${p.queue}; answers ${p.latencyMs} ms on their way back, 503 after ${p.rejectLatencyMs ?? p.latencyMs} ms when full`;
   }
 }
 

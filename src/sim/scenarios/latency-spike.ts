@@ -260,6 +260,8 @@ export const latencySpike: BuiltinScenario = {
     '(one attempt per call). Measured: timed-out attempts ÷ attempts from the spike to the end;',
     'the promise is 1 − percentile.',
   ],
+  // Its rows are kindly's own policies against each other: no retry options of the user's to add.
+  retryConfig: false,
   options: [
     { name: 'rate', kind: 'number', min: 1, max: 1_000_000, default: 200, help: 'requests per second' },
     { name: 'median', kind: 'number', min: 0.1, max: 60_000, default: 20, help: 'median latency before the spike, ms' },

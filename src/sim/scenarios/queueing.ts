@@ -422,6 +422,8 @@ export const queueing: BuiltinScenario = {
     `(sliding, whole 250 ms buckets, wide enough to expect ${QUEUEING_JUDGED_ANSWERS} answers: a p99 of fewer answers is their`,
     'maximum) meets goodput ≥ 90 % and p99 ≤ 1.5 × the unloaded p99.',
   ],
+  // Its rows are kindly's own policies against each other: no retry options of the user's to add.
+  retryConfig: false,
   options: [
     { name: 'workers', kind: 'integer', min: 2, max: 10_000, default: 40, help: 'requests the callee serves at once' },
     { name: 'service', kind: 'number', min: 0.1, max: 60_000, default: 20, help: 'median service time, ms' },
