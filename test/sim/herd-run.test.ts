@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import { herdLowerBound, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from '../../src/sim/herd-strategies.js';
 import { spread } from '../../src/sim/summary.js';
 
@@ -106,5 +106,42 @@ describe('runHerd', () => {
   it('uses the documented retry options (exponential ceiling min(5 s, 100 ms × 2ⁿ))', () => {
     expect(HERD_RETRY_OPTIONS.exponential.backoff).toMatchObject({ baseMs: 200, factor: 2, capMs: 5000, jitter: 'none' });
     expect(HERD_RETRY_OPTIONS.full.backoff).toMatchObject({ baseMs: 200, factor: 2, capMs: 5000, jitter: 'full' });
+  });
+});
+
+describe('herdSpreadLowerBound (first tries spread over time)', () => {
+  const MODELS = [
+    { model: 'slot' },
+    { model: 'token-bucket' },
+    { model: 'fixed-window' },
+    { model: 'gcra' },
+    { model: 'concurrency', queue: 1 },
+  ] as const;
+
+  it('no strategy on any seed beats it, on every model and spread (the bound for t = 0 was beaten)', () => {
+    const strategies = ['full', 'floor', 'decorrelated', 'adaptive'].map(byName);
+    for (const server of MODELS) {
+      for (const arrivalMs of [10, 120, 500]) {
+        const setup = { ...STANDARD_HERD, seed: 1, arrivalMs, server };
+        const bound = herdSpreadLowerBound(setup, 4);
+        for (const strategy of strategies) {
+          for (let seed = 1; seed <= 4; seed++) {
+            const run = runHerd({ ...setup, seed }, strategy);
+            const where = `${server.model} over ${arrivalMs} ms, ${strategy.name}, seed ${seed}`;
+            expect({ where, requests: run.totalRequests >= bound.totalRequests }).toEqual({ where, requests: true });
+            expect({ where, time: run.allSucceededMs >= bound.allSucceededMs }).toEqual({ where, time: true });
+          }
+        }
+      }
+    }
+    // What the old bound got wrong: with first tries over 500 ms, adaptive pacing sends fewer
+    // requests than "every first try plus one retry per client beyond capacity".
+    const spread500 = { ...STANDARD_HERD, seed: 1, arrivalMs: 500 };
+    expect(runHerd(spread500, byName('adaptive')).totalRequests).toBeLessThan(herdLowerBound(spread500).totalRequests);
+  });
+
+  it('is the bound for t = 0 when nothing is spread', () => {
+    const setup = { ...STANDARD_HERD, seed: 3, server: { model: 'token-bucket' } } as const;
+    expect(herdSpreadLowerBound(setup, 3)).toEqual(herdLowerBound(setup));
   });
 });

@@ -1,7 +1,7 @@
 import type { RetryOptions } from '../../policies/retry-decision.js';
 import { LATENCY_DISTRIBUTIONS, type LatencyDistribution } from '../distributions.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
-import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, runHerd } from '../herd-run.js';
+import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, herdSpreadLowerBound, runHerd } from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
 import { type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
@@ -185,7 +185,7 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const setup = herdSetupOf(params);
   const seeds = num(params, 'seeds');
   const strategies = selectedStrategies(params, context.retry);
-  const bound = herdLowerBound(setup);
+  const bound = herdSpreadLowerBound(setup, seeds);
   const onClientsDone = clientProgress(strategies, setup, seeds, context.onProgress);
   const rows = strategies.map((s) => herdRow(setup, s, seeds, onClientsDone));
   const json = herdJson(setup, seeds, bound, rows);
@@ -206,7 +206,9 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
       charts: herdCharts(setup, rows, bound),
       notes: [
         'Each cell: median (min–max) over the seeds; deterministic strategies run one seed.',
-        `Lower bound: ${bound.totalRequests} requests (every first try plus one retry per client the server cannot take at once) and ${seconds(bound.allSucceededMs)} (capacity).`,
+        setup.arrivalMs > 0
+          ? `Lower bound, first tries over ${setup.arrivalMs} ms: ${bound.totalRequests} requests (every first try, plus one retry for each first try the server turns away when first tries are all it gets; the fewest over the seeds) and ${seconds(bound.allSucceededMs)} (capacity, or the last first try's arrival).`
+          : `Lower bound: ${bound.totalRequests} requests (every first try plus one retry per client the server cannot take at once) and ${seconds(bound.allSucceededMs)} (capacity).`,
         ...rows.map((r) => `${r.strategy}: ${r.description}.`),
       ],
     },
