@@ -3,7 +3,7 @@ import { LATENCY_DISTRIBUTIONS, type LatencyDistribution } from '../distribution
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
 import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, herdSpreadLowerBound, runHerd } from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
-import { type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
+import { arrivalRandom, type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
@@ -337,13 +337,26 @@ export function servedCurve(servedPerSlot: readonly number[], slotMs: number): [
   return points;
 }
 
-/** The lower bound as a curve: the earliest time k callers can have been served, k = 1 … clients (≤ 200 points). */
-export function idealCurve(setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs' | 'server'>): [number, number][] {
+/**
+ * The lower bound as a curve: the earliest time k callers can have been served, k = 1 …
+ * clients (≤ 200 points). With first tries spread (`arrivalMs`, the draws of `seed`), no later
+ * than the bound for t = 0 nor before the k-th first try has arrived.
+ */
+export function idealCurve(
+  setup: Pick<HerdSetup, 'clients' | 'capacity' | 'slotMs' | 'server' | 'arrivalMs'> & { seed?: number },
+): [number, number][] {
   const ideal: [number, number][] = [[0, 0]];
   const steps = Math.min(setup.clients, 200);
+  const spread = setup.arrivalMs ?? 0;
+  let arrivals: number[] = [];
+  if (spread > 0) {
+    const draws = arrivalRandom(setup.seed ?? 1);
+    arrivals = Array.from({ length: setup.clients }, () => draws.next() * spread).sort((a, b) => a - b);
+  }
   for (let i = 1; i <= steps; i++) {
     const k = Math.ceil((i * setup.clients) / steps);
-    ideal.push([herdLowerBound({ ...setup, clients: k }).allSucceededMs / 1000, k]);
+    const atOnce = herdLowerBound({ ...setup, clients: k }).allSucceededMs;
+    ideal.push([Math.max(atOnce, arrivals[k - 1] ?? 0) / 1000, k]);
   }
   return ideal;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { HerdStrategy } from '../../../src/sim/herd-run.js';
+import { type HerdStrategy, runHerd } from '../../../src/sim/herd-run.js';
+import { RETRY_HERD_STRATEGIES } from '../../../src/sim/herd-strategies.js';
 import { withDefaults } from '../../../src/sim/scenario.js';
 import {
   clientProgress,
@@ -287,5 +288,20 @@ describe('herd scenario parts', () => {
     expect(ideal[0]).toEqual([0, 0]);
     expect(ideal.at(-1)).toEqual([0.3, 30]);
     expect(idealCurve({ clients: 1000, capacity: 10, slotMs: 100 }).length).toBe(201);
+  });
+
+  it('idealCurve with first tries spread: never ahead of any strategy, so never before the k-th arrival', () => {
+    const setup = { clients: 100, capacity: 10, slotMs: 100, arrivalMs: 5_000, seed: 1 };
+    const ideal = idealCurve(setup);
+    // The last first try arrives near 5 s: nobody can have served all 100 before it.
+    expect(ideal.at(-1)?.[0]).toBeGreaterThan(4.5);
+    const run = runHerd(setup, RETRY_HERD_STRATEGIES.find((s) => s.name === 'full')!, { recordSeries: true });
+    const served = servedCurve(run.servedPerSlot ?? [], setup.slotMs);
+    // Wherever the run had served k callers, the curve says k could have been served by then.
+    for (const [t, k] of served) {
+      if (k === 0) continue;
+      const earliest = ideal.find(([, n]) => n >= k)?.[0] ?? Number.POSITIVE_INFINITY;
+      expect({ t, k, ok: earliest <= t }).toEqual({ t, k, ok: true });
+    }
   });
 });
