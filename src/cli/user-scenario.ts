@@ -68,7 +68,7 @@ function scenarioProblems(value: unknown): string[] {
   if (!Array.isArray(s.description) || !s.description.every((l) => typeof l === 'string'))
     problems.push('`description` must be an array of strings');
   if (!Array.isArray(s.options)) problems.push('`options` must be an array');
-  else (s.options as ScenarioOption[]).forEach((o, i) => problems.push(...optionProblems(o, i)));
+  else for (const [i, o] of (s.options as ScenarioOption[]).entries()) problems.push(...optionProblems(o, i));
   if (typeof s.run !== 'function') problems.push('`run(params, context)` must be a function');
   return problems;
 }
