@@ -257,4 +257,22 @@ describe('kindly CLI', () => {
     expect([near.parameters.server.latencyMs, far.parameters.server.latencyMs]).toEqual([1, 50]);
     expect(far.lowerBound.allSucceededMs - near.lowerBound.allSucceededMs).toBe(49);
   });
+  it('the herd document and report name the strategy chosen, your --config options and the spread of first tries', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'r.json'), '{ "maxAttempts": "Infinity", "maxElapsedMs": 60000, "backoff": { "baseMs": 50 } }');
+    const argv = ['sim', 'herd', '--strategy', 'full', '--seeds', '2', '--arrival-ms', '30', '--config', 'r.json'];
+    const json = JSON.parse((await runCli([...argv, '--json'], { cwd: dir })).stdout) as { parameters: Record<string, unknown> };
+    expect(json.parameters).toMatchObject({
+      strategy: 'full',
+      arrivalMs: 30,
+      config: { maxAttempts: 'Infinity', backoff: { baseMs: 50 } },
+    });
+    const text = (await runCli(argv, { cwd: dir })).stdout;
+    for (const fragment of [
+      'first tries spread over 30 ms',
+      'strategy full',
+      'config {"maxAttempts":"Infinity","maxElapsedMs":60000,"backoff":{"baseMs":50}}',
+    ])
+      expect(text).toContain(fragment);
+  });
 });

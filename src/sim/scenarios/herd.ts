@@ -128,8 +128,20 @@ export function clientProgress(
   };
 }
 
+/** Retry options as JSON text, `Infinity` spelled as the `--config` file may write it. */
+function jsonRetryOptions(retry: RetryOptions): string {
+  return JSON.stringify(retry, (_key, value: unknown) => (value === Number.POSITIVE_INFINITY ? 'Infinity' : value));
+}
+
 /** The `--json` document. */
-function herdJson(setup: HerdParams, seeds: number, bound: LowerBound, rows: readonly HerdRow[]): Record<string, unknown> {
+function herdJson(
+  setup: HerdParams,
+  seeds: number,
+  bound: LowerBound,
+  rows: readonly HerdRow[],
+  strategy: string,
+  retry: RetryOptions | undefined,
+): Record<string, unknown> {
   return {
     scenario: 'herd',
     parameters: {
@@ -140,6 +152,8 @@ function herdJson(setup: HerdParams, seeds: number, bound: LowerBound, rows: rea
       seed: setup.seed,
       arrivalMs: setup.arrivalMs,
       server: serverParameters(setup.server.model, setup.server),
+      strategy,
+      ...(retry === undefined ? {} : { config: JSON.parse(jsonRetryOptions(retry)) as unknown }),
     },
     lowerBound: bound,
     attempts: rows.reduce((sum, r) => sum + r.attempts, 0),
@@ -188,7 +202,8 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
   const bound = herdSpreadLowerBound(setup, seeds);
   const onClientsDone = clientProgress(strategies, setup, seeds, context.onProgress);
   const rows = strategies.map((s) => herdRow(setup, s, seeds, onClientsDone));
-  const json = herdJson(setup, seeds, bound, rows);
+  const which = str(params, 'strategy');
+  const json = herdJson(setup, seeds, bound, rows, which, context.retry);
   const { model } = setup.server;
   return {
     json,
@@ -200,6 +215,9 @@ function run(params: ScenarioParams, context: ScenarioContext): ScenarioResult {
         ['capacity', `${setup.capacity} per slot`],
         ['slot', `${setup.slotMs} ms`],
         ['seeds', `${seeds} from ${setup.seed}`],
+        ...(setup.arrivalMs > 0 ? [['first tries', `spread over ${setup.arrivalMs} ms`] as const] : []),
+        ...(which === 'all' ? [] : [['strategy', which] as const]),
+        ...(context.retry === undefined ? [] : [['config', jsonRetryOptions(context.retry)] as const]),
         ['simulated attempts', String(json.attempts)],
       ] as const,
       tables: [{ title: '', table: herdTable(rows, bound) }],
