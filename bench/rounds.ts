@@ -115,20 +115,25 @@ async function timeBatch(
       await once();
     }
   };
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
+  const start = startMeasure();
   if (concurrency === 1) await worker();
   else await Promise.all(Array.from({ length: Math.min(concurrency, ops) }, worker));
-  const wallNs = Number(process.hrtime.bigint() - t0);
-  const cpu = process.cpuUsage(cpu0);
-  return { wallNs, cpuNs: (cpu.user + cpu.system) * 1000 };
+  return start();
 }
 
 function timeSyncBatch(onceSync: () => void, ops: number): { wallNs: number; cpuNs: number } {
+  const start = startMeasure();
+  for (let i = 0; i < ops; i++) onceSync();
+  return start();
+}
+
+/** Starts the clocks; the returned function reads wall and this process's CPU time since. */
+function startMeasure(): () => { wallNs: number; cpuNs: number } {
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < ops; i++) onceSync();
-  const wallNs = Number(process.hrtime.bigint() - t0);
-  const cpu = process.cpuUsage(cpu0);
-  return { wallNs, cpuNs: (cpu.user + cpu.system) * 1000 };
+  return () => {
+    const wallNs = Number(process.hrtime.bigint() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    return { wallNs, cpuNs: (cpu.user + cpu.system) * 1000 };
+  };
 }

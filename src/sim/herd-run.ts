@@ -170,13 +170,19 @@ class HerdTally {
 
 /** Every client's first try: all at t = 0, or spread over [0, arrivalMs) by their own random stream. */
 function scheduleFirstTries(sim: Simulation, setup: HerdSetup, firstTry: EventKind): void {
+  const times = firstTryTimes(setup, setup.seed);
+  for (let c = 0; c < setup.clients; c++) sim.at(times[c] ?? 0, firstTry, c);
+}
+
+/**
+ * When each client's first try leaves with seed `seed`, in client order: all at 0, or drawn
+ * uniformly over `arrivalMs` from the arrivals' own random stream.
+ */
+export function firstTryTimes(setup: Pick<HerdSetup, 'clients' | 'arrivalMs'>, seed: number): number[] {
   const spread = setup.arrivalMs ?? 0;
-  if (spread > 0) {
-    const arrivals = arrivalRandom(setup.seed);
-    for (let c = 0; c < setup.clients; c++) sim.at(arrivals.next() * spread, firstTry, c);
-  } else {
-    for (let c = 0; c < setup.clients; c++) sim.at(0, firstTry, c);
-  }
+  if (!(spread > 0)) return new Array<number>(setup.clients).fill(0);
+  const arrivals = arrivalRandom(seed);
+  return Array.from({ length: setup.clients }, () => arrivals.next() * spread);
 }
 
 /**
@@ -250,9 +256,7 @@ export function herdSpreadLowerBound(setup: HerdSetup, seeds: number): LowerBoun
     const seed = setup.seed + i;
     const firstTries = runHerd({ ...setup, seed }, FIRST_TRIES_ONLY);
     totalRequests = Math.min(totalRequests, setup.clients + firstTries.gaveUp);
-    const arrivals = arrivalRandom(seed);
-    let last = 0;
-    for (let c = 0; c < setup.clients; c++) last = Math.max(last, arrivals.next() * spread);
+    const last = firstTryTimes(setup, seed).reduce((a, b) => Math.max(a, b), 0);
     allSucceededMs = Math.min(allSucceededMs, Math.max(atOnce.allSucceededMs, last));
   }
   return { totalRequests, allSucceededMs };

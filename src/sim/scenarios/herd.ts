@@ -1,9 +1,17 @@
 import type { RetryOptions } from '../../policies/retry-decision.js';
 import { LATENCY_DISTRIBUTIONS, type LatencyDistribution } from '../distributions.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../herd-adaptive.js';
-import { type HerdRun, type HerdSetup, type HerdStrategy, herdLowerBound, herdSpreadLowerBound, runHerd } from '../herd-run.js';
+import {
+  firstTryTimes,
+  type HerdRun,
+  type HerdSetup,
+  type HerdStrategy,
+  herdLowerBound,
+  herdSpreadLowerBound,
+  runHerd,
+} from '../herd-run.js';
 import { RETRY_HERD_STRATEGIES, retryStrategy } from '../herd-strategies.js';
-import { arrivalRandom, type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
+import { type LowerBound, SERVER_MODELS, type ServerModel, serverIsRandom } from '../models/index.js';
 import { bareSeconds, jsonSpread, number, seconds, spreadText } from '../report/format.js';
 import type { Chart, Marker, Table } from '../report/model.js';
 import { bucketSeries } from '../report/series.js';
@@ -365,12 +373,7 @@ export function idealCurve(
 ): [number, number][] {
   const ideal: [number, number][] = [[0, 0]];
   const steps = Math.min(setup.clients, 200);
-  const spread = setup.arrivalMs ?? 0;
-  let arrivals: number[] = [];
-  if (spread > 0) {
-    const draws = arrivalRandom(setup.seed ?? 1);
-    arrivals = Array.from({ length: setup.clients }, () => draws.next() * spread).sort((a, b) => a - b);
-  }
+  const arrivals = firstTryTimes(setup, setup.seed ?? 1).sort((a, b) => a - b);
   for (let i = 1; i <= steps; i++) {
     const k = Math.ceil((i * setup.clients) / steps);
     const atOnce = herdLowerBound({ ...setup, clients: k }).allSucceededMs;
