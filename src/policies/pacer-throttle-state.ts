@@ -135,6 +135,12 @@ export class PacerThrottleState {
   /** When the flight that started the search was first sent (the callee's capacity was full). */
   flightStart = 0;
   /**
+   * The latest the flight's first success can have reached the callee: its answer less the
+   * flight's fastest round trip (NaN until one is served). A fixed window opened then, not at
+   * `flightStart`: a cold client's first tries reach it tens of ms after they leave.
+   */
+  flightOpenedBy = Number.NaN;
+  /**
    * Right after a bracketed probe was served: one request per round trip while they are
    * served, to count what the callee restored (a fixed window's N at once, a bucket's token).
    */
@@ -223,6 +229,12 @@ export class PacerThrottleState {
 
   /** Successes to the flight that started the search (requests sent before it). */
   flightServed = 0;
+  /**
+   * Successes the estimator held when the search began (the flight's, answered before its first
+   * rejection). Kept apart from the estimator, whose window forgets them: a fixed window of a
+   * minute reopens long after they left it.
+   */
+  servedAtSearch = 0;
   /** The callee is a worker pool (the search ended on a slow flight): requests go as places free up. */
   pool: PoolWindow | undefined = undefined;
 

@@ -49,7 +49,10 @@ export interface PacerOptions {
   /**
    * Longest gap between two paced sends, in ms: while throttling, at least one request per
    * `maxSpacingMs` goes out, so a callee rejecting everything is still probed (a floor on
-   * the learned rate, expressed as a time). @default 1_000
+   * the learned rate, expressed as a time). One exception: a search for the callee's rate that
+   * has found nothing served for longer than this spaces its probes a quarter of the time
+   * waited apart, up to 30 × this (a limit metered per minute costs ~20 probes a minute, not
+   * 60). @default 1_000
    */
   maxSpacingMs?: number;
   /** Whether the runtime paces first attempts too, not only retries. @default false */
@@ -154,6 +157,29 @@ const CRUISE_RESPACE_DRIFT = 0.02;
  */
 const READ_TOGETHER = 4;
 
+/**
+ * The search's probes double their gaps up to a this-th of `maxSpacingMs`, then go a this-th
+ * of the time waited apart (but never closer than that): the reopening they find is at most
+ * that share of the wait late, and a long wait costs a few probes, not one per `maxSpacingMs`.
+ * Simulated, 60 a minute with 200 callers: 60 probes a minute at one a second before, 20
+ * now; 100 a second with 300 callers, first tries together: the first reopening found 311 ms
+ * late by doubling gaps (1.23× the bound's time), 48 ms now (1.05×).
+ */
+const PROBE_LATENESS = 4;
+
+/**
+ * …but never more than this many `maxSpacingMs` apart, as capped exponential backoffs are (the
+ * AWS SDKs' 20 s, gRPC's 120 s): a callee that rejected everything for an hour is found within
+ * 30 s of its return with the defaults, not 15 minutes.
+ */
+const PROBE_GAP_MAX = 30;
+
+/**
+ * Reprobes for a window's reopening go at most this many across its bracket: more apart than
+ * the window's rate only when the bracket holds more than this many of its requests.
+ */
+const REPROBES = 16;
+
 /** A count of at least this many served in a row reads a window (fewer: a bucket, or what other callers left). */
 const WINDOW_MIN = 4;
 
@@ -244,9 +270,13 @@ const CRUISE = 2;
  * many the callee served per round trip, which is its rate only when it needed the whole round
  * trip to serve them. A token bucket that lets a burst through and rejects the rest at once
  * makes D₀ burst / rtt — far above its rate. So the first retries go out as probes with
- * doubling gaps, at most one per `maxSpacingMs`:
+ * doubling gaps:
  *
  *     probe k at  b + g₀ × (2^(k+1) − 1),   g₀ = 1 / D₀,   b = max(now, hintUntil)
+ *
+ * up to a gap of `maxSpacingMs` / 4; then that gap until `maxSpacingMs` has passed, then each
+ * a quarter of the time waited (`PROBE_LATENESS`), at most 30 `maxSpacingMs` (`PROBE_GAP_MAX`):
+ * a reopening is found at most a quarter of the wait late, with a few probes per decade of it.
  *
  * wasting about log₂(D₀ / rate) requests, whatever the latency. The first probe served ends the
  * search: probe sent at b + h, the latest rejected probe sent at b + l (l = 0 if none; a probe
@@ -261,7 +291,9 @@ const CRUISE = 2;
  * the flight was served at least 4 and that many of the probe's round trips fit within l —
  * otherwise a bucket's one token would cost a rejected request for nothing). S ≥ 4 served
  * in a row is a window: the level is S over the middle of (l, h], and the waiting requests
- * probe for its reopening after probe + l, 1 / that level apart; the first served measures T,
+ * probe for its reopening after probe + l (less how late the flight's first success may have
+ * reached the callee, `flightOpenedBy`), 1 / that level apart but at most `REPROBES` across
+ * (l, h]; the first served measures T,
  * the rate is S / T (a count cut short by the time l found a floor: start-up grows from it
  * then). A probe sent after
  * probe + h and still rejected says it was no window (a bucket others share): start-up goes on
@@ -456,6 +488,7 @@ export class Pacer {
     this.estimator.record(nowMs, sent, ok);
     if (ok && this.mode !== 0 && this.ofFlight(sent)) {
       this.state.flightServed++;
+      if (Number.isNaN(this.state.flightOpenedBy)) this.state.flightOpenedBy = this.flightReachedBy(nowMs, nowMs);
       this.state.flightLatencies.record(true, latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
@@ -876,11 +909,11 @@ export class Pacer {
   }
 
   /**
-   * Searching: the gap between the probes around `t` (g₀, 2g₀, 4g₀, … up to maxSpacingMs,
-   * counted from the search's start) — the rate the search is sending at then, not D₀.
+   * Searching: the gap between the probes around `t` (g₀, 2g₀, 4g₀, … up to a quarter of
+   * maxSpacingMs, then a quarter of the time waited, counted from the search's start) — the rate the search is sending at then, not D₀.
    */
   private probeGapAt(t: number): number {
-    const cap = this.maxSpacingMs;
+    const cap = this.maxSpacingMs / PROBE_LATENESS;
     let at = this.state.searchBase;
     let g = this.state.gap;
     while (g < cap) {
@@ -888,7 +921,7 @@ export class Pacer {
       if (at > t) return g;
       g *= 2;
     }
-    return cap;
+    return Math.min(Math.max(cap, (t - this.state.searchBase) / PROBE_LATENESS), PROBE_GAP_MAX * this.maxSpacingMs);
   }
 
   /** Rate cuts since creation (paced requests still rejected). */
@@ -932,7 +965,7 @@ export class Pacer {
         probe > this.state.baseTicket &&
         this.state.rejectedProbeAt >= this.state.searchBase &&
         this.alone &&
-        this.estimator.served(nowMs) > WINDOW_MIN
+        Math.max(this.estimator.served(nowMs), this.flightServedAll()) > WINDOW_MIN
       ) {
         const rtt = Math.min(this.state.pathLatency, this.srtt ?? Number.POSITIVE_INFINITY);
         const back = this.slotOf(probe - 1) + rtt - nowMs;
@@ -1006,16 +1039,36 @@ export class Pacer {
     const j = ticket - this.state.baseTicket;
     if (j < 0) return ticket === this.state.baseTicket - 1 ? this.state.lastDueAt : Number.NEGATIVE_INFINITY;
     if (!this.state.geometric) return this.state.baseAt + j * this.state.gap;
-    // Probes: gaps g₀, 2g₀, 4g₀, … up to maxSpacingMs, then maxSpacingMs each.
-    const cap = this.maxSpacingMs;
-    let at = this.state.baseAt;
+    // Probes: gaps g₀, 2g₀, 4g₀, … up to a quarter of maxSpacingMs (`PROBE_LATENESS`), then a
+    // quarter of the larger of maxSpacingMs and the time waited, at most 30 maxSpacingMs.
+    const cap = this.maxSpacingMs / PROBE_LATENESS;
+    const base = this.state.baseAt;
+    let at = base;
     let g = this.state.gap;
     for (let k = 0; k <= j; k++) {
-      if (g >= cap) return at + (j - k + 1) * cap;
+      if (g >= cap) return this.spacedProbe(base, at, j - k + 1, cap);
       at += g;
       g *= 2;
     }
     return at;
+  }
+
+  /**
+   * The probe `m` after the one at `at` once gaps reached `cap`: `cap` apart while less than
+   * `PROBE_LATENESS` × `cap` has passed since `base`, then each gap the time since `base` over
+   * `PROBE_LATENESS` (a geometric series, so a slot is computed in O(1), not probe by probe)
+   * until that reaches `PROBE_GAP_MAX` × maxSpacingMs.
+   */
+  private spacedProbe(base: number, at: number, m: number, cap: number): number {
+    const linear = Math.max(0, Math.ceil((PROBE_LATENESS * cap - (at - base)) / cap));
+    if (m <= linear) return at + m * cap;
+    const from = at + linear * cap - base;
+    // Growing by 1 + 1 / PROBE_LATENESS a probe until the gap would reach its top.
+    const top = PROBE_GAP_MAX * this.maxSpacingMs;
+    const ratio = 1 + 1 / PROBE_LATENESS;
+    const growing = Math.max(0, Math.ceil(Math.log((PROBE_LATENESS * top) / from) / Math.log(ratio)));
+    if (m - linear <= growing) return base + from * ratio ** (m - linear);
+    return base + from * ratio ** growing + (m - linear - growing) * top;
   }
 
   /**
@@ -1090,12 +1143,14 @@ export class Pacer {
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
     this.state.flightServed = 0;
+    this.state.servedAtSearch = this.estimator.served(nowMs);
     this.state.pool = undefined;
     this.state.searchHinted = false;
     this.state.windowCount = 0;
     this.state.windowOpen = this.state.windowPrevOpen = Number.NaN;
     this.state.earlyTo = 0;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
+    this.state.flightOpenedBy = this.flightReachedBy(nowMs, this.estimator.earliestServedAnswer(nowMs));
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.state.baseTicket = this.state.nextTicket;
@@ -1190,7 +1245,7 @@ export class Pacer {
       if (bracketed && latency >= 0) {
         const low = this.state.rejectedProbeAt - this.state.flightStart;
         const high = sent - this.state.flightStart;
-        this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1));
+        this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1, this.flightServedAll()));
       }
     }
   }
@@ -1469,15 +1524,27 @@ export class Pacer {
     this.state.exhausted = false;
     this.state.probeReopened = false;
     this.state.cutGateAt = nowMs;
-    this.respace(nowMs, false, 1 / this.state.level);
+    // At most `REPROBES` across the bracket: 1 / level apart, the wide bracket of a large
+    // window (a second's 100, bracketed within (0.66, 1.31] s by the search's doubling probes)
+    // cost 35 rejected reprobes before its reopening.
+    const bracket = this.state.chunkHigh - Math.max(this.state.chunkLow, 0);
+    this.respace(nowMs, false, Math.max(1 / this.state.level, bracket / REPROBES));
     // T > l: the first reprobe a gap after probe + l — or, when the count found the whole
     // window, one round trip of the probes after it: a window ending within that gap was
     // otherwise found only by a first reprobe served, which says T is shorter but not by how
     // much, and the pacer started up from a floor instead of pacing by windows (real
     // express-rate-limit: one to four herds of eight took 1.07–1.21 s instead of ~0.95 s).
+    // l is measured from the flight's first send, but its window opened when its first success
+    // reached the callee — up to `flightOpenedBy`: a cold client's first tries arrive tens of
+    // ms after they leave (real express-rate-limit, 2 s windows: 22 ms), so T may exceed l by
+    // that much, and a first reprobe sent after it was served (3 of 8 real herds, which then
+    // started up from a floor and took 1.7× the bound's requests).
+    const opened = this.state.flightOpenedBy - this.state.flightStart;
+    const late = opened > 0 ? Math.min(opened, Math.max(this.state.chunkLow, 0)) : 0;
     const from =
       this.state.chunkFrom +
-      Math.max(this.state.chunkLow, 0) +
+      Math.max(this.state.chunkLow, 0) -
+      late +
       (complete ? Math.min(this.state.gap, this.state.probeLatency, 2) : this.state.gap);
     if (this.state.baseAt < from) this.state.baseAt = from;
     // Answers to the count's requests still on their way are no reprobe's.
@@ -1740,6 +1807,21 @@ export class Pacer {
    * as sent after the search began, the flight's successes were no slow flight, and a worker
    * pool's herd was paced by rate from a probe's guess (1.1–1.8 s; one herd 344 requests).
    */
+  /**
+   * What the flight that started the search was served, answered before its first rejection or
+   * after: the estimator's window (500 ms by default) forgets it long before a window of a
+   * minute reopens.
+   */
+  private flightServedAll(): number {
+    return this.state.servedAtSearch + this.state.flightServed;
+  }
+
+  /** When a flight's success answered at `answeredAt` reached the callee, at the latest. */
+  private flightReachedBy(nowMs: number, answeredAt: number | undefined): number {
+    if (answeredAt === undefined) return Number.NaN;
+    return answeredAt - (this.estimator.fastestLatency(nowMs) ?? 0);
+  }
+
   private ofFlight(sent: number): boolean {
     return sent <= this.state.searchBase;
   }

@@ -209,7 +209,7 @@ describe('Pacer', () => {
     expect(p.paced).toBe(5);
   });
 
-  it('learns any scale: k callers at one instant get probes latency/served × (2^(i+1) − 1) apart (property)', () => {
+  it('learns any scale: k callers at one instant get probes latency/served × (2^(i+1) − 1) apart, up to a quarter of the larger of maxSpacingMs and the time waited, at most 30 maxSpacingMs (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 500 }),
@@ -220,12 +220,16 @@ describe('Pacer', () => {
           const p = new Pacer();
           burst(p, latency, served + rejected, served);
           const got = slots(p, latency, k);
-          // Gaps g₀, 2g₀, 4g₀, … never wider than maxSpacingMs (the floor on the rate).
+          // Gaps g₀, 2g₀, 4g₀, … up to a quarter of maxSpacingMs; that while less than
+          // maxSpacingMs has passed; then a quarter of the time waited, at most 30 maxSpacingMs.
+          const cap = p.maxSpacingMs / 4;
           let at = 0;
-          let gap = Math.min(latency / served, p.maxSpacingMs);
+          let gap = latency / served;
           for (let i = 0; i < k; i++) {
-            at += Math.min(gap, p.maxSpacingMs);
-            gap *= 2;
+            if (gap < cap) {
+              at += gap;
+              gap *= 2;
+            } else at += at < 4 * cap ? cap : Math.min(at / 4, 30 * p.maxSpacingMs);
             if (Math.abs(got[i]! - at) > 1e-6 * (1 + at)) return false;
           }
           return true;
@@ -1195,14 +1199,16 @@ describe('Pacer', () => {
           if (signal === 'reserve') {
             const wait = p.reserve(now);
             reservations++;
-            // The rate never drops below 1 / maxSpacingMs, and no hint exceeds 5 s.
-            if (!(wait >= 0 && wait <= 5_000 + reservations * p.maxSpacingMs)) return false;
+            // Probes never go more than 30 maxSpacingMs apart, and no hint exceeds 5 s.
+            if (!(wait >= 0 && wait <= 5_000 + reservations * 30 * p.maxSpacingMs)) return false;
           } else {
             p.onResult(now, signal, hint, latency === undefined ? undefined : now - latency);
           }
           const rate = p.rate(now);
           if (rate !== undefined && !(rate > 0 && Number.isFinite(rate))) return false;
-          if (p.throttling(now) && rate! < 1_000 / p.maxSpacingMs - 1e-9) return false;
+          // At least 1 / maxSpacingMs, or while the search has waited long, a probe per 30 of it.
+          const floor = p.searching ? 1_000 / (30 * p.maxSpacingMs) : 1_000 / p.maxSpacingMs;
+          if (p.throttling(now) && rate! < floor - 1e-9) return false;
         }
         return true;
       }),

@@ -300,3 +300,48 @@ describe('adaptive pacing on every server model', () => {
     }
   });
 });
+
+describe('adaptive pacing against windows of a second or more, defaults only', () => {
+  /** A fixed window of `capacity` per `slotMs`, first tries at t = 0 or over 200 ms, five seeds. */
+  function eachSeed(
+    capacity: number,
+    slotMs: number,
+    clients: number,
+    check: (r: { requests: number; time: number }, name: string) => void,
+  ): void {
+    for (const arrivalMs of [0, 200]) {
+      for (let seed = 1; seed <= 5; seed++) {
+        const setup: HerdSetup = { clients, capacity, slotMs, seed, server: { model: 'fixed-window', latencyMs: 1 }, arrivalMs };
+        check(ratios(setup), `${capacity} per ${slotMs} ms, ${clients} callers, over ${arrivalMs} ms, seed ${seed}`);
+      }
+    }
+  }
+
+  it('60 a minute, 10 per 10 s and 20 per 2 s: ≤ 1.15× the bound’s requests and ≤ 1.1× its time (regression: 10×, 6.2× and 1.86× the requests)', () => {
+    // The flight's successes left the estimator's 500 ms window long before the first reopening,
+    // so the count never ran and start-up from the probe's bracket sent ~25 a second into a
+    // window that had served its 60; and the search probed once a second for the whole minute.
+    // Most of what is left over the bound is the search's probes: 14 of the 28 extra requests
+    // of 10 per 10 s go in its first second, while their gaps double from a tenth of a ms.
+    for (const [capacity, slotMs, clients] of [
+      [60, 60_000, 200],
+      [10, 10_000, 100],
+      [20, 2_000, 100],
+    ] as const) {
+      eachSeed(capacity, slotMs, clients, ({ requests, time }, name) => {
+        expect(requests, name).toBeLessThanOrEqual(1.15);
+        expect(time, name).toBeLessThanOrEqual(1.1);
+      });
+    }
+  });
+
+  it('100 a second, 300 callers: ≤ 1.1× requests and ≤ 1.15× time (regression: 1.29× and 2.14×)', () => {
+    // Besides the count: reprobes for the second reopening went 1 / level apart across a
+    // bracket of 655 ms (35 rejected), and the search's doubling gaps found the first
+    // reopening 311 ms late.
+    eachSeed(100, 1_000, 300, ({ requests, time }, name) => {
+      expect(requests, name).toBeLessThanOrEqual(1.1);
+      expect(time, name).toBeLessThanOrEqual(1.15);
+    });
+  });
+});
