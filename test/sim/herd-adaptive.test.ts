@@ -345,3 +345,21 @@ describe('adaptive pacing against windows of a second or more, defaults only', (
     });
   });
 });
+
+describe('adaptive pacing against buckets that refill once a second, defaults only', () => {
+  it('token bucket and GCRA, 10 per 10 s and 60 a minute: ≤ 1.2× the bound’s requests and ≤ 1.05× its time (regression: 1.46× and 1.36×)', () => {
+    // CUBIC's climb back took recoveryMs (1 s) whatever the rate: past the rate once a token,
+    // and one request rejected for each served.
+    for (const model of ['token-bucket', 'gcra'] as const) {
+      for (const [capacity, slotMs, clients] of [
+        [10, 10_000, 100],
+        [60, 60_000, 200],
+      ] as const) {
+        const name = `${model}, ${capacity} per ${slotMs} ms, ${clients} callers`;
+        const { requests, time } = ratios({ clients, capacity, slotMs, seed: 1, server: { model, latencyMs: 1 } });
+        expect(requests, name).toBeLessThanOrEqual(1.2);
+        expect(time, name).toBeLessThanOrEqual(1.05);
+      }
+    }
+  });
+});
