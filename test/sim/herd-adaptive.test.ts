@@ -363,3 +363,19 @@ describe('adaptive pacing against buckets that refill once a second, defaults on
     }
   });
 });
+
+describe('adaptive pacing against worker pools whose service takes seconds, defaults only', () => {
+  it('10 workers × 10 s and 5 workers × 5 s: ≤ 1.25× the bound’s requests and ≤ 1.1× its time (regression: 1.77× and 1.88×)', () => {
+    // A place not freed for maxSpacingMs (1 s) was taken as lost, and a request went into the
+    // full pool every second.
+    for (const [capacity, slotMs, clients] of [
+      [10, 10_000, 100],
+      [5, 5_000, 50],
+    ] as const) {
+      const name = `${capacity} workers × ${slotMs} ms, ${clients} callers`;
+      const { requests, time } = ratios({ clients, capacity, slotMs, seed: 1, server: { model: 'concurrency', latencyMs: 1 } });
+      expect(requests, name).toBeLessThanOrEqual(1.25);
+      expect(time, name).toBeLessThanOrEqual(1.1);
+    }
+  });
+});
