@@ -2476,6 +2476,12 @@ export class Pacer {
       // bracketed by probes may be 2× high — but after a lull, the rate that held stands.
       level *= this.state.bracketed && !idle ? BLIND_CUT : 1;
     }
+    // Nothing served since the last cut (a stall): cut β below the level, not from wherever
+    // CUBIC's climb got meanwhile — stall cuts come STALL_GAPS gaps apart, which may be past K,
+    // and each then raised the level. A simulated fleet of four sharing its queue against 10 per
+    // 10 s climbed from 5/s to 100/s while everything was rejected (31–104× the bound's requests).
+    if (!this.state.servedSinceCut && this.cutCount > 0 && !this.state.startup)
+      level = Math.min(level, this.state.level * this.decrease);
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
     const blind = this.state.startup && peak === undefined && this.state.bracketed;

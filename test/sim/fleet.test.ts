@@ -83,4 +83,22 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
     // guards against took 1.55 s (1.7×).
     expect(shared.allSucceededMs).toBeLessThanOrEqual(1.2 * lower.allSucceededMs);
   });
+
+  it('a fleet of four sharing its queue against limits of 10 per 10 s and 60 a minute does not run away: ≤ 4.5× the bound’s requests (regression: 31–104×)', () => {
+    // With nothing served, a process cut every 16 gaps — past CUBIC's K — from the rate it had
+    // climbed to, so each cut raised its level: 5/s to 100/s while everything was rejected.
+    // Still 2.8–4× the bound: a fleet does not count windows as a pacer alone does.
+    for (const model of ['fixed-window', 'token-bucket'] as const) {
+      for (const [capacity, slotMs, clients] of [
+        [10, 10_000, 100],
+        [60, 60_000, 200],
+      ] as const) {
+        const setup = { clients, capacity, slotMs, seed: 1, server: { model, latencyMs: 1 } };
+        const run = runHerd(setup, fleetPacingStrategy(4, true));
+        const name = `${model}, ${capacity} per ${slotMs} ms`;
+        expect(run.gaveUp, name).toBe(0);
+        expect(run.totalRequests / herdLowerBound(setup).totalRequests, name).toBeLessThanOrEqual(4.5);
+      }
+    }
+  });
 });
