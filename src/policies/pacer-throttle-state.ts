@@ -140,6 +140,8 @@ export class PacerThrottleState {
    * `flightStart`: a cold client's first tries reach it tens of ms after they leave.
    */
   flightOpenedBy = Number.NaN;
+  /** When the flight's first success was answered (NaN until one is). */
+  flightServedAt = Number.NaN;
   /**
    * Right after a bracketed probe was served: one request per round trip while they are
    * served, to count what the callee restored (a fixed window's N at once, a bucket's token).

@@ -503,7 +503,10 @@ export class Pacer {
     this.estimator.record(nowMs, sent, ok);
     if (ok && this.mode !== 0 && this.ofFlight(sent)) {
       this.state.flightServed++;
-      if (Number.isNaN(this.state.flightOpenedBy)) this.state.flightOpenedBy = this.flightReachedBy(nowMs, nowMs);
+      if (Number.isNaN(this.state.flightOpenedBy)) {
+        this.state.flightServedAt = nowMs;
+        this.state.flightOpenedBy = this.flightReachedBy(nowMs, nowMs);
+      }
       this.state.flightLatencies.record(true, latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
@@ -1173,6 +1176,7 @@ export class Pacer {
     this.state.windowOpen = this.state.windowPrevOpen = Number.NaN;
     this.state.earlyTo = 0;
     this.state.flightStart = this.estimator.earliestSend(nowMs) ?? nowMs;
+    this.state.flightServedAt = this.estimator.earliestServedAnswer(nowMs) ?? Number.NaN;
     this.state.flightOpenedBy = this.flightReachedBy(nowMs, this.estimator.earliestServedAnswer(nowMs));
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
@@ -1562,8 +1566,15 @@ export class Pacer {
     // ms after they leave (real express-rate-limit, 2 s windows: 22 ms), so T may exceed l by
     // that much, and a first reprobe sent after it was served (3 of 8 real herds, which then
     // started up from a floor and took 1.7× the bound's requests).
-    const opened = this.state.flightOpenedBy - this.state.flightStart;
-    const late = opened > 0 ? Math.min(opened, Math.max(this.state.chunkLow, 0)) : 0;
+    // How late is known only roughly: the answer less the fastest round trip put it at 40 ms
+    // where it was ~80 (a cold client under load reading its answers in a backlog: first success
+    // sent at 1.5 ms, answered at 182, fastest 141), and the first reprobe went after the
+    // reopening (1 real herd in 6 under load: 298 requests). So once the flight says its first
+    // tries did not all arrive together, from as late as that success's answer.
+    const late =
+      this.state.flightOpenedBy > this.state.flightStart
+        ? Math.min(this.state.flightServedAt - this.state.flightStart, Math.max(this.state.chunkLow, 0))
+        : 0;
     const from =
       this.state.chunkFrom +
       Math.max(this.state.chunkLow, 0) -
