@@ -9,7 +9,7 @@ import { withDefaults } from '../../src/sim/scenario.js';
 import { herd } from '../../src/sim/scenarios/herd.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { NGINX, type Nginx, startNginx } from '../support/nginx.js';
-import { realHerd } from '../support/real-herd.js';
+import { PACED_UNTIL_SERVED, realHerd } from '../support/real-herd.js';
 
 const RATE = 100;
 const BURST = 9;
@@ -81,16 +81,7 @@ describe.skipIf(!existsSync(NGINX))('leaky-bucket model vs nginx limit_req (100 
   it('herd of 100 with kindly pacing: every caller served, in far fewer requests than jitter needs', async () => {
     await drain();
     nginx.resetLog();
-    const run = await realHerd(nginx.url, 100, {
-      retry: {
-        maxAttempts: Number.POSITIVE_INFINITY,
-        maxElapsedMs: 60_000,
-        backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
-      },
-      pacing: {},
-      budget: false,
-      attemptTimeoutMs: 10_000,
-    });
+    const run = await realHerd(nginx.url, 100, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
     await systemClock.sleep(50);
     const real = nginx.requests();
     const sim = simulated('adaptive');

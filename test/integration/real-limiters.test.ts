@@ -20,21 +20,14 @@ import {
   startGcraServer,
   startTokenBucketServer,
 } from '../support/limiter-servers.js';
-import { realHerd } from '../support/real-herd.js';
+import { PACED_UNTIL_SERVED, realHerd } from '../support/real-herd.js';
 
 type Spread = { min: number; median: number; max: number };
 
 const STRATEGIES: Record<string, DownstreamOptions> = {
   full: { retry: HERD_RETRY_OPTIONS.full },
   decorrelated: { retry: HERD_RETRY_OPTIONS.decorrelated },
-  adaptive: {
-    retry: {
-      maxAttempts: Number.POSITIVE_INFINITY,
-      maxElapsedMs: 60_000,
-      backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
-    },
-    pacing: {},
-  },
+  adaptive: PACED_UNTIL_SERVED,
 };
 
 /**

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { realHerd } from '../support/real-herd.js';
+import { PACED_UNTIL_SERVED, realHerd } from '../support/real-herd.js';
 
 const LIMIT = 20;
 const WINDOW_MS = 2_000;
@@ -25,16 +25,7 @@ describe('adaptive pacing against a real two-second window (express-rate-limit),
   it('every caller served in ≤ 1.2× the bound’s requests and time (regression: 1.8× and 1.3×)', async () => {
     const setup = { clients: CALLERS, capacity: LIMIT, slotMs: WINDOW_MS, seed: 1, server: { model: 'fixed-window' as const } };
     const bound = herdLowerBound(setup);
-    const run = await realHerd(server.url, CALLERS, {
-      retry: {
-        maxAttempts: Number.POSITIVE_INFINITY,
-        maxElapsedMs: 60_000,
-        backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
-      },
-      pacing: {},
-      budget: false,
-      attemptTimeoutMs: 10_000,
-    });
+    const run = await realHerd(server.url, CALLERS, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
     const real = server.requests();
     const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
     console.log(

@@ -6,6 +6,16 @@ import type { DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { systemClock } from '../../src/time/system-clock.js';
 
+/** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
+export const PACED_UNTIL_SERVED: DownstreamOptions = {
+  retry: {
+    maxAttempts: Number.POSITIVE_INFINITY,
+    maxElapsedMs: 60_000,
+    backoff: { shape: 'constant', baseMs: 0, jitter: 'none' },
+  },
+  pacing: {},
+};
+
 export interface RealHerdRun {
   /** When the last caller's success arrived, ms after the start. */
   allSucceededMs: number;
