@@ -135,9 +135,10 @@ export class PacerThrottleState {
   /** When the flight that started the search was first sent (the callee's capacity was full). */
   flightStart = 0;
   /**
-   * The latest the flight's first success can have reached the callee: its answer less the
-   * flight's fastest round trip (NaN until one is served). A fixed window opened then, not at
-   * `flightStart`: a cold client's first tries reach it tens of ms after they leave.
+   * When the flight's first success reached the callee, roughly: its answer less the flight's
+   * fastest round trip (NaN until one is served). After `flightStart`, the first tries did not
+   * arrive together (a cold client's reach the callee tens of ms after they leave), and a fixed
+   * window opened as late as `flightServedAt`.
    */
   flightOpenedBy = Number.NaN;
   /** When the flight's first success was answered (NaN until one is). */

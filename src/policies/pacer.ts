@@ -930,7 +930,8 @@ export class Pacer {
 
   /**
    * Searching: the gap between the probes around `t` (g₀, 2g₀, 4g₀, … up to a quarter of
-   * maxSpacingMs, then a quarter of the time waited, counted from the search's start) — the rate the search is sending at then, not D₀.
+   * maxSpacingMs, then a quarter of the time waited, counted from the search's start) — the
+   * rate the search is sending at then, not D₀.
    */
   private probeGapAt(t: number): number {
     const cap = this.maxSpacingMs / PROBE_LATENESS;
@@ -1561,16 +1562,16 @@ export class Pacer {
     // otherwise found only by a first reprobe served, which says T is shorter but not by how
     // much, and the pacer started up from a floor instead of pacing by windows (real
     // express-rate-limit: one to four herds of eight took 1.07–1.21 s instead of ~0.95 s).
-    // l is measured from the flight's first send, but its window opened when its first success
-    // reached the callee — up to `flightOpenedBy`: a cold client's first tries arrive tens of
-    // ms after they leave (real express-rate-limit, 2 s windows: 22 ms), so T may exceed l by
-    // that much, and a first reprobe sent after it was served (3 of 8 real herds, which then
-    // started up from a floor and took 1.7× the bound's requests).
-    // How late is known only roughly: the answer less the fastest round trip put it at 40 ms
-    // where it was ~80 (a cold client under load reading its answers in a backlog: first success
-    // sent at 1.5 ms, answered at 182, fastest 141), and the first reprobe went after the
-    // reopening (1 real herd in 6 under load: 298 requests). So once the flight says its first
-    // tries did not all arrive together, from as late as that success's answer.
+    // And l is measured from the flight's first send, while its window opened when its first
+    // success reached the callee: a cold client's first tries arrive tens of ms after they leave,
+    // so T may exceed l by that much, and a first reprobe at probe + l came after the reopening
+    // (real express-rate-limit, 2 s windows: 3 herds of 8, which then started up from a floor
+    // and took 1.7× the bound's requests). How late is known only roughly — its answer less the
+    // flight's fastest round trip read 40 ms where it was ~80 for a client under load reading its
+    // answers in a backlog (first success sent at 1.5 ms, answered at 182, fastest 141), and 1
+    // herd in 6 still went wrong — so once that says the first tries did not arrive together
+    // (`flightOpenedBy` after the flight left), the reprobes start as if the window opened as
+    // late as that success's answer.
     const late =
       this.state.flightOpenedBy > this.state.flightStart
         ? Math.min(this.state.flightServedAt - this.state.flightStart, Math.max(this.state.chunkLow, 0))
@@ -1835,13 +1836,6 @@ export class Pacer {
   }
 
   /**
-   * Whether a request sent at `sent` belongs to the flight that started the search: sent before
-   * its first rejection came back, or at that very instant — a herd's requests that all left at
-   * t = 0, its first rejection answered at once (simulated, normal latencies clipped at 0): read
-   * as sent after the search began, the flight's successes were no slow flight, and a worker
-   * pool's herd was paced by rate from a probe's guess (1.1–1.8 s; one herd 344 requests).
-   */
-  /**
    * What the flight that started the search was served, answered before its first rejection or
    * after: the estimator's window (500 ms by default) forgets it long before a window of a
    * minute reopens.
@@ -1850,12 +1844,22 @@ export class Pacer {
     return this.state.servedAtSearch + this.state.flightServed;
   }
 
-  /** When a flight's success answered at `answeredAt` reached the callee, at the latest. */
+  /**
+   * When a flight's success answered at `answeredAt` reached the callee, at the latest but
+   * for the way back (its answer less the flight's fastest round trip).
+   */
   private flightReachedBy(nowMs: number, answeredAt: number | undefined): number {
     if (answeredAt === undefined) return Number.NaN;
     return answeredAt - (this.estimator.fastestLatency(nowMs) ?? 0);
   }
 
+  /**
+   * Whether a request sent at `sent` belongs to the flight that started the search: sent before
+   * its first rejection came back, or at that very instant — a herd's requests that all left at
+   * t = 0, its first rejection answered at once (simulated, normal latencies clipped at 0): read
+   * as sent after the search began, the flight's successes were no slow flight, and a worker
+   * pool's herd was paced by rate from a probe's guess (1.1–1.8 s; one herd 344 requests).
+   */
   private ofFlight(sent: number): boolean {
     return sent <= this.state.searchBase;
   }
