@@ -185,6 +185,14 @@ export interface PaceLedger {
   answersFrom: number;
   /** Store ms since which every answer was served while tickets waited (0: not so). */
   growFrom: number;
+  /**
+   * The fleet's current spell of rejections (see `spellRate`): store ms of the report that
+   * began it (−1: none; store time is never negative), the answers served since, and store ms
+   * of the first answer served since the last rejection (−1: none).
+   */
+  spellFrom: number;
+  spellServed: number;
+  spellServedSince: number;
 }
 
 export function emptyPace(): PaceLedger {
@@ -201,6 +209,9 @@ export function emptyPace(): PaceLedger {
     answers: new Map(),
     answersFrom: 0,
     growFrom: 0,
+    spellFrom: -1,
+    spellServed: 0,
+    spellServedSince: -1,
   };
 }
 
@@ -231,6 +242,15 @@ export const FLEET_DELIVERY_GAIN = 1;
  * doubling every this many ms, until a rejection shows the callee's rate.
  */
 export const FLEET_GROWTH_DOUBLING_MS = 400;
+
+/**
+ * A spell of rejections (`spellRate`) caps the fleet's rate once it has lasted this long: the
+ * pacer's default `maxSpacingMs`, the longest gap its rate readings span.
+ */
+export const FLEET_SPELL_MIN_MS = PACER_DEFAULTS.maxSpacingMs;
+
+/** A spell of rejections ends once the fleet has been served, and not rejected, for this long. */
+export const FLEET_SPELL_END_MS = 5_000;
 
 /**
  * No shared end (wait hint, throttling, a contribution's life, an epoch's start) lasts beyond
@@ -317,6 +337,37 @@ function fleetDelivery(
 }
 
 /**
+ * Counts one report's paced answers into the fleet's spell of rejections and returns what the
+ * fleet got through over it, requests per ms — `undefined` outside a spell or while it is
+ * younger than `FLEET_SPELL_MIN_MS`. A spell begins with a reported rejection and ends once
+ * the fleet has been served, with no rejection, for `FLEET_SPELL_END_MS` (waiting with nothing
+ * answered ends none: a window's wait holds no rejection either).
+ *
+ * The delivery window (`fleetDelivery`) is 300 ms long: against a limit metered over seconds
+ * or minutes it reads the burst a reopened window serves (60 in a few ms, for 60 a minute),
+ * and between reopenings it holds no answer at all — so the processes' own shares set the
+ * fleet's rate (simulated, four processes against 60 a minute: 4–70/s summed, for a callee's
+ * 1/s; 3.96× the bound's requests). Over the spell, served ÷ time is the callee's rate to this
+ * fleet, whatever its meter: a reopened window's burst counts once, spread over the wait
+ * before it. The price: a spell that began while the callee served nothing (an outage) counts
+ * that time too, so a fleet whose callee comes back is held near `minRate` until it has been
+ * served for `FLEET_SPELL_END_MS`, or grows sooner (everything served while tickets wait).
+ */
+function spellRate(p: PaceLedger, nowMs: number, served: number, rejected: number): number | undefined {
+  if (p.spellFrom >= 0 && p.spellServedSince >= 0 && nowMs - p.spellServedSince >= FLEET_SPELL_END_MS) p.spellFrom = -1;
+  if (p.spellFrom < 0) {
+    if (!(rejected > 0)) return undefined;
+    p.spellFrom = nowMs;
+    p.spellServed = 0;
+  }
+  p.spellServed += served;
+  if (rejected > 0) p.spellServedSince = -1;
+  else if (served > 0 && p.spellServedSince < 0) p.spellServedSince = nowMs;
+  const span = nowMs - p.spellFrom;
+  return span < FLEET_SPELL_MIN_MS ? undefined : p.spellServed / span;
+}
+
+/**
  * Refreshes `owner`'s contribution (when it has one) and combines the live ones, with S the
  * sum of the s measured shares, G the largest of the g guesses at the whole rate:
  *
@@ -337,6 +388,9 @@ function fleetDelivery(
  * for as long as measured shares keep coming in. Without it, the start-up guesses of the
  * processes not yet rejected held the whole fleet at twice the callee's rate after the first
  * process had cut (simulated herd, 4 × 25 callers: 211 → 207 requests).
+ *
+ * Over a spell of rejections the fleet counts for at most what it got through since the spell
+ * began (`spellRate`: the 300 ms window below misreads limits metered over seconds or more).
  *
  * A fleet that is rejected counts for at most `FLEET_DELIVERY_GAIN` × what it got through
  * (`fleetDelivery`): each process's share is capped by its own delivery rate already, but a
@@ -401,6 +455,10 @@ function contribute(
     }
   }
   const delivered = fleetDelivery(p, nowMs, served, rejected);
+  // Over a spell of rejections the fleet counts for at most what it got through (the growth
+  // below may still raise it: everything served with tickets waiting says the callee has room).
+  const spell = spellRate(p, nowMs, served, rejected);
+  if (spell !== undefined && estimate > spell) estimate = spell;
   // Rejected just now: the fleet's rate may fall, not rise, whatever a process's start-up
   // guess says.
   if (delivered?.fresh && p.gap > 0 && estimate > 1 / p.gap) estimate = 1 / p.gap;
@@ -421,13 +479,24 @@ function contribute(
 }
 
 /**
+ * The rate the fleet's queue is spaced at: the fleet's (`contribute`), never below `minRate` —
+ * unless the fleet only searches (no estimate, a probing rate): a search spaces its probes by
+ * the time it has waited, beyond `maxSpacingMs` (see `Pacer`), and the floor held a fleet's
+ * search at one probe per `maxSpacingMs` (simulated, four processes against 60 a minute: 71
+ * requests between the first burst and the reopening, now 24; a pacer alone sends 23).
+ */
+function queueRate(fleet: { rate: number; estimate: number }, minRate: number): number {
+  return fleet.estimate === 0 && fleet.rate > 0 ? fleet.rate : Math.max(fleet.rate, minRate);
+}
+
+/**
  * Books one ticket in the fleet's queue (re-spaced first if the fleet's rate drifted, see
- * `PaceLedger`), spaced at the fleet's rate (`contribute`), never below `minRate`.
+ * `PaceLedger`), spaced at the fleet's rate (`queueRate`).
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
   const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
-  respace(p, nowMs, Math.max(fleet.rate, r.minRate));
+  respace(p, nowMs, queueRate(fleet, r.minRate));
   // A slot after the caller's deadline is not booked (see `PaceBookRequest.latest`).
   const ticket = r.latest !== undefined && slotOf(p, p.ticket) > r.latest ? 0 : p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
@@ -441,7 +510,7 @@ export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): Pace
   // Ends are only ever raised: none lasts beyond the longest hint from now.
   if (p.activeUntil > nowMs + FLEET_MAX_HINT_MS) p.activeUntil = nowMs + FLEET_MAX_HINT_MS;
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
-  if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, Math.max(fleet.rate, r.minRate));
+  if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, queueRate(fleet, r.minRate));
   return {
     now: nowMs,
     activeUntil: p.activeUntil,

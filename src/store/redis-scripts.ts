@@ -8,6 +8,8 @@ import {
   FLEET_MAX_HINT_MS,
   FLEET_MAX_RATE,
   FLEET_RESPACE_DRIFT,
+  FLEET_SPELL_END_MS,
+  FLEET_SPELL_MIN_MS,
   REFUTED_GUESS,
 } from './fleet-ledger.js';
 
@@ -230,12 +232,47 @@ end
 `;
 
 /**
+ * Counts a report's paced answers into the fleet's spell of rejections (fields spellFrom,
+ * spellServed and spellServedSince of the pace hash) and returns what the fleet
+ * got through over it, or nil (see `spellRate` in fleet-ledger.ts).
+ */
+const SPELL_RATE = `
+local function spellRate(paceKey, served, rejected)
+  local f = redis.call('HMGET', paceKey, 'spellFrom', 'spellServed', 'spellServedSince')
+  local from = fin(f[1], -1)
+  local was = from
+  -- A count written by anyone else may be negative: it would read as a negative rate.
+  local spellServed = math.max(fin(f[2], 0), 0)
+  local servedSince = fin(f[3], -1)
+  if from >= 0 and servedSince >= 0 and now - servedSince >= ${FLEET_SPELL_END_MS} then from = -1 end
+  if from < 0 then
+    if not (rejected > 0) then
+      if was >= 0 then redis.call('HSET', paceKey, 'spellFrom', '-1') end
+      return nil
+    end
+    from = now
+    spellServed = 0
+  end
+  spellServed = spellServed + served
+  if rejected > 0 then
+    servedSince = -1
+  elseif served > 0 and servedSince < 0 then
+    servedSince = now
+  end
+  redis.call('HSET', paceKey, 'spellFrom', num(from), 'spellServed', num(spellServed), 'spellServedSince', num(servedSince))
+  local span = now - from
+  if span < ${FLEET_SPELL_MIN_MS} then return nil end
+  return spellServed / span
+end
+`;
+
+/**
  * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
  * owner's, with the cap on guesses kept in the pace hash KEYS[1] and the fleet's delivery
  * rate from the answers hash KEYS[3]: returns the fleet's rate and its estimate (see
  * `contribute` in fleet-ledger.ts).
  */
-const CONTRIBUTE = `${FLEET_DELIVERY}
+const CONTRIBUTE = `${FLEET_DELIVERY}${SPELL_RATE}
 -- A contribution that does not parse, or claims a rate or a life no process gives, reads as
 -- expired (and is dropped): one such entry would otherwise set the fleet's rate for good.
 local function parseContribution(v)
@@ -313,6 +350,8 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
     end
   end
   local delivered, wasRejected, fresh = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  local spell = spellRate(paceKey, served, rejected)
+  if spell and estimate > spell then estimate = spell end
   if fresh and gap > 0 and estimate > 1 / gap then estimate = 1 / gap end
   local grow = 0
   if delivered then
@@ -368,7 +407,8 @@ local owner = ARGV[1]
 local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[6]),
   tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8]))
 local minRate = tonumber(ARGV[4])
-if rate < minRate then rate = minRate end
+-- Not while the fleet only searches (see queueRate in fleet-ledger.ts).
+if rate < minRate and not (estimate == 0 and rate > 0) then rate = minRate end
 local hintUntil = fin(redis.call('HGET', KEYS[1], 'hintUntil'), 0)
 if hintUntil > now + ${FLEET_MAX_HINT_MS} then hintUntil = now + ${FLEET_MAX_HINT_MS} end
 local ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
@@ -391,7 +431,7 @@ local ttl = tonumber(ARGV[7])
 local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[8]),
   tonumber(ARGV[3]), ttl, tonumber(ARGV[10]), tonumber(ARGV[11]))
 local minRate = tonumber(ARGV[9])
-if rate < minRate then rate = minRate end
+if rate < minRate and not (estimate == 0 and rate > 0) then rate = minRate end
 local active = ARGV[4] == '1'
 local quietMs = tonumber(ARGV[5])
 local hintMs = tonumber(ARGV[6])

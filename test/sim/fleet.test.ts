@@ -84,10 +84,12 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
     expect(shared.allSucceededMs).toBeLessThanOrEqual(1.2 * lower.allSucceededMs);
   });
 
-  it('a fleet of four sharing its queue against limits of 10 per 10 s and 60 a minute does not run away: ≤ 4.5× the bound’s requests (regression: 31–104×)', () => {
+  it('a fleet of four sharing its queue against limits of 10 per 10 s and 60 a minute: ≤ 2.1× the bound’s requests (regressions: 31–104× when it ran away, then 2.8–4×)', () => {
     // With nothing served, a process cut every 16 gaps — past CUBIC's K — from the rate it had
     // climbed to, so each cut raised its level: 5/s to 100/s while everything was rejected.
-    // Still 2.8–4× the bound: a fleet does not count windows as a pacer alone does.
+    // Then 2.8–4×: the fleet's 300 ms delivery window held no answer between reopenings, so
+    // each process's share set the rate, and the queue's floor held its search at a probe a
+    // second. Still above a pacer alone: a fleet does not count windows as one pacer does.
     for (const model of ['fixed-window', 'token-bucket'] as const) {
       for (const [capacity, slotMs, clients] of [
         [10, 10_000, 100],
@@ -97,7 +99,7 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
         const run = runHerd(setup, fleetPacingStrategy(4, true));
         const name = `${model}, ${capacity} per ${slotMs} ms`;
         expect(run.gaveUp, name).toBe(0);
-        expect(run.totalRequests / herdLowerBound(setup).totalRequests, name).toBeLessThanOrEqual(4.5);
+        expect(run.totalRequests / herdLowerBound(setup).totalRequests, name).toBeLessThanOrEqual(2.1);
       }
     }
   });

@@ -8,6 +8,8 @@ import {
   FLEET_DELIVERY_MIN_SPAN_MS,
   FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
+  FLEET_SPELL_END_MS,
+  FLEET_SPELL_MIN_MS,
   REFUTED_GUESS,
   slotOf,
   syncPace,
@@ -151,6 +153,43 @@ describe('the fleet pace ledger', () => {
     let synced = syncPace(idle, 0, { ...sync('a', 0.03), served: 10 });
     for (let t = 100; t <= 600; t += 100) synced = syncPace(idle, t, { ...sync('a', 0.03), served: 10 });
     expect(synced.estimate).toBeCloseTo(0.03, 12);
+  });
+
+  it('over a spell of rejections the fleet counts for at most what it got through since it began (regression: four processes against 60 a minute sent 3.96× the bound’s requests)', () => {
+    expect([FLEET_SPELL_MIN_MS, FLEET_SPELL_END_MS]).toEqual([1_000, 5_000]);
+    const p = emptyPace();
+    // A window served 10 and rejected 5 at 0; the processes' shares say 50/s.
+    let reply = bookSlot(p, 0, { ...book('a', 0.05), served: 10, rejected: 5 });
+    // Half a second on, no answer in the 300 ms window: the shares stand (the spell is young).
+    reply = bookSlot(p, 500, book('a', 0.05));
+    expect(reply.estimate).toBeCloseTo(0.05, 12);
+    // Two seconds on, still nothing answered: 10 served over the spell's 2 s (5/s) is the
+    // callee's rate to the fleet.
+    reply = bookSlot(p, 2_000, book('a', 0.05));
+    expect(reply.estimate).toBeCloseTo(10 / 2_000, 12);
+    expect(reply.gap).toBeCloseTo(200, 9);
+    // Nothing served for a long while ends no spell (a window's wait holds no rejection either);
+    // the queue keeps its floor, minRate.
+    reply = bookSlot(p, 20_000, book('a', 0.05));
+    expect(reply.estimate).toBeCloseTo(10 / 20_000, 12);
+    expect(reply.gap).toBeCloseTo(1_000, 9);
+    // Served from 20 s on with no rejection: the spell lasts until 5 s after that first success…
+    syncPace(p, 20_000, { ...sync('a', 0.05), served: 1 });
+    expect(syncPace(p, 24_900, sync('a', 0.05)).estimate).toBeCloseTo(11 / 24_900, 12);
+    // …and a rejection before then starts that count again.
+    syncPace(p, 24_950, { ...sync('a', 0.05), rejected: 1 });
+    syncPace(p, 26_000, { ...sync('a', 0.05), served: 1 });
+    expect(syncPace(p, 30_900, sync('a', 0.05)).estimate).toBeCloseTo(12 / 30_900, 12);
+    // Served for 5 s with no rejection: the spell is over and the shares stand again.
+    expect(syncPace(p, 31_000, sync('a', 0.05)).estimate).toBeCloseTo(0.05, 12);
+  });
+
+  it('a fleet that only searches spaces its queue at the search’s probing rate, below minRate (regression: four processes searched a minute’s wait with 71 requests, a pacer alone with 23)', () => {
+    const p = emptyPace();
+    // A probe every 5 s: the queue follows it, though minRate is one per second.
+    expect(bookSlot(p, 0, book('a', 0.000_2, RATE_PROBE)).gap).toBeCloseTo(5_000, 9);
+    // Once a rate is measured, minRate is the floor again.
+    expect(bookSlot(p, 0, book('b', 0.000_1, RATE_SHARE)).gap).toBeCloseTo(1_000, 9);
   });
 
   it('re-spaces every waiting ticket when the fleet’s rate moves, keeping those already due', () => {

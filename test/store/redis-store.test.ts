@@ -271,6 +271,38 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     expect(store.counters.failures).toBe(0);
   });
 
+  it('caps a fleet at what it got through over a spell of rejections, and lets a search space the queue below minRate, in Lua as in the ledger', async () => {
+    const store = new RedisStore({ client, prefix: 'spell', timeoutMs: 10_000 });
+    const pace: PaceLedger = emptyPace();
+    const scope = { downstream: 'spell', key: 'k' };
+    // A window served 10 and rejected 5; then a second and a quarter with nothing answered (a
+    // slow limit's wait), the processes' shares saying 50/s.
+    const request = { owner: 'a', rate: 0.05, contributionMs: 5_000, minRate: 0.001, ttlMs: 60_000 };
+    let reply = await store.bookSlot(scope, { ...request, served: 10, rejected: 5 });
+    expectSameNumbers(reply!, bookSlot(pace, reply!.now, { ...request, served: 10, rejected: 5 }));
+    const started = reply!.now;
+    while (reply!.now - started < 1_250) {
+      await new Promise((r) => setTimeout(r, 50));
+      reply = await store.bookSlot(scope, request);
+      expectSameNumbers(reply!, bookSlot(pace, reply!.now, request));
+    }
+    // Capped by the spell: 10 served over its length, below the shares' 50/s.
+    expect(reply!.estimate).toBeCloseTo(10 / (reply!.now - started), 9);
+    // A fleet that only probes, one probe every 5 s: the queue follows it (minRate is 1/s).
+    const searching = {
+      owner: 'b',
+      rate: 0.000_2,
+      kind: RATE_PROBE as RateKindCode,
+      contributionMs: 5_000,
+      minRate: 0.001,
+      ttlMs: 60_000,
+    };
+    const probing = await store.bookSlot({ downstream: 'spell-search', key: 'k' }, searching);
+    expectSameNumbers(probing!, bookSlot(emptyPace(), probing!.now, searching));
+    expect(probing!.gap).toBeCloseTo(5_000, 9);
+    expect(store.counters.failures).toBe(0);
+  });
+
   it('keys carry the prefix and the downstream as a Cluster hash tag, and every key has a TTL', async () => {
     const store = new RedisStore({ client, prefix: 'ttl', timeoutMs: 10_000 });
     const scope = { downstream: 'pay{ments}', key: 'pay{ments}' };
