@@ -99,7 +99,8 @@ describe('RedisStore with hostile or malformed records (real redis-server)', () 
     await client.hset('fld:{f}:breaker:f', 'state', 'x', 'generation', 'y', 'openUntil', 'inf', 'opensInRow', '-');
     await client.hset('fld:{f}:pace-rates:f', 'someone', 'garbage', 'other', 'a:b:c');
     await client.hset('fld:{f}:pace-answers:f', 'sxx', '1', 'r5', 'inf');
-    await client.hset('fld:{f}:pace:f', 'hintUntil', 'never', 'ticket', 'many', 'gap', 'nan');
+    await client.hset('fld:{f}:pace:f', 'hintUntil', 'never', 'ticket', 'many', 'gap', 'nan', 'spellFrom', 'soon');
+    await client.hset('fld:{f}:pace:f', 'spellServed', '-7', 'spellServedSince', 'inf');
     const scope = { downstream: 'f', key: 'f' };
     const [budget, breaker, booked, paced] = await Promise.all([
       store.budget(scope, budgetRequest),
@@ -111,6 +112,7 @@ describe('RedisStore with hostile or malformed records (real redis-server)', () 
     expect(breaker?.state).toBe(0);
     expect(booked?.ticket).toBe(1);
     expect(Number.isFinite(paced?.baseAt)).toBe(true);
+    expect(paced?.estimate).toBeGreaterThanOrEqual(0);
     expect(store.available).toBe(true);
     expect(store.counters.failures).toBe(0);
     expect(changes).toEqual([]);
