@@ -50,10 +50,11 @@ export interface PacerOptions {
   /**
    * Longest gap between two paced sends, in ms: while throttling, at least one request per
    * `maxSpacingMs` goes out, so a callee rejecting everything is still probed (a floor on
-   * the learned rate, expressed as a time). One exception: a search for the callee's rate that
+   * the learned rate, expressed as a time). Two exceptions: a search for the callee's rate that
    * has found nothing served for longer than this spaces its probes a quarter of the time
    * waited apart, up to 30 × this (a limit metered per minute costs ~20 probes a minute, not
-   * 60). @default 1_000
+   * 60); and a callee that serves, yet still rejects at the floor, is paced below it by each
+   * cut, down to one request per 30 × this. @default 1_000
    */
   maxSpacingMs?: number;
   /** Whether the runtime paces first attempts too, not only retries. @default false */
@@ -182,6 +183,8 @@ const RECOVERY_GAPS = 20;
  * 30 s of its return with the defaults, not 15 minutes.
  */
 const PROBE_GAP_MAX = 30;
+/** A rate within this fraction above the floor is at the floor (the floor's own float rounding). */
+const FLOOR_EPSILON = 1e-9;
 
 /**
  * Reprobes for a window's reopening go at most this many across its bracket: more apart than
@@ -332,7 +335,9 @@ const CRUISE = 2;
  *                 growth; at most 4 steps at once)
  *     then, CUBIC made scale-free (RFC 9438), β = `decrease`, K = max(`recoveryMs`, 20 / W):
  *     u(t)    = max(−1, (t − tₚ) / K)
- *     rate(t) = max(1 / maxSpacingMs, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
+ *     rate(t) = max(floor, min(probeGain × D̂, W × (1 + (1 − β) × u³)))
+ *     floor   = 1 / maxSpacingMs, or W below it: a cut at the floor, served since the last
+ *               cut, goes to β × the floor (never under 1 / (30 maxSpacingMs))
  *
  * **Saturation** — a reopening is a paced success sent after a rejected request with nothing
  * served in between: the callee had just run out and has capacity again (a fixed window's
@@ -1058,7 +1063,16 @@ export class Pacer {
       r = this.state.level * (1 + (1 - this.decrease) * u * u * u);
     }
     if (r > this.state.ceiling) r = this.state.ceiling;
-    return Math.max(r, this.minRate);
+    return Math.max(r, this.floor());
+  }
+
+  /**
+   * The lowest rate cruise sends at: one request per `maxSpacingMs` — or the level, when a
+   * cut at that floor took it lower for a callee that serves, but slower (see `cut`).
+   */
+  private floor(): number {
+    const level = this.state.level;
+    return level > 0 && level < this.minRate ? level : this.minRate;
   }
 
   /** The slot of `ticket` under the current epoch (−∞ for tickets due before it). */
@@ -2497,6 +2511,16 @@ export class Pacer {
     // 10 s climbed from 5/s to 100/s while everything was rejected (31–104× the bound's requests).
     if (!this.state.servedSinceCut && this.cutCount > 0 && !this.state.startup)
       level = Math.min(level, this.state.level * this.decrease);
+    // At the floor of one request per maxSpacingMs, and served since the last cut: the callee
+    // is alive but serves no more than that — or less (a bucket of one token every 2 s), or
+    // exactly that (one a second, the limit many APIs state: a request that leaves a few ms
+    // early finds no token). The floor is there to keep probing a callee that serves nothing;
+    // this one serves, so the cut goes β below the floor, down to the search's widest probe
+    // gap. Held at the floor, a real bucket of one a second with 30 callers took 81–83 requests
+    // and 45–47 s (bound 59 and 29 s), and one every 2 s rejected every other request.
+    const belowFloor =
+      sending <= this.minRate * (1 + FLOOR_EPSILON) && this.state.servedSinceCut && this.cutCount > 0 && !this.state.startup;
+    if (belowFloor) level = Math.min(level, sending * this.decrease);
     // A blind cut of a bracketed guess (2× high at most) halves it, which may land below the
     // callee's rate: start-up goes on from there, until a cut that measured something.
     const blind = this.state.startup && peak === undefined && this.state.bracketed;
@@ -2509,7 +2533,7 @@ export class Pacer {
     this.state.startup = blind || ramp;
     if (peak !== undefined) this.state.measuredShare = this.state.cutMeasured = true;
     this.state.bracketed = false;
-    this.state.level = Math.max(ramp ? level * this.decrease : level, this.minRate);
+    this.state.level = Math.max(ramp ? level * this.decrease : level, belowFloor ? this.minRate / PROBE_GAP_MAX : this.minRate);
     // Start-up goes on below the rate that just proved too high, and at most probeGain × what
     // the ramp delivered — the cap cruise keeps too (2× overshot more: fixed window 1.24× the
     // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests) —

@@ -362,6 +362,20 @@ describe('adaptive pacing against buckets that refill once a second, defaults on
       }
     }
   });
+
+  it('a bucket of one token every 2 s, below the floor of one request a second: ≤ 1.6× the bound’s requests and ≤ 1.3× its time (regression: 1.80×, every other request rejected at the floor)', () => {
+    for (const server of [
+      { model: 'token-bucket', latencyMs: 1 },
+      { model: 'gcra', latencyMs: 20, distribution: 'lognormal' },
+    ] as const) {
+      for (let seed = 1; seed <= 3; seed++) {
+        const name = `${server.model}, seed ${seed}`;
+        const { requests, time } = ratios({ clients: 30, capacity: 1, slotMs: 2_000, seed, server });
+        expect(requests, name).toBeLessThanOrEqual(1.6);
+        expect(time, name).toBeLessThanOrEqual(1.3);
+      }
+    }
+  });
 });
 
 describe('adaptive pacing against worker pools whose service takes seconds, defaults only', () => {
