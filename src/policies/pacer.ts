@@ -2516,8 +2516,8 @@ export class Pacer {
     // exactly that (one a second, the limit many APIs state: a request that leaves a few ms
     // early finds no token). The floor is there to keep probing a callee that serves nothing;
     // this one serves, so the cut goes β below the floor, down to the search's widest probe
-    // gap. Held at the floor, a real bucket of one a second with 30 callers took 81–83 requests
-    // and 45–47 s (bound 59 and 29 s), and one every 2 s rejected every other request.
+    // gap. Held at the floor, a real bucket of one a second with 30 callers took 81–84 requests
+    // and 45–48 s (bound 59 and 29 s), and one every 2 s rejected every other request.
     const belowFloor =
       sending <= this.minRate * (1 + FLOOR_EPSILON) && this.state.servedSinceCut && this.cutCount > 0 && !this.state.startup;
     if (belowFloor) level = Math.min(level, sending * this.decrease);
