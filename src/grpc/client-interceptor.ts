@@ -250,8 +250,10 @@ class RetryingUnaryCall implements InterceptingCallInterface {
   /** One attempt on a fresh call, bounded by the attempt's deadline (sent as `grpc-timeout`). */
   private attempt(context: CallContext): Promise<AttemptResult> {
     const clock = this.downstream.clock;
+    // grpc-js sends what is left of a deadline rounded up to the next whole unit (ms): floored
+    // here, the next hop's deadline is never later than this attempt's.
     const deadline =
-      context.deadline === undefined ? this.callOptions.deadline : clock.now() + (context.deadline - clock.monotonic());
+      context.deadline === undefined ? this.callOptions.deadline : clock.now() + Math.floor(context.deadline - clock.monotonic());
     const call = this.nextCall({ ...this.callOptions, deadline });
     this.current = call;
     const metadata = (this.metadata as Metadata).clone();
