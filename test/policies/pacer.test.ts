@@ -1295,3 +1295,78 @@ describe('Pacer in a fleet (rate kinds, adopting a rate found elsewhere)', () =>
     expect(new Pacer().adopt(80, 0)).toBe(false);
   });
 });
+
+describe('Pacer: requests it never held (first tries) while it paces', () => {
+  /** Cruising at 100/s (a slot every 10 ms) with four tickets booked at 200: waits 0, 10, 20, 30. */
+  function bookedFour(): { p: Pacer; tickets: number[] } {
+    const p = cruising();
+    const tickets = Array.from({ length: 4 }, () => {
+      p.reserve(200);
+      return p.lastTicket;
+    });
+    expect(tickets.map((t) => p.slotWait(t, 200))).toEqual([0, 10, 20, 30]);
+    return { p, tickets };
+  }
+
+  it('a first try takes the slot due next: every waiting ticket moves one gap later (regression: retries went on top of arrivals)', () => {
+    const { p, tickets } = bookedFour();
+    p.unpacedSent(201);
+    // The first ticket was due at 200 (sent): untouched. The waiting ones: 220, 230, 240.
+    expect(tickets.map((t) => p.slotWait(t, 201))).toEqual([0, 19, 29, 39]);
+    // A booking after them comes one gap after the last.
+    p.reserve(201);
+    expect(p.slotWait(p.lastTicket, 201)).toBe(49);
+  });
+
+  it('first tries push the queue at most three gaps ahead of now: one the callee rejected took none of its capacity', () => {
+    const { p, tickets } = bookedFour();
+    for (let i = 0; i < 50; i++) p.unpacedSent(201);
+    expect(tickets.map((t) => p.slotWait(t, 201))).toEqual([0, 30, 40, 50]);
+    // Once they stop, the queue leaves from there at the rate: nothing owed for the fifty.
+    expect(p.rate(201)).toBeCloseTo(100, 6);
+  });
+
+  it('an idle queue: the first try takes the slot now, and the next booking waits one gap', () => {
+    const p = cruising();
+    p.reserve(300);
+    expect(p.lastTicket).toBe(0); // due at once: nothing waits
+    // 50 ms later nothing waits (the next slot, 310, has passed): the first try takes 350.
+    p.unpacedSent(350);
+    p.reserve(350);
+    expect(p.slotWait(p.lastTicket, 350)).toBe(10);
+  });
+
+  it('a searching pacer’s probes keep their schedule, and a healthy one books nothing', () => {
+    const searching = (): Pacer => {
+      const p = new Pacer();
+      burst(p, 100, 100, 10);
+      return p;
+    };
+    const alone = searching();
+    const withFirstTries = searching();
+    withFirstTries.unpacedSent(100);
+    expect(slots(withFirstTries, 100, 3)).toEqual(slots(alone, 100, 3));
+    const healthy = new Pacer();
+    healthy.unpacedSent(0);
+    expect(healthy.throttling(0)).toBe(false);
+    expect(healthy.reserve(0)).toBe(0);
+  });
+
+  it('first tries served at the callee’s rate while others are rejected lift a level cut below it (regression: a search squeezed between arrivals read 21/s of 100/s, and the backlog left at it)', () => {
+    const p = cruising();
+    // Two paced requests rejected: a cut, to 85/s.
+    slots(p, 200, 2);
+    p.onResult(211, 'rejected', undefined, 210, true);
+    p.onResult(212, 'rejected', undefined, 211, true);
+    expect(p.cuts).toBe(1);
+    const cut = p.rate(212) as number;
+    expect(cut).toBeLessThan(90);
+    // First tries every 5 ms, every other one served: the callee serves 100/s and is full.
+    for (let t = 215; t < 300; t += 5) {
+      p.unpacedSent(t);
+      p.onResult(t + 1, (t / 5) % 2 === 1 ? 'ok' : 'rejected', undefined, t, false);
+    }
+    expect(p.rate(301)).toBeGreaterThanOrEqual(99);
+    expect(p.rate(301)).toBeLessThan(105);
+  });
+});

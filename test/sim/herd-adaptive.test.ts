@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LatencyDistribution } from '../../src/sim/distributions.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { type HerdSetup, herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import { type HerdSetup, herdLowerBound, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import type { ServerModel } from '../../src/sim/models/index.js';
 
 /** The standard herd (100 callers, 100 requests/s) on one server model, latency 1 ms. */
@@ -390,6 +390,28 @@ describe('adaptive pacing against worker pools whose service takes seconds, defa
       const { requests, time } = ratios({ clients, capacity, slotMs, seed: 1, server: { model: 'concurrency', latencyMs: 1 } });
       expect(requests, name).toBeLessThanOrEqual(1.25);
       expect(time, name).toBeLessThanOrEqual(1.1);
+    }
+  });
+});
+
+describe('adaptive pacing while new callers keep arriving faster than the callee serves, defaults only', () => {
+  it('400 callers over 2 s (twice a 100/s limit), buckets and fixed windows, 1 ms and lognormal 20 ms: ≤ 1.1× the bound’s requests and ≤ 1.15× its time on each of 8 seeds (regression: 1.29–1.32× the requests, up to 1.94× the time)', () => {
+    // Retries went out at the callee's whole rate on top of first tries arriving at twice it:
+    // nearly all rejected, and each rejection cut, so the backlog left at a fraction of the
+    // rate once the arrivals stopped. First tries now take the pacer's slots, and the rate the
+    // callee serves them at, while it is full, lifts a level cut below it.
+    for (const model of ['token-bucket', 'gcra', 'leaky-bucket', 'fixed-window'] as const) {
+      for (const latency of [{ latencyMs: 1 }, { latencyMs: 20, distribution: 'lognormal' as const }]) {
+        for (let seed = 1; seed <= 8; seed++) {
+          const setup: HerdSetup = { ...herdOn(model, { ...latency, seed, arrivalMs: 2_000 }), clients: 400 };
+          const run = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
+          const bound = herdSpreadLowerBound(setup, 1);
+          const name = `${model} ${latency.latencyMs} ms, seed ${seed}`;
+          expect(run.gaveUp, name).toBe(0);
+          expect(run.totalRequests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
+          expect(run.allSucceededMs / bound.allSucceededMs, name).toBeLessThanOrEqual(1.15);
+        }
+      }
     }
   });
 });

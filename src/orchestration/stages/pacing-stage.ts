@@ -108,7 +108,10 @@ export class PacingStage implements Stage {
   }
 
   enter(call: StageCall, nowMs: number): Admission {
-    if (call.attempt === 1 && this.options.paceFirstAttempts !== true) return ADMIT;
+    if (call.attempt === 1 && this.options.paceFirstAttempts !== true) {
+      if (this.booker === undefined) this.pacer.unpacedSent(nowMs);
+      return ADMIT;
+    }
     const held = this.held.get(call);
     if (held !== undefined) return this.holdAgain(call, nowMs, held);
     const shared = this.heldShared.get(call);
