@@ -546,10 +546,17 @@ export class Pacer {
       if (pool !== undefined && paced === false) {
         // A first try's answer says how many of the pool's places are held by requests this
         // pacer never let go (`PoolWindow.othersFilled`).
+        pool.otherAnswered(sent);
         if (ok) pool.otherServed(nowMs);
         else pool.othersFilled(nowMs, this.serviceMs);
       } else if (pool !== undefined) {
-        pool.answer(nowMs, ok ? 'ok' : this.othersHeldPool(sent) ? 'other' : 'rejected', this.waiting(nowMs), latency, sent);
+        pool.answer(
+          nowMs,
+          ok ? 'ok' : this.othersHeldPool(sent, pool) ? 'other' : 'rejected',
+          this.waiting(nowMs),
+          latency,
+          sent,
+        );
         // Served as fast as rejected, or far faster than the flight: no pool after all
         // (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`). The rate it spaced the
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
@@ -649,8 +656,9 @@ export class Pacer {
    */
   onSettled(nowMs: number, sentAtMs: number, paced?: boolean): void {
     const pool = this.throttleState?.pool;
-    if (pool !== undefined && this.mode === CRUISE && paced !== false && sentAtMs >= this.state.cruiseAt)
-      pool.answer(nowMs, 'other', false, Number.NaN, sentAtMs);
+    if (pool === undefined || this.mode !== CRUISE || sentAtMs < this.state.cruiseAt) return;
+    if (paced === false) pool.otherAnswered(sentAtMs);
+    else pool.answer(nowMs, 'other', false, Number.NaN, sentAtMs);
   }
 
   /**
@@ -707,7 +715,12 @@ export class Pacer {
   unpacedSent(nowMs: number): void {
     if (this.mode !== CRUISE || !this.alone || this.hintUntil > nowMs) return;
     const s = this.state;
-    if (s.geometric || s.chunk || s.reprobe || s.windowCount > 0 || s.pool !== undefined) return;
+    if (s.pool !== undefined) {
+      // A worker pool's window: it holds a place until answered.
+      s.pool.otherSent(nowMs, this.poolStaleMs);
+      return;
+    }
+    if (s.geometric || s.chunk || s.reprobe || s.windowCount > 0) return;
     let first = s.baseTicket;
     while (first < s.nextTicket && this.slotOf(first) <= nowMs) first++;
     const head = this.slotOf(first);
@@ -790,8 +803,7 @@ export class Pacer {
   private placeWait(ticket: number, nowMs: number): number {
     const pool = this.state.pool as PoolWindow;
     const service = this.serviceMs;
-    const stale = Math.min(POOL_STALE_SERVICES * service, Math.max(this.maxSpacingMs, POOL_STALE_MIN_SERVICES * service));
-    if (pool.rescue(nowMs, stale) && pool.admits(ticket, nowMs)) return this.sendNow(nowMs, ticket);
+    if (pool.rescue(nowMs, this.poolStaleMs) && pool.admits(ticket, nowMs)) return this.sendNow(nowMs, ticket);
     return Math.max(RECHECK_MS, Math.min(pool.checkAfter(ticket, service), service));
   }
 
@@ -803,8 +815,18 @@ export class Pacer {
    * express-queue) had its window shrunk from 10 places to 2 by the retries sent into that
    * full pool, and the herd took 2.1–2.4 s instead of 1.05–1.25 s.
    */
-  private othersHeldPool(sent: number): boolean {
-    return sent <= this.state.othersRejectedAt + this.serviceMs;
+  private othersHeldPool(sent: number, pool: PoolWindow): boolean {
+    // Unless this pacer let first tries go just before it: the window counted their places
+    // (\`PoolWindow.otherSent\`), so the pool was full of its own requests, and a rejection that
+    // frees a place at once let the next retry go into it (simulated, 400 callers over 2 s:
+    // up to 2× the bound's requests).
+    return sent <= this.state.othersRejectedAt + this.serviceMs && !pool.othersLetGoBefore(sent, this.serviceMs);
+  }
+
+  /** How long a place in a pool's window may go unfreed before it is taken as lost (`placeWait`). */
+  private get poolStaleMs(): number {
+    const service = this.serviceMs;
+    return Math.min(POOL_STALE_SERVICES * service, Math.max(this.maxSpacingMs, POOL_STALE_MIN_SERVICES * service));
   }
 
   /** One service time as measured: the successes' latency, else the round trip, else `maxSpacingMs`. */

@@ -273,3 +273,46 @@ describe('PoolWindow', () => {
     expect(w.admits(3, 10_000)).toBe(false);
   });
 });
+
+describe('PoolWindow: first tries this process let go while it paces', () => {
+  it('each holds a place until answered, and one sent longer ago than the stale time holds none', () => {
+    const w = new PoolWindow(10, 1, 0);
+    expect(w.gate).toBe(11);
+    for (const at of [0, 1, 2]) w.otherSent(at, 400);
+    expect(w.gate).toBe(8);
+    w.otherAnswered(1);
+    expect(w.gate).toBe(9);
+    // An aborted caller reports no answer: 400 ms on, its place is free again.
+    w.otherSent(500, 400);
+    expect(w.gate).toBe(10);
+  });
+
+  it('places given up to rejections while first tries held places come back once none is in flight (regression: the backlog left at half the pool’s rate)', () => {
+    const w = new PoolWindow(4, 1, 0);
+    w.otherSent(0, 400);
+    w.sent(1, 1);
+    w.answer(2, 'rejected', false, 1, 1);
+    expect(w.size).toBe(3);
+    w.otherAnswered(0);
+    expect(w.size).toBe(4);
+    // A rejection with no first try in flight is a smaller pool: the place stays given up.
+    w.sent(3, 2);
+    w.answer(4, 'rejected', false, 1, 3);
+    expect(w.size).toBe(3);
+  });
+
+  it('at one place, a rejection frees none while the window’s own requests are in flight: the next waits for their answers (regression: ~300 requests a second, two in three rejected)', () => {
+    const w = new PoolWindow(1, 1, 0);
+    w.sent(0, 1);
+    w.sent(0, 2);
+    expect(w.gate).toBe(2);
+    w.answer(100, 'rejected', false, 100, 0);
+    expect(w.gate).toBe(2);
+    w.answer(101, 'ok', false, 101, 0);
+    expect(w.gate).toBe(3);
+    // With nothing of its own in flight, a rejection frees its place, or nothing would go again.
+    w.sent(102, 3);
+    w.answer(103, 'rejected', false, 1, 102);
+    expect(w.gate).toBe(4);
+  });
+});

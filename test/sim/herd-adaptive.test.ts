@@ -414,4 +414,26 @@ describe('adaptive pacing while new callers keep arriving faster than the callee
       }
     }
   });
+
+  it('a worker pool (10 × 100 ms, queue 1), 400 callers over 2 s and 1,000 over 5 s, 1 ms and lognormal 20 ms: ≤ 1.1× the bound’s requests and ≤ 1.35× its time on each of 8 seeds (regression: up to 2.2× the requests)', () => {
+    // The pool's window counted a first try's place only from its answer, and a retry rejected
+    // just after first tries freed its place at once for the next retry: retries went into a
+    // pool the arrivals kept full. The window now holds a place for each first try in flight.
+    for (const [clients, arrivalMs] of [
+      [400, 2_000],
+      [1_000, 5_000],
+    ] as const) {
+      for (const latency of [{ latencyMs: 1 }, { latencyMs: 20, distribution: 'lognormal' as const }]) {
+        for (let seed = 1; seed <= 8; seed++) {
+          const setup: HerdSetup = { ...herdOn('concurrency', { ...latency, seed, arrivalMs, queue: 1 }), clients };
+          const run = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
+          const bound = herdSpreadLowerBound(setup, 1);
+          const name = `${clients} over ${arrivalMs} ms, ${latency.latencyMs} ms, seed ${seed}`;
+          expect(run.gaveUp, name).toBe(0);
+          expect(run.totalRequests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
+          expect(run.allSucceededMs / bound.allSucceededMs, name).toBeLessThanOrEqual(1.35);
+        }
+      }
+    }
+  });
 });
