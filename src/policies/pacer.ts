@@ -717,7 +717,7 @@ export class Pacer {
     const s = this.state;
     if (s.pool !== undefined) {
       // A worker pool's window: it holds a place until answered.
-      s.pool.otherSent(nowMs, this.poolStaleMs);
+      s.pool.otherSent(nowMs, this.poolStaleMs, this.serviceMs);
       return;
     }
     if (s.geometric || s.chunk || s.reprobe || s.windowCount > 0) return;

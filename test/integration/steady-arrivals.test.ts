@@ -6,7 +6,7 @@
 // beyond), each in front of a loopback server. The lower bound is the simulator's for the same
 // arrivals: first tries leave when they arrive, and no retry meets a full callee.
 // Retries used to leave at the callee's whole rate on top of the arrivals: 728–770 requests
-// against the bucket's bound of 591, and 1,083–1,118 into the pool against its 614.
+// against the bucket's bound of 591, and 1,083–1,118 into the pool against its 604.
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchThrough } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
@@ -75,12 +75,12 @@ describe('adaptive pacing against real limiters while callers keep arriving, def
     expect(run.time).toBeLessThanOrEqual(1.2);
   });
 
-  it('express-queue, 400 callers over 2 s: ≤ 1.3× the bound’s requests and ≤ 1.2× its time (regression: 1.76–1.82× the requests)', {
+  it('express-queue, 400 callers over 2 s: ≤ 1.1× the bound’s requests and ≤ 1.2× its time (regression: 1.76–1.82×, then 1.17–1.20× the requests)', {
     timeout: 90_000,
   }, async () => {
     server = await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: 100 });
     const run = await arrivals(server, { model: 'concurrency', queue: 1 }, 'express-queue 10 × 100 ms, queue 1');
-    expect(run.ratio).toBeLessThanOrEqual(1.3);
+    expect(run.ratio).toBeLessThanOrEqual(1.1);
     expect(run.time).toBeLessThanOrEqual(1.2);
   });
 });

@@ -276,20 +276,36 @@ describe('PoolWindow', () => {
 
 describe('PoolWindow: first tries this process let go while it paces', () => {
   it('each holds a place until answered, and one sent longer ago than the stale time holds none', () => {
+    // (A service time of 0: no first try counts as arriving, below.)
     const w = new PoolWindow(10, 1, 0);
     expect(w.gate).toBe(11);
-    for (const at of [0, 1, 2]) w.otherSent(at, 400);
+    for (const at of [0, 1, 2]) w.otherSent(at, 400, 0);
     expect(w.gate).toBe(8);
     w.otherAnswered(1);
     expect(w.gate).toBe(9);
     // An aborted caller reports no answer: 400 ms on, its place is free again.
-    w.otherSent(500, 400);
+    w.otherSent(500, 400, 0);
     expect(w.gate).toBe(10);
+  });
+
+  it('arriving at least as fast as the pool frees places, they hold the places even when rejected at once (regression: real express-queue, 705–723 requests against 604)', () => {
+    const w = new PoolWindow(10, 1, 0);
+    // Twelve first tries within one service time (100 ms), each rejected a ms later.
+    for (let i = 0; i < 12; i++) {
+      w.otherSent(i * 8, 400, 100);
+      w.otherAnswered(i * 8);
+    }
+    expect(w.admits(1, 90)).toBe(false);
+    // Six within the last service time: four places for the window's own requests.
+    expect([1, 2, 3, 4, 5].map((t) => w.admits(t, 140))).toEqual([true, true, true, true, false]);
+    // None for a service time: every place is the window's again.
+    expect(w.admits(10, 189)).toBe(true);
+    expect(w.admits(11, 189)).toBe(false);
   });
 
   it('places given up to rejections while first tries held places come back once none is in flight (regression: the backlog left at half the pool’s rate)', () => {
     const w = new PoolWindow(4, 1, 0);
-    w.otherSent(0, 400);
+    w.otherSent(0, 400, 0);
     w.sent(1, 1);
     w.answer(2, 'rejected', false, 1, 1);
     expect(w.size).toBe(3);
