@@ -709,8 +709,9 @@ export class Pacer {
    * a bucket's rate for seconds, retries sent at the full rate on top of them were nearly all
    * rejected, each rejection cut, and the rate the pacer ended on (a fifth of the callee's) held
    * the backlog for seconds once the arrivals stopped.
-   * Only in cruise paced by rate: a search's probes, a count of a window and a pool's places
-   * keep their own schedule, and a wait hint holds the queue whatever else is sent.
+   * Only in cruise: a search's probes and a count of a window keep their own schedule, a wait
+   * hint holds the queue whatever else is sent, and in a worker pool's window the first try
+   * holds a place instead (`PoolWindow.otherSent`).
    */
   unpacedSent(nowMs: number): void {
     if (this.mode !== CRUISE || !this.alone || this.hintUntil > nowMs) return;
@@ -817,7 +818,7 @@ export class Pacer {
    */
   private othersHeldPool(sent: number, pool: PoolWindow): boolean {
     // Unless this pacer let first tries go just before it: the window counted their places
-    // (\`PoolWindow.otherSent\`), so the pool was full of its own requests, and a rejection that
+    // (`PoolWindow.otherSent`), so the pool was full of its own requests, and a rejection that
     // frees a place at once let the next retry go into it (simulated, 400 callers over 2 s:
     // up to 2× the bound's requests).
     return sent <= this.state.othersRejectedAt + this.serviceMs && !pool.othersLetGoBefore(sent, this.serviceMs);

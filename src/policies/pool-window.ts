@@ -124,7 +124,7 @@ export class PoolWindow {
    * oldest first: each takes a place as surely as a request the window let go. Counted only
    * from their answers (`othersFilled`), a pool that new callers kept full read as free between
    * those answers, and retries went into it: simulated, 400 callers over 2 s, 1.8–2.1× the
-   * bound's requests; real express-queue 1,083–1,118 requests against a bound of 614.
+   * bound's requests; real express-queue 1,083–1,118 requests against a bound of 604.
    */
   private readonly othersInFlight: { sentAt: number }[] = [];
   /** When the latest of them left (−∞: none yet). */
