@@ -357,6 +357,7 @@ export class Downstream implements CallPlan {
               reserve: (nowMs, due, latestMs) => fleet.reserve(key, pacer, nowMs, due, latestMs),
               throttling: (nowMs) => fleet.throttling(key, pacer, nowMs),
               hint: (nowMs, hintMs) => fleet.hint(key, nowMs, hintMs),
+              unpacedSent: (nowMs) => fleet.unpacedSent(key, pacer, nowMs),
             }),
       breaker: r.breaker,
       bulkhead: r.bulkhead,

@@ -82,6 +82,9 @@ export class SimFleetPacing extends SimulatedStore {
     });
     return {
       throttling,
+      unpacedSent: (now: number) => {
+        if (throttling(now)) tally.sentFirst();
+      },
       reserve: (now: number, due = false, latest = Number.POSITIVE_INFINITY) => {
         if (pacer.searching && !due) return undefined;
         if (!throttling(now)) return 0;

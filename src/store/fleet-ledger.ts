@@ -193,6 +193,8 @@ export interface PaceLedger {
   spellFrom: number;
   spellServed: number;
   spellServedSince: number;
+  /** Store ms of the latest report of first tries sent unpaced while the fleet paced (−1: none). */
+  unpacedAt: number;
 }
 
 export function emptyPace(): PaceLedger {
@@ -212,6 +214,7 @@ export function emptyPace(): PaceLedger {
     spellFrom: -1,
     spellServed: 0,
     spellServedSince: -1,
+    unpacedAt: -1,
   };
 }
 
@@ -252,6 +255,18 @@ export const FLEET_SPELL_MIN_MS = PACER_DEFAULTS.maxSpacingMs;
 /** A spell of rejections ends once the fleet has been served, and not rejected, for this long. */
 export const FLEET_SPELL_END_MS = 5_000;
 
+/** The answers window's length, ms. */
+const FLEET_ANSWER_WINDOW_MS = FLEET_ANSWER_BUCKETS * FLEET_ANSWER_BUCKET_MS;
+
+/**
+ * A spell also ends when a fleet that was served reports answers after a whole answers window
+ * with none, while its queue is spaced at least this many gaps to the window: at that pace a
+ * fleet with callers waiting answers several times per window, so the silence was no demand
+ * (see `spellRate`). Slower paces (a limit of 10 per 10 s, a search's probes) never end a
+ * spell this way: their silences are the callee's.
+ */
+export const FLEET_IDLE_GAPS = 4;
+
 /**
  * No shared end (wait hint, throttling, a contribution's life, an epoch's start) lasts beyond
  * this from now: the longest hint a caller accepts by default (`maxRetryAfterMs`). Ends are
@@ -268,6 +283,24 @@ export const FLEET_MAX_RATE = 1_000;
 /** The fleet's queue re-spaces when its rate moved this far from the one its epoch was spaced at. */
 export const FLEET_RESPACE_DRIFT = 0.1;
 
+/**
+ * First tries push the fleet's waiting tickets at most this many gaps beyond now
+ * (`unpacedSent`), as they push a pacer's own queue: a first try the callee rejects took none
+ * of its capacity.
+ */
+export const FLEET_UNPACED_HOLD_GAPS = 3;
+
+/**
+ * First tries reported within this long mean callers are still arriving (`arriving`): about
+ * one sync period of each process (80 ms) and a round trip.
+ */
+export const FLEET_ARRIVALS_MS = 100;
+
+/** Whether first tries left unpaced were reported within `FLEET_ARRIVALS_MS`. */
+function arriving(p: PaceLedger, nowMs: number): boolean {
+  return p.unpacedAt >= 0 && nowMs - p.unpacedAt <= FLEET_ARRIVALS_MS;
+}
+
 /** The slot of ticket `k` under `epoch` (−∞: due before the epoch began). */
 export function slotOf(epoch: PaceEpoch, k: number): number {
   return k < epoch.baseTicket ? Number.NEGATIVE_INFINITY : epoch.baseAt + (k - epoch.baseTicket) * epoch.gap;
@@ -277,7 +310,8 @@ export function slotOf(epoch: PaceEpoch, k: number): number {
  * Re-spaces the queue at `rate` (requests per ms) when it drifted or a wait hint holds it,
  * no earlier than `ready` = max(now, hintUntil): tickets already due keep their turn, the
  * first waiting one leaves one new gap after the last due one (at once, when none of the
- * epoch's tickets is due yet). An empty queue starts a new epoch the same way.
+ * epoch's tickets is due yet) — while first tries keep arriving, no earlier than where they
+ * pushed it (`unpacedSent`). An empty queue starts a new epoch the same way.
  */
 function respace(p: PaceLedger, nowMs: number, rate: number): void {
   const gap = 1 / rate;
@@ -290,8 +324,11 @@ function respace(p: PaceLedger, nowMs: number, rate: number): void {
   const steady = drift <= FLEET_RESPACE_DRIFT && drift >= -FLEET_RESPACE_DRIFT;
   if (first < p.ticket && steady && p.baseAt >= p.hintUntil) return;
   const lastDue = first > p.baseTicket ? slotOf(p, first - 1) : nowMs - gap;
+  // While first tries keep arriving, the head they pushed stays (up to the push's own cap):
+  // re-spaced from the last due ticket, it went out into a callee they keep full.
+  const held = arriving(p, nowMs) && p.gap > 0 ? Math.min(slotOf(p, first), nowMs + FLEET_UNPACED_HOLD_GAPS * gap) : nowMs;
   p.baseTicket = first;
-  p.baseAt = Math.max(nowMs, p.hintUntil, lastDue + gap);
+  p.baseAt = Math.max(nowMs, p.hintUntil, lastDue + gap, held);
   p.gap = gap;
 }
 
@@ -306,7 +343,7 @@ function fleetDelivery(
   nowMs: number,
   served: number,
   rejected: number,
-): { rate: number | undefined; rejected: boolean; fresh: boolean } | undefined {
+): { rate: number | undefined; rejected: boolean; fresh: boolean; quiet: boolean } | undefined {
   const bucket = Math.floor(nowMs / FLEET_ANSWER_BUCKET_MS);
   const oldest = bucket - FLEET_ANSWER_BUCKETS + 1;
   let servedSum = 0;
@@ -320,8 +357,9 @@ function fleetDelivery(
       if (r > 0 && b >= bucket - FLEET_FRESH_BUCKETS + 1) fresh = true;
     }
   }
+  const quiet = servedSum === 0 && rejectedSum === 0;
   if (served > 0 || rejected > 0) {
-    if (servedSum === 0 && rejectedSum === 0) p.answersFrom = nowMs;
+    if (quiet) p.answersFrom = nowMs;
     const cell = p.answers.get(bucket);
     if (cell === undefined) p.answers.set(bucket, [served, rejected]);
     else {
@@ -333,7 +371,7 @@ function fleetDelivery(
   }
   if (servedSum + rejectedSum === 0) return undefined;
   const span = nowMs - Math.max(oldest * FLEET_ANSWER_BUCKET_MS, p.answersFrom);
-  return { rate: span < FLEET_DELIVERY_MIN_SPAN_MS ? undefined : servedSum / span, rejected: rejectedSum > 0, fresh };
+  return { rate: span < FLEET_DELIVERY_MIN_SPAN_MS ? undefined : servedSum / span, rejected: rejectedSum > 0, fresh, quiet };
 }
 
 /**
@@ -352,9 +390,22 @@ function fleetDelivery(
  * before it. The price: a spell that began while the callee served nothing (an outage) counts
  * that time too, so a fleet whose callee comes back is held near `minRate` until it has been
  * served for `FLEET_SPELL_END_MS`, or grows sooner (everything served while tickets wait).
+ *
+ * Nor does a spell count a fleet's idle time: served, then silent for a whole answers window
+ * (`quiet`: the window held no answer before this report) at a pace of at least
+ * `FLEET_IDLE_GAPS` gaps per window, the fleet had nothing to send, and its next answers end
+ * the spell. Counted, the pauses between herds of a service's traffic read as the callee's
+ * rate: after three herds 1.5 s apart, a fleet of four whose next callers arrived over 2 s
+ * left their backlog at ~60/s of 100/s (simulated, a token bucket: 1.25–1.31× the bound's
+ * time; real processes on a real redis-server against a real token bucket, the same).
  */
-function spellRate(p: PaceLedger, nowMs: number, served: number, rejected: number): number | undefined {
-  if (p.spellFrom >= 0 && p.spellServedSince >= 0 && nowMs - p.spellServedSince >= FLEET_SPELL_END_MS) p.spellFrom = -1;
+function spellRate(p: PaceLedger, nowMs: number, served: number, rejected: number, quiet: boolean): number | undefined {
+  if (p.spellFrom >= 0 && p.spellServedSince >= 0) {
+    // Served, then nothing to ask for a whole window at a pace that answers several times in
+    // one: the fleet had no demand, and a spell counting that time reads it as the callee's.
+    const idle = quiet && served + rejected > 0 && p.gap > 0 && p.gap * FLEET_IDLE_GAPS <= FLEET_ANSWER_WINDOW_MS;
+    if (idle || nowMs - p.spellServedSince >= FLEET_SPELL_END_MS) p.spellFrom = -1;
+  }
   if (p.spellFrom < 0) {
     if (!(rejected > 0)) return undefined;
     p.spellFrom = nowMs;
@@ -401,6 +452,13 @@ function spellRate(p: PaceLedger, nowMs: number, served: number, rejected: numbe
  * is at least what the fleet got through, doubling every `FLEET_GROWTH_DOUBLING_MS`
  * (shares alone grew by at most 10 % of their own delivery per window: real herds sat at
  * 40–60/s, every request served, for up to 800 ms).
+ *
+ * While first tries keep arriving (`arriving`) and the fleet is rejected, the estimate is
+ * what it got through, no less: the callee is full, and of first tries the pacers never held
+ * (served and rejected answers count them too). Cut below it — each process's share was
+ * measured on the few retries let through beside them — the backlog left at a fifth of the
+ * callee's rate once the arrivals stopped (simulated, four processes, 400 callers over 2 s
+ * against a token bucket: 1.41× the bound's time).
  */
 function contribute(
   p: PaceLedger,
@@ -411,7 +469,9 @@ function contribute(
   contributionMs: number,
   served: number,
   rejected: number,
+  unpaced: number,
 ): { rate: number; estimate: number } {
+  if (unpaced > 0) p.unpacedAt = nowMs;
   // A cap written to last beyond the longest hint was not set by this ledger: none.
   if (p.guessCapUntil > nowMs + FLEET_MAX_HINT_MS) p.guessCapUntil = 0;
   if (rate > 0) {
@@ -457,7 +517,7 @@ function contribute(
   const delivered = fleetDelivery(p, nowMs, served, rejected);
   // Over a spell of rejections the fleet counts for at most what it got through (the growth
   // below may still raise it: everything served with tickets waiting says the callee has room).
-  const spell = spellRate(p, nowMs, served, rejected);
+  const spell = spellRate(p, nowMs, served, rejected, delivered?.quiet === true);
   if (spell !== undefined && estimate > spell) estimate = spell;
   // Rejected just now: the fleet's rate may fall, not rise, whatever a process's start-up
   // guess says.
@@ -467,7 +527,7 @@ function contribute(
     const cap = FLEET_DELIVERY_GAIN * delivered.rate;
     if (delivered.rejected) {
       p.growFrom = 0;
-      if (estimate > cap) estimate = cap;
+      if (estimate > cap || arriving(p, nowMs)) estimate = cap;
     } else if (p.gap > 0 && slotOf(p, p.ticket - 1) > nowMs) {
       // Everything served and tickets waiting: the queue, not the callee, holds the fleet back.
       if (p.growFrom === 0) p.growFrom = nowMs;
@@ -490,13 +550,45 @@ function queueRate(fleet: { rate: number; estimate: number }, minRate: number): 
 }
 
 /**
+ * First tries sent unpaced while the fleet paced (`n`, reported by one process): each took the
+ * slot due next, so the waiting tickets move a gap later per first try, the head never beyond
+ * `FLEET_UNPACED_HOLD_GAPS` gaps from now. Not while the fleet only searches (no estimate:
+ * its probes are spaced by what they learn) nor under a wait hint. Without it, retries left at
+ * the fleet's whole rate into a callee the arrivals already filled (simulated, four
+ * processes, 400 callers over 2 s at twice the callee's rate: 1.18–1.21× the bound's requests).
+ */
+function unpacedSent(p: PaceLedger, nowMs: number, n: number, estimate: number): void {
+  if (!(n > 0) || !(p.gap > 0) || !(estimate > 0) || p.hintUntil > nowMs) return;
+  let first = p.baseTicket;
+  if (nowMs >= p.baseAt) first += Math.floor((nowMs - p.baseAt) / p.gap) + 1;
+  if (first > p.ticket) first = p.ticket;
+  const head = slotOf(p, first);
+  const next = Math.min(Math.max(head, nowMs) + n * p.gap, nowMs + FLEET_UNPACED_HOLD_GAPS * p.gap);
+  if (!(next > head)) return;
+  p.baseTicket = first;
+  p.baseAt = next;
+}
+
+/**
  * Books one ticket in the fleet's queue (re-spaced first if the fleet's rate drifted, see
  * `PaceLedger`), spaced at the fleet's rate (`queueRate`).
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
-  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
+  const unpaced = r.unpaced ?? 0;
+  const fleet = contribute(
+    p,
+    nowMs,
+    r.owner,
+    r.rate,
+    r.kind ?? RATE_SHARE,
+    r.contributionMs,
+    r.served ?? 0,
+    r.rejected ?? 0,
+    unpaced,
+  );
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   respace(p, nowMs, queueRate(fleet, r.minRate));
+  unpacedSent(p, nowMs, unpaced, fleet.estimate);
   // A slot after the caller's deadline is not booked (see `PaceBookRequest.latest`).
   const ticket = r.latest !== undefined && slotOf(p, p.ticket) > r.latest ? 0 : p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
@@ -504,13 +596,25 @@ export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): Pace
 
 /** A pacer's periodic sync (see `PaceSyncRequest`): also re-spaces the queue when its rate drifted. */
 export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): PaceSyncReply {
-  const fleet = contribute(p, nowMs, r.owner, r.rate, r.kind ?? RATE_SHARE, r.contributionMs, r.served ?? 0, r.rejected ?? 0);
+  const unpaced = r.unpaced ?? 0;
+  const fleet = contribute(
+    p,
+    nowMs,
+    r.owner,
+    r.rate,
+    r.kind ?? RATE_SHARE,
+    r.contributionMs,
+    r.served ?? 0,
+    r.rejected ?? 0,
+    unpaced,
+  );
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
   // Ends are only ever raised: none lasts beyond the longest hint from now.
   if (p.activeUntil > nowMs + FLEET_MAX_HINT_MS) p.activeUntil = nowMs + FLEET_MAX_HINT_MS;
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, queueRate(fleet, r.minRate));
+  unpacedSent(p, nowMs, unpaced, fleet.estimate);
   return {
     now: nowMs,
     activeUntil: p.activeUntil,

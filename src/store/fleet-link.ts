@@ -375,6 +375,15 @@ export class FleetLink {
     return link !== undefined && nowMs < link.activeUntil;
   }
 
+  /**
+   * A first try on `key` left unpaced: while the fleet paces it takes a slot of the fleet's
+   * queue, reported with the next booking or sync.
+   */
+  unpacedSent(key: string, pacer: Pacer, nowMs: number): void {
+    if (!this.sharing || !this.throttling(key, pacer, nowMs)) return;
+    this.paces.get(key)?.tally.sentFirst();
+  }
+
   /** A wait hint seen on `key` (shared with the fleet at the next sync). */
   hint(key: string, nowMs: number, hintMs: number): void {
     const link = this.paces.get(key);

@@ -10,15 +10,24 @@ export interface PaceContribution {
   /** Paced requests served / rejected since the last report (`PacedAnswerTally`). */
   served: number;
   rejected: number;
+  /** First tries sent unpaced while the fleet paced, since the last report (`PacedAnswerTally.sentFirst`). */
+  unpaced: number;
 }
 
 /**
- * What one process has reported of its pacer's paced answers (`Pacer.pacedAnswers`): each
- * report carries the answers since the one before, so that the fleet counts each once.
+ * What one process has reported of its pacer's paced answers (`Pacer.pacedAnswers`) and of
+ * the first tries it sent unpaced: each report carries those since the one before, so that
+ * the fleet counts each once.
  */
 export class PacedAnswerTally {
   private served = 0;
   private rejected = 0;
+  private unpaced = 0;
+
+  /** A first try left unpaced while the fleet paced: it takes a slot of the fleet's queue. */
+  sentFirst(): void {
+    this.unpaced++;
+  }
 
   /** Fills `c` with the answers not yet reported, and counts them as reported. */
   take(pacer: Pacer, c: PaceContribution): void {
@@ -27,12 +36,15 @@ export class PacedAnswerTally {
     c.rejected = rejected - this.rejected;
     this.served = served;
     this.rejected = rejected;
+    c.unpaced = this.unpaced;
+    this.unpaced = 0;
   }
 
   /** A report that never reached the store: its answers go with the next one. */
   unsent(c: PaceContribution): void {
     this.served -= c.served;
     this.rejected -= c.rejected;
+    this.unpaced += c.unpaced;
   }
 }
 
@@ -48,7 +60,7 @@ const SHARE_GAIN = 1.1;
 
 /** What `pacer` contributes to its fleet's rate at `nowMs`, with its answers not yet reported. */
 export function paceContribution(pacer: Pacer, nowMs: number, tally: PacedAnswerTally): PaceContribution {
-  const c: PaceContribution = { rate: 0, kind: RATE_SHARE, served: 0, rejected: 0 };
+  const c: PaceContribution = { rate: 0, kind: RATE_SHARE, served: 0, rejected: 0, unpaced: 0 };
   tally.take(pacer, c);
   if (!pacer.throttling(nowMs)) return c;
   c.kind = KIND_CODES[pacer.rateKind(nowMs)];

@@ -151,6 +151,11 @@ export interface PaceBookRequest {
   served?: number;
   rejected?: number;
   /**
+   * First tries this process sent, unpaced, while the fleet paced, since its last report:
+   * each takes a slot of the fleet's queue (see `unpacedSent` in fleet-ledger.ts). @default 0
+   */
+  unpaced?: number;
+  /**
    * Store ms after which the slot is of no use to the caller (its deadline, less the least
    * time an attempt needs): a slot later than this is not booked — the reply's `ticket` is 0
    * and the queue does not grow. A caller that took a ticket it could never use would push
@@ -207,6 +212,7 @@ export interface PaceSyncRequest {
   /** As in `PaceBookRequest`. @default 0 */
   served?: number;
   rejected?: number;
+  unpaced?: number;
 }
 
 export interface PaceSyncReply extends PaceEpoch {

@@ -1,15 +1,18 @@
 import {
   FLEET_ANSWER_BUCKET_MS,
   FLEET_ANSWER_BUCKETS,
+  FLEET_ARRIVALS_MS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
   FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
+  FLEET_IDLE_GAPS,
   FLEET_MAX_HINT_MS,
   FLEET_MAX_RATE,
   FLEET_RESPACE_DRIFT,
   FLEET_SPELL_END_MS,
   FLEET_SPELL_MIN_MS,
+  FLEET_UNPACED_HOLD_GAPS,
   REFUTED_GUESS,
 } from './fleet-ledger.js';
 
@@ -213,8 +216,9 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
     end
   end
   local from = fin(redis.call('HGET', paceKey, 'answersFrom'), 0)
+  local quiet = servedSum == 0 and rejectedSum == 0
   if served > 0 or rejected > 0 then
-    if servedSum == 0 and rejectedSum == 0 then
+    if quiet then
       from = now
       redis.call('HSET', paceKey, 'answersFrom', num(from))
     end
@@ -224,10 +228,10 @@ local function fleetDelivery(paceKey, answersKey, served, rejected, ttl)
     servedSum = servedSum + served
     rejectedSum = rejectedSum + rejected
   end
-  if servedSum + rejectedSum == 0 then return nil, false, false end
+  if servedSum + rejectedSum == 0 then return nil, false, false, false end
   local span = now - math.max(oldest * ${FLEET_ANSWER_BUCKET_MS}, from)
-  if span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil, rejectedSum > 0, fresh end
-  return servedSum / span, rejectedSum > 0, fresh
+  if span < ${FLEET_DELIVERY_MIN_SPAN_MS} then return nil, rejectedSum > 0, fresh, quiet end
+  return servedSum / span, rejectedSum > 0, fresh, quiet
 end
 `;
 
@@ -237,14 +241,17 @@ end
  * got through over it, or nil (see `spellRate` in fleet-ledger.ts).
  */
 const SPELL_RATE = `
-local function spellRate(paceKey, served, rejected)
+local function spellRate(paceKey, served, rejected, quiet, gap)
   local f = redis.call('HMGET', paceKey, 'spellFrom', 'spellServed', 'spellServedSince')
   local from = fin(f[1], -1)
   local was = from
   -- A count written by anyone else may be negative: it would read as a negative rate.
   local spellServed = math.max(fin(f[2], 0), 0)
   local servedSince = fin(f[3], -1)
-  if from >= 0 and servedSince >= 0 and now - servedSince >= ${FLEET_SPELL_END_MS} then from = -1 end
+  if from >= 0 and servedSince >= 0 then
+    local idle = quiet and served + rejected > 0 and gap > 0 and gap * ${FLEET_IDLE_GAPS} <= ${FLEET_ANSWER_BUCKETS * FLEET_ANSWER_BUCKET_MS}
+    if idle or now - servedSince >= ${FLEET_SPELL_END_MS} then from = -1 end
+  end
   if from < 0 then
     if not (rejected > 0) then
       if was >= 0 then redis.call('HSET', paceKey, 'spellFrom', '-1') end
@@ -267,12 +274,23 @@ end
 `;
 
 /**
+ * Whether first tries left unpaced were reported within FLEET_ARRIVALS_MS (field unpacedAt of
+ * the pace hash; see `arriving` in fleet-ledger.ts).
+ */
+const ARRIVING = `
+local function arriving(paceKey)
+  local at = fin(redis.call('HGET', paceKey, 'unpacedAt'), -1)
+  return at >= 0 and now - at <= ${FLEET_ARRIVALS_MS}
+end
+`;
+
+/**
  * Combines live contributions in KEYS[2] (owner → "rate:until:kind"), refreshing ARGV
  * owner's, with the cap on guesses kept in the pace hash KEYS[1] and the fleet's delivery
  * rate from the answers hash KEYS[3]: returns the fleet's rate and its estimate (see
  * `contribute` in fleet-ledger.ts).
  */
-const CONTRIBUTE = `${FLEET_DELIVERY}${SPELL_RATE}
+const CONTRIBUTE = `${FLEET_DELIVERY}${SPELL_RATE}${ARRIVING}
 -- A contribution that does not parse, or claims a rate or a life no process gives, reads as
 -- expired (and is dropped): one such entry would otherwise set the fleet's rate for good.
 local function parseContribution(v)
@@ -287,9 +305,10 @@ local function parseContribution(v)
   end
   return r, untilMs, k
 end
-local function contribute(paceKey, key, answersKey, owner, rate, kind, contributionMs, ttl, served, rejected)
+local function contribute(paceKey, key, answersKey, owner, rate, kind, contributionMs, ttl, served, rejected, unpaced)
   hashOnly(paceKey)
   hashOnly(key)
+  if unpaced > 0 then redis.call('HSET', paceKey, 'unpacedAt', num(now)) end
   local c = redis.call('HMGET', paceKey, 'guessCap', 'guessCapUntil', 'gap', 'ticket', 'baseTicket', 'baseAt', 'growFrom')
   local guessCap = fin(c[1], 0)
   local guessCapUntil = fin(c[2], 0)
@@ -349,15 +368,15 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
       if shares > estimate then estimate = shares end
     end
   end
-  local delivered, wasRejected, fresh = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
-  local spell = spellRate(paceKey, served, rejected)
+  local delivered, wasRejected, fresh, quiet = fleetDelivery(paceKey, answersKey, served, rejected, ttl)
+  local spell = spellRate(paceKey, served, rejected, quiet, gap)
   if spell and estimate > spell then estimate = spell end
   if fresh and gap > 0 and estimate > 1 / gap then estimate = 1 / gap end
   local grow = 0
   if delivered then
     local cap = ${FLEET_DELIVERY_GAIN} * delivered
     if wasRejected then
-      if estimate > cap then estimate = cap end
+      if estimate > cap or arriving(paceKey) then estimate = cap end
     elseif gap > 0 and lastTicket >= baseTicket and baseAt + (lastTicket - baseTicket) * gap > now then
       grow = growFrom
       if grow == 0 then grow = now end
@@ -370,7 +389,11 @@ local function contribute(paceKey, key, answersKey, owner, rate, kind, contribut
 end
 `;
 
-/** Re-spaces the queue in hash `h` (see `respace` in fleet-ledger.ts); returns the epoch. */
+/**
+ * Re-spaces the queue in hash `h` (see `respace` in fleet-ledger.ts); returns the epoch. Then
+ * `unpacedSent`: first tries push the waiting tickets (see `unpacedSent` in fleet-ledger.ts).
+ * Both need `arriving` (CONTRIBUTE) first.
+ */
 const RESPACE = `
 local function respace(key, rate, hintUntil)
   local h = redis.call('HMGET', key, 'ticket', 'baseTicket', 'baseAt', 'gap')
@@ -392,9 +415,24 @@ local function respace(key, rate, hintUntil)
   if first < ticket and steady and baseAt >= hintUntil then return ticket, baseTicket, baseAt, oldGap end
   local lastDue = now - gap
   if first > baseTicket then lastDue = baseAt + (first - 1 - baseTicket) * oldGap end
-  baseAt = math.max(now, hintUntil, lastDue + gap)
+  local held = now
+  if oldGap > 0 and arriving(key) then
+    held = math.min(baseAt + (first - baseTicket) * oldGap, now + ${FLEET_UNPACED_HOLD_GAPS} * gap)
+  end
+  baseAt = math.max(now, hintUntil, lastDue + gap, held)
   redis.call('HSET', key, 'baseTicket', first, 'baseAt', num(baseAt), 'gap', num(gap))
   return ticket, first, baseAt, gap
+end
+local function unpacedSent(key, n, estimate, ticket, baseTicket, baseAt, gap, hintUntil)
+  if not (n > 0) or not (gap > 0) or not (estimate > 0) or hintUntil > now then return baseTicket, baseAt end
+  local first = baseTicket
+  if now >= baseAt then first = first + math.floor((now - baseAt) / gap) + 1 end
+  if first > ticket then first = ticket end
+  local head = baseAt + (first - baseTicket) * gap
+  local nextAt = math.min(math.max(head, now) + n * gap, now + ${FLEET_UNPACED_HOLD_GAPS} * gap)
+  if not (nextAt > head) then return baseTicket, baseAt end
+  redis.call('HSET', key, 'baseTicket', first, 'baseAt', num(nextAt))
+  return first, nextAt
 end
 `;
 
@@ -404,14 +442,16 @@ end
  */
 export const BOOK_SLOT_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
+local unpaced = tonumber(ARGV[10])
 local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[6]),
-  tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+  tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8]), unpaced)
 local minRate = tonumber(ARGV[4])
 -- Not while the fleet only searches (see queueRate in fleet-ledger.ts).
 if rate < minRate and not (estimate == 0 and rate > 0) then rate = minRate end
 local hintUntil = fin(redis.call('HGET', KEYS[1], 'hintUntil'), 0)
 if hintUntil > now + ${FLEET_MAX_HINT_MS} then hintUntil = now + ${FLEET_MAX_HINT_MS} end
 local ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
+baseTicket, baseAt = unpacedSent(KEYS[1], unpaced, estimate, ticket, baseTicket, baseAt, gap, hintUntil)
 -- ARGV[9]: the latest store ms the caller can use a slot at (−1: no limit); a later slot is
 -- not booked (ticket 0), so that a caller who cannot use it does not move the queue's end.
 local latest = tonumber(ARGV[9])
@@ -428,8 +468,9 @@ return { num(now), num(ticket), num(baseTicket), num(baseAt), num(gap), num(esti
 export const PACE_SYNC_SCRIPT = `${PRELUDE}${CONTRIBUTE}${RESPACE}
 local owner = ARGV[1]
 local ttl = tonumber(ARGV[7])
+local unpaced = tonumber(ARGV[12])
 local rate, estimate = contribute(KEYS[1], KEYS[2], KEYS[3], owner, tonumber(ARGV[2]), tonumber(ARGV[8]),
-  tonumber(ARGV[3]), ttl, tonumber(ARGV[10]), tonumber(ARGV[11]))
+  tonumber(ARGV[3]), ttl, tonumber(ARGV[10]), tonumber(ARGV[11]), unpaced)
 local minRate = tonumber(ARGV[9])
 if rate < minRate and not (estimate == 0 and rate > 0) then rate = minRate end
 local active = ARGV[4] == '1'
@@ -453,6 +494,7 @@ redis.call('HSET', KEYS[1], 'activeUntil', num(activeUntil), 'hintUntil', num(hi
 if ticket - 1 >= baseTicket and baseAt + (ticket - 1 - baseTicket) * gap > now then
   ticket, baseTicket, baseAt, gap = respace(KEYS[1], rate, hintUntil)
 end
+baseTicket, baseAt = unpacedSent(KEYS[1], unpaced, estimate, ticket, baseTicket, baseAt, gap, hintUntil)
 redis.call('PEXPIRE', KEYS[1], ttl)
 return { num(now), num(activeUntil), num(hintUntil), num(baseTicket), num(baseAt), num(gap), num(estimate) }
 `;

@@ -335,6 +335,7 @@ export class RedisStore implements FleetStore {
         r.rejected ?? 0,
         // No limit goes as −1 (store times are positive); a limit in the past still books nothing.
         r.latest === undefined || !(r.latest < Number.POSITIVE_INFINITY) ? -1 : Math.max(r.latest, 0),
+        r.unpaced ?? 0,
       ],
     );
     if (reply === undefined) return undefined;
@@ -365,6 +366,7 @@ export class RedisStore implements FleetStore {
         r.minRate,
         r.served ?? 0,
         r.rejected ?? 0,
+        r.unpaced ?? 0,
       ],
     );
     if (reply === undefined) return undefined;

@@ -1,8 +1,70 @@
 import { describe, expect, it } from 'vitest';
+import { Simulation } from '../../src/sim/engine.js';
 import { fleetPacingStrategy, runFleetBudget } from '../../src/sim/fleet.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { herdLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import {
+  firstTryTimes,
+  type HerdSetup,
+  herdLowerBound,
+  herdServerSpec,
+  herdSpreadLowerBound,
+  runHerd,
+} from '../../src/sim/herd-run.js';
+import { buildServer } from '../../src/sim/models/index.js';
 import { FLEET_BUDGET_CREDIT } from '../../src/store/fleet-link.js';
+
+/**
+ * A fleet of four sharing its queue, as a long-lived service meets traffic: `warmUps` herds of
+ * 50 callers at once, each `pauseMs` after the one before was served, then `setup`'s callers
+ * arriving over `setup.arrivalMs`. Returns that last herd's requests and the time from its
+ * first arrival until its last caller was served.
+ */
+function fleetAfterHerds(setup: HerdSetup, warmUps: number, pauseMs: number): { requests: number; ms: number } {
+  const WARM = 50;
+  const sim = new Simulation({ seed: setup.seed });
+  const times = firstTryTimes(setup, setup.seed);
+  let warmServed = 0;
+  let startedAt = 0;
+  let lastServed = 0;
+  let requests = 0;
+  const firstTry = sim.on((client: number, now: number) => clients.start(client, now));
+  const startHerd = (at: number) => {
+    startedAt = at;
+    for (let i = 0; i < times.length; i++) sim.at(at + (times[i] as number), firstTry, warmUps * WARM + i);
+  };
+  const server = buildServer(herdServerSpec(setup), sim, (client, ok, now) => {
+    if (!ok) {
+      clients.rejected(client, now);
+      return;
+    }
+    clients.served(client, now);
+    if (client >= warmUps * WARM) {
+      lastServed = now;
+      return;
+    }
+    if (++warmServed % WARM !== 0) return;
+    const wave = warmServed / WARM;
+    if (wave === warmUps) startHerd(now + pauseMs);
+    else for (let c = 0; c < WARM; c++) sim.at(now + pauseMs, firstTry, wave * WARM + c);
+  });
+  const clients = fleetPacingStrategy(4, true).create(
+    sim,
+    { ...setup, clients: warmUps * WARM + setup.clients },
+    {
+      send(client, _attempt, now) {
+        if (client >= warmUps * WARM) requests++;
+        server.arrive(client, now);
+      },
+      gaveUp(client) {
+        throw new Error(`caller ${client} gave up`);
+      },
+    },
+  );
+  if (warmUps === 0) startHerd(0);
+  else for (let c = 0; c < WARM; c++) sim.at(0, firstTry, c);
+  sim.run();
+  return { requests, ms: lastServed - startedAt };
+}
 
 describe('fleets in the simulator (same policies, shared through the fleet ledger)', () => {
   it('a shared budget earns from the fleet’s traffic; per-process budgets each fall back on their reserve', () => {
@@ -100,6 +162,46 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
         const name = `${model}, ${capacity} per ${slotMs} ms`;
         expect(run.gaveUp, name).toBe(0);
         expect(run.totalRequests / herdLowerBound(setup).totalRequests, name).toBeLessThanOrEqual(2.1);
+      }
+    }
+  });
+
+  it('four processes sharing, callers arriving at twice the callee’s rate for 2 s: ≤ 1.1× the bound’s requests and ≤ 1.2× its time (regression: 1.18–1.21× the requests, the fleet’s retries sent into a callee the arrivals filled)', () => {
+    for (const model of ['token-bucket', 'fixed-window', 'concurrency'] as const) {
+      for (let seed = 1; seed <= 4; seed++) {
+        const setup: HerdSetup = {
+          clients: 400,
+          capacity: 10,
+          slotMs: 100,
+          seed,
+          arrivalMs: 2_000,
+          server: { model, latencyMs: 1, ...(model === 'concurrency' ? { queue: 1 } : {}) },
+        };
+        const bound = herdSpreadLowerBound(setup, 1);
+        const run = fleetAfterHerds(setup, 0, 0);
+        const name = `${model}, seed ${seed}`;
+        expect(run.requests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
+        expect(run.ms / bound.allSucceededMs, name).toBeLessThanOrEqual(1.2);
+      }
+    }
+  });
+
+  it('the same callers after three herds 1.5 s apart: ≤ 1.1× the requests and ≤ 1.2× the time (regression: 1.25–1.55× the time, the pauses between herds read as the callee’s rate)', () => {
+    for (const model of ['token-bucket', 'fixed-window', 'concurrency'] as const) {
+      for (let seed = 1; seed <= 4; seed++) {
+        const setup: HerdSetup = {
+          clients: 400,
+          capacity: 10,
+          slotMs: 100,
+          seed,
+          arrivalMs: 2_000,
+          server: { model, latencyMs: 1, ...(model === 'concurrency' ? { queue: 1 } : {}) },
+        };
+        const bound = herdSpreadLowerBound(setup, 1);
+        const run = fleetAfterHerds(setup, 3, 1_500);
+        const name = `${model}, seed ${seed}`;
+        expect(run.requests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
+        expect(run.ms / bound.allSucceededMs, name).toBeLessThanOrEqual(1.2);
       }
     }
   });

@@ -4,12 +4,15 @@ import {
   emptyPace,
   FLEET_ANSWER_BUCKET_MS,
   FLEET_ANSWER_BUCKETS,
+  FLEET_ARRIVALS_MS,
   FLEET_DELIVERY_GAIN,
   FLEET_DELIVERY_MIN_SPAN_MS,
   FLEET_FRESH_BUCKETS,
   FLEET_GROWTH_DOUBLING_MS,
+  FLEET_IDLE_GAPS,
   FLEET_SPELL_END_MS,
   FLEET_SPELL_MIN_MS,
+  FLEET_UNPACED_HOLD_GAPS,
   REFUTED_GUESS,
   slotOf,
   syncPace,
@@ -237,6 +240,111 @@ describe('the fleet pace ledger', () => {
     // Long after the queue drained (and the hint passed), the next ticket leaves at once.
     const later = bookSlot(p, 5_000, book('a', 0.01));
     expect(slotOf(later, later.ticket)).toBe(5_000);
+  });
+
+  describe('first tries the processes send unpaced while the fleet paces', () => {
+    /** A fleet paced at 100/s (one share, gap 10 ms) with tickets 1–5 booked at 0: slots 0, 10, …, 40. */
+    function pacedFleet() {
+      const p = emptyPace();
+      for (let i = 0; i < 5; i++) bookSlot(p, 0, book('a', 0.1));
+      expect([p.gap, slotOf(p, 2), slotOf(p, 5)]).toEqual([10, 10, 40]);
+      return p;
+    }
+
+    it('push every waiting ticket a gap later per first try, the head never beyond three gaps from now (regression: four processes, 400 callers over 2 s, 1.18–1.21× the bound’s requests)', () => {
+      expect(FLEET_UNPACED_HOLD_GAPS).toBe(3);
+      const p = pacedFleet();
+      // At 5 ms one first try: ticket 2 (due at 10) moves to 20, and every later one with it.
+      let reply = syncPace(p, 5, { ...sync('a', 0.1), unpaced: 1 });
+      expect([reply.baseTicket, reply.baseAt, reply.gap]).toEqual([2, 20, 10]);
+      expect(slotOf(reply, 5)).toBe(50);
+      // Ten more at 6 ms: the head goes no further than 6 + 3 gaps.
+      reply = syncPace(p, 6, { ...sync('a', 0.1), unpaced: 10 });
+      expect(reply.baseAt).toBe(36);
+      // A head already three gaps out stays where it is; a booking reports its first tries too.
+      const booked = bookSlot(p, 7, { ...book('a', 0.1), unpaced: 2 });
+      expect(booked.baseAt).toBe(37);
+      expect(slotOf(booked, booked.ticket)).toBe(37 + (booked.ticket - booked.baseTicket) * 10);
+      // An empty queue's next slot moves the same way: the next booking waits behind them.
+      const empty = emptyPace();
+      bookSlot(empty, 0, book('a', 0.1));
+      expect(slotOf(empty, empty.ticket)).toBe(10);
+      syncPace(empty, 12, { ...sync('a', 0.1), unpaced: 1 });
+      expect(bookSlot(empty, 12, book('a', 0.1)).baseAt).toBe(22);
+    });
+
+    it('push nothing while the fleet only searches, or under a wait hint', () => {
+      const searching = emptyPace();
+      bookSlot(searching, 0, book('a', 0.01, RATE_PROBE));
+      bookSlot(searching, 0, book('a', 0.01, RATE_PROBE));
+      const before = { baseTicket: searching.baseTicket, baseAt: searching.baseAt };
+      const reply = syncPace(searching, 5, { ...sync('a', 0.01, RATE_PROBE), unpaced: 5 });
+      expect(reply.estimate).toBe(0);
+      expect({ baseTicket: reply.baseTicket, baseAt: reply.baseAt }).toEqual(before);
+      const hinted = pacedFleet();
+      syncPace(hinted, 1, { ...sync('a', 0.1, RATE_SHARE, 500) });
+      const held = { baseTicket: hinted.baseTicket, baseAt: hinted.baseAt };
+      expect(held.baseAt).toBe(501);
+      syncPace(hinted, 5, { ...sync('a', 0.1), unpaced: 5 });
+      expect({ baseTicket: hinted.baseTicket, baseAt: hinted.baseAt }).toEqual(held);
+    });
+
+    it('keep the head they pushed when the fleet re-spaces while they arrive, and not after', () => {
+      expect(FLEET_ARRIVALS_MS).toBe(100);
+      const p = pacedFleet();
+      syncPace(p, 5, { ...sync('a', 0.1), unpaced: 3 });
+      expect(p.baseAt).toBe(35);
+      // The rate doubles (gap 5): re-spaced, the head would leave at once; first tries are still
+      // arriving, so it stays at the pushed slot (within three new gaps of now).
+      let reply = syncPace(p, 25, sync('a', 0.2));
+      expect([reply.gap, reply.baseAt]).toEqual([5, 35]);
+      // Past the arrivals window, a re-spacing starts one new gap after the last due ticket:
+      // tickets 2–9 (slots 35–105) are due at 106, ticket 10 leaves at 105 + 5.
+      const q = pacedFleet();
+      syncPace(q, 5, { ...sync('a', 0.1), unpaced: 3 });
+      for (let i = 0; i < 15; i++) bookSlot(q, 5, book('a', 0.1));
+      reply = syncPace(q, 5 + FLEET_ARRIVALS_MS + 1, sync('a', 0.2));
+      expect([reply.baseTicket, reply.baseAt, reply.gap]).toEqual([10, 110, 5]);
+    });
+
+    it('hold a rejected fleet at what it got through, no less, while they arrive (regression: the backlog left at a fifth of the rate once they stopped, 1.41× the bound’s time)', () => {
+      // 300 ms of reports every 10 ms, each one served and one rejected, a share of 20/s:
+      // the callee serves 100/s to the fleet, first tries and retries together.
+      const arriving = emptyPace();
+      const alone = emptyPace();
+      let withFirstTries = syncPace(arriving, 0, { ...sync('a', 0.02), served: 1, rejected: 1, unpaced: 2 });
+      let withoutFirstTries = syncPace(alone, 0, { ...sync('a', 0.02), served: 1, rejected: 1 });
+      for (let t = 10; t <= 300; t += 10) {
+        withFirstTries = syncPace(arriving, t, { ...sync('a', 0.02), served: 1, rejected: 1, unpaced: 2 });
+        withoutFirstTries = syncPace(alone, t, { ...sync('a', 0.02), served: 1, rejected: 1 });
+      }
+      // Window 50–300 ms: 26 served over 250 ms.
+      expect(withFirstTries.estimate).toBeCloseTo((FLEET_DELIVERY_GAIN * 26) / 250, 12);
+      expect(withoutFirstTries.estimate).toBeCloseTo(0.02, 12);
+    });
+  });
+
+  it('a fleet that was served and then had nothing to send for a whole window ends its spell with its next answers (regression: herds 1.5 s apart read as the callee’s rate, 1.25–1.55× the bound’s time)', () => {
+    expect(FLEET_IDLE_GAPS).toBe(4);
+    // A herd at 50/s (gap 20: four gaps fit a 300 ms window): rejected at 0, served until 400.
+    const p = emptyPace();
+    for (let i = 0; i < 20; i++) bookSlot(p, 0, book('a', 0.05));
+    syncPace(p, 0, { ...sync('a', 0.05), rejected: 5 });
+    for (let t = 20; t <= 400; t += 20) syncPace(p, t, { ...sync('a', 0.05), served: 1 });
+    // Four seconds of silence (the herd is over), then the next herd's first answers: a spell
+    // still running would read 20 served over 4.4 s (4.5/s).
+    let reply = syncPace(p, 4_400, { ...sync('a', 0.05), served: 1, rejected: 1 });
+    expect(p.spellFrom).toBe(4_400);
+    reply = syncPace(p, 5_400, { ...sync('a', 0.05), served: 20 });
+    expect(reply.estimate).toBeCloseTo(21 / 1_000, 12);
+    // At a pace slower than four gaps a window, the same silence is the callee's (a slow
+    // limit's wait, a search's probes): the spell goes on.
+    const slow = emptyPace();
+    expect(bookSlot(slow, 0, book('a', 0.005)).gap).toBe(200);
+    syncPace(slow, 0, { ...sync('a', 0.005), rejected: 5 });
+    for (let t = 200; t <= 1_000; t += 200) syncPace(slow, t, { ...sync('a', 0.005), served: 1 });
+    syncPace(slow, 2_000, { ...sync('a', 0.005), served: 1, rejected: 1 });
+    expect([slow.gap, slow.spellFrom]).toEqual([200, 0]);
   });
 });
 

@@ -141,6 +141,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
           ttlMs: 60_000,
           served: random.next() < 0.3 ? 1 : 0,
           rejected: random.next() < 0.1 ? 1 : 0,
+          unpaced: random.next() < 0.3 ? Math.floor(random.next() * 4) : 0,
           // Some callers can use a slot only until shortly after (or before) the last reply.
           latest: random.next() < 0.4 ? undefined : lastNow + (random.next() - 0.25) * 200,
         };
@@ -166,6 +167,7 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
           ttlMs: 60_000,
           served: random.next() < 0.3 ? 1 : 0,
           rejected: random.next() < 0.1 ? 1 : 0,
+          unpaced: random.next() < 0.3 ? Math.floor(random.next() * 4) : 0,
         };
         await new Promise((r) => setTimeout(r, 4));
         const reply = await store.pace(scope, request);
@@ -268,6 +270,49 @@ describe.each(CLIENTS)('RedisStore with $name', ({ connect }) => {
     // The fleet got through more than its share said and grew past it (while tickets waited:
     // once the grown queue outpaces the bookings, nothing waits and the share stands again).
     expect(highest).toBeGreaterThan(0.02);
+    expect(store.counters.failures).toBe(0);
+  });
+
+  it('pushes the waiting tickets by first tries, holds a rejected fleet at what it got through while they arrive, and ends a spell after a quiet window, in Lua as in the ledger', async () => {
+    const store = new RedisStore({ client, prefix: 'arrive', timeoutMs: 10_000 });
+    const pace: PaceLedger = emptyPace();
+    const scope = { downstream: 'arrive', key: 'k' };
+    const share = { owner: 'a', rate: 0.1, contributionMs: 5_000, minRate: 0.001, ttlMs: 60_000 };
+    const synced = { ...share, active: true, quietMs: 2_000, hintMs: 0 };
+    // Thirty tickets at 100/s: the queue reaches ~300 ms out.
+    for (let i = 0; i < 30; i++) {
+      const reply = await store.bookSlot(scope, share);
+      expectSameNumbers(reply!, bookSlot(pace, reply!.now, share));
+    }
+    // Five first tries: the head goes three gaps beyond now, no further.
+    const pushed = await store.pace(scope, { ...synced, unpaced: 5 });
+    expectSameNumbers(pushed!, syncPace(pace, pushed!.now, { ...synced, unpaced: 5 }));
+    expect(pushed!.baseAt).toBeCloseTo(pushed!.now + 30, 6);
+    // A quarter of a second of answers, one served and one rejected every 10 ms, while first
+    // tries keep arriving: the fleet counts for what it got through, above its share.
+    let reply = pushed;
+    for (let i = 0; i < 25; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      const request = { ...synced, rate: 0.02, served: 1, rejected: 1, unpaced: 2 };
+      reply = await store.pace(scope, request);
+      expectSameNumbers(reply!, syncPace(pace, reply!.now, request));
+    }
+    expect(reply!.estimate).toBeGreaterThan(0.02);
+    // Served, then a whole window with no answer: the next answers end the spell.
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      const request = { ...synced, served: 1 };
+      reply = await store.pace(scope, request);
+      expectSameNumbers(reply!, syncPace(pace, reply!.now, request));
+    }
+    const spellKey = 'arrive:{arrive}:pace:k';
+    expect(Number(await send(['HGET', spellKey, 'spellFrom']))).toBe(pace.spellFrom);
+    expect(pace.spellFrom).toBeGreaterThanOrEqual(0);
+    await new Promise((r) => setTimeout(r, 400));
+    reply = await store.pace(scope, { ...synced, served: 1 });
+    expectSameNumbers(reply!, syncPace(pace, reply!.now, { ...synced, served: 1 }));
+    expect(pace.spellFrom).toBe(-1);
+    expect(Number(await send(['HGET', spellKey, 'spellFrom']))).toBe(-1);
     expect(store.counters.failures).toBe(0);
   });
 

@@ -50,6 +50,8 @@ export interface PaceBooker {
   throttling(nowMs: number): boolean;
   /** Told of a wait hint from the callee (beyond the pacer's own `onResult`). */
   hint?(nowMs: number, hintMs: number): void;
+  /** A first try leaves now, unpaced: while the shared queue is in force it takes a slot there. */
+  unpacedSent?(nowMs: number): void;
 }
 
 /** What a `PaceBooker` booked (when a shared slot applies). */
@@ -110,6 +112,7 @@ export class PacingStage implements Stage {
   enter(call: StageCall, nowMs: number): Admission {
     if (call.attempt === 1 && this.options.paceFirstAttempts !== true) {
       if (this.booker === undefined) this.pacer.unpacedSent(nowMs);
+      else this.booker.unpacedSent?.(nowMs);
       return ADMIT;
     }
     const held = this.held.get(call);
