@@ -46,6 +46,7 @@ export class SimFleetPacing extends SimulatedStore {
           rtt,
           (_: undefined, at) => {
             activeUntil = reply.activeUntil;
+            tally.heardEstimate = reply.estimate;
             queue.learn(reply.now, reply);
             adoptFleetEstimate(pacer, reply.estimate, at);
           },
@@ -71,6 +72,7 @@ export class SimFleetPacing extends SimulatedStore {
         sim.schedule(
           rtt,
           (_: undefined, at) => {
+            tally.heardEstimate = reply.estimate;
             queue.learn(reply.now, reply, reply.ticket === 0 ? undefined : reply.ticket);
             adoptFleetEstimate(pacer, reply.estimate, at);
             waiter.granted(at, reply.ticket === 0 ? UNSERVABLE_SLOT : queue.ticket(reply.ticket));

@@ -436,6 +436,7 @@ export class FleetLink {
       return undefined;
     }
     this.measured(nowMs, reply.now);
+    link.tally.heardEstimate = reply.estimate;
     if (reply.ticket === 0) {
       link.queue.learn(reply.now, reply);
       adoptFleetEstimate(pacer, reply.estimate, this.clock.monotonic());
@@ -471,6 +472,7 @@ export class FleetLink {
     }
     this.measured(sentAt, reply.now);
     link.activeUntil = this.toLocal(reply.activeUntil);
+    link.tally.heardEstimate = reply.estimate;
     link.queue.learn(reply.now, reply);
     adoptFleetEstimate(link.pacer, reply.estimate, this.clock.monotonic());
   }
