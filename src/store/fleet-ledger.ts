@@ -460,17 +460,12 @@ function spellRate(p: PaceLedger, nowMs: number, served: number, rejected: numbe
  * callee's rate once the arrivals stopped (simulated, four processes, 400 callers over 2 s
  * against a token bucket: 1.41× the bound's time).
  */
-function contribute(
-  p: PaceLedger,
-  nowMs: number,
-  owner: string,
-  rate: number,
-  kind: RateKindCode,
-  contributionMs: number,
-  served: number,
-  rejected: number,
-  unpaced: number,
-): { rate: number; estimate: number } {
+function contribute(p: PaceLedger, nowMs: number, r: PaceBookRequest | PaceSyncRequest): { rate: number; estimate: number } {
+  const { owner, rate, contributionMs } = r;
+  const kind = r.kind ?? RATE_SHARE;
+  const served = r.served ?? 0;
+  const rejected = r.rejected ?? 0;
+  const unpaced = r.unpaced ?? 0;
   if (unpaced > 0) p.unpacedAt = nowMs;
   // A cap written to last beyond the longest hint was not set by this ledger: none.
   if (p.guessCapUntil > nowMs + FLEET_MAX_HINT_MS) p.guessCapUntil = 0;
@@ -574,21 +569,10 @@ function unpacedSent(p: PaceLedger, nowMs: number, n: number, estimate: number):
  * `PaceLedger`), spaced at the fleet's rate (`queueRate`).
  */
 export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): PaceBookReply {
-  const unpaced = r.unpaced ?? 0;
-  const fleet = contribute(
-    p,
-    nowMs,
-    r.owner,
-    r.rate,
-    r.kind ?? RATE_SHARE,
-    r.contributionMs,
-    r.served ?? 0,
-    r.rejected ?? 0,
-    unpaced,
-  );
+  const fleet = contribute(p, nowMs, r);
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   respace(p, nowMs, queueRate(fleet, r.minRate));
-  unpacedSent(p, nowMs, unpaced, fleet.estimate);
+  unpacedSent(p, nowMs, r.unpaced ?? 0, fleet.estimate);
   // A slot after the caller's deadline is not booked (see `PaceBookRequest.latest`).
   const ticket = r.latest !== undefined && slotOf(p, p.ticket) > r.latest ? 0 : p.ticket++;
   return { now: nowMs, ticket, baseTicket: p.baseTicket, baseAt: p.baseAt, gap: p.gap, estimate: fleet.estimate };
@@ -596,25 +580,14 @@ export function bookSlot(p: PaceLedger, nowMs: number, r: PaceBookRequest): Pace
 
 /** A pacer's periodic sync (see `PaceSyncRequest`): also re-spaces the queue when its rate drifted. */
 export function syncPace(p: PaceLedger, nowMs: number, r: PaceSyncRequest): PaceSyncReply {
-  const unpaced = r.unpaced ?? 0;
-  const fleet = contribute(
-    p,
-    nowMs,
-    r.owner,
-    r.rate,
-    r.kind ?? RATE_SHARE,
-    r.contributionMs,
-    r.served ?? 0,
-    r.rejected ?? 0,
-    unpaced,
-  );
+  const fleet = contribute(p, nowMs, r);
   if (r.active && nowMs + r.quietMs > p.activeUntil) p.activeUntil = nowMs + r.quietMs;
   if (r.hintMs > 0 && nowMs + r.hintMs > p.hintUntil) p.hintUntil = nowMs + r.hintMs;
   // Ends are only ever raised: none lasts beyond the longest hint from now.
   if (p.activeUntil > nowMs + FLEET_MAX_HINT_MS) p.activeUntil = nowMs + FLEET_MAX_HINT_MS;
   if (p.hintUntil > nowMs + FLEET_MAX_HINT_MS) p.hintUntil = nowMs + FLEET_MAX_HINT_MS;
   if (slotOf(p, p.ticket - 1) > nowMs) respace(p, nowMs, queueRate(fleet, r.minRate));
-  unpacedSent(p, nowMs, unpaced, fleet.estimate);
+  unpacedSent(p, nowMs, r.unpaced ?? 0, fleet.estimate);
   return {
     now: nowMs,
     activeUntil: p.activeUntil,

@@ -66,6 +66,30 @@ function fleetAfterHerds(setup: HerdSetup, warmUps: number, pauseMs: number): { 
   return { requests, ms: lastServed - startedAt };
 }
 
+/**
+ * 400 callers over 2 s against a token bucket, a fixed window and a worker pool (one waiting
+ * place), seeds 1–4, through `fleetAfterHerds`: ≤ 1.1× the bound's requests, ≤ 1.2× its time.
+ */
+function expectArrivalsWithinBound(warmUps: number, pauseMs: number): void {
+  for (const model of ['token-bucket', 'fixed-window', 'concurrency'] as const) {
+    for (let seed = 1; seed <= 4; seed++) {
+      const setup: HerdSetup = {
+        clients: 400,
+        capacity: 10,
+        slotMs: 100,
+        seed,
+        arrivalMs: 2_000,
+        server: { model, latencyMs: 1, ...(model === 'concurrency' ? { queue: 1 } : {}) },
+      };
+      const bound = herdSpreadLowerBound(setup, 1);
+      const run = fleetAfterHerds(setup, warmUps, pauseMs);
+      const name = `${model}, seed ${seed}`;
+      expect(run.requests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
+      expect(run.ms / bound.allSucceededMs, name).toBeLessThanOrEqual(1.2);
+    }
+  }
+}
+
 describe('fleets in the simulator (same policies, shared through the fleet ledger)', () => {
   it('a shared budget earns from the fleet’s traffic; per-process budgets each fall back on their reserve', () => {
     // 9 s of load: every retry (≤ 150 ms of backoff later) falls in the budget's first 10 s
@@ -167,42 +191,10 @@ describe('fleets in the simulator (same policies, shared through the fleet ledge
   });
 
   it('four processes sharing, callers arriving at twice the callee’s rate for 2 s: ≤ 1.1× the bound’s requests and ≤ 1.2× its time (regression: 1.18–1.21× the requests, the fleet’s retries sent into a callee the arrivals filled)', () => {
-    for (const model of ['token-bucket', 'fixed-window', 'concurrency'] as const) {
-      for (let seed = 1; seed <= 4; seed++) {
-        const setup: HerdSetup = {
-          clients: 400,
-          capacity: 10,
-          slotMs: 100,
-          seed,
-          arrivalMs: 2_000,
-          server: { model, latencyMs: 1, ...(model === 'concurrency' ? { queue: 1 } : {}) },
-        };
-        const bound = herdSpreadLowerBound(setup, 1);
-        const run = fleetAfterHerds(setup, 0, 0);
-        const name = `${model}, seed ${seed}`;
-        expect(run.requests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
-        expect(run.ms / bound.allSucceededMs, name).toBeLessThanOrEqual(1.2);
-      }
-    }
+    expectArrivalsWithinBound(0, 0);
   });
 
   it('the same callers after three herds 1.5 s apart: ≤ 1.1× the requests and ≤ 1.2× the time (regression: 1.25–1.55× the time, the pauses between herds read as the callee’s rate)', () => {
-    for (const model of ['token-bucket', 'fixed-window', 'concurrency'] as const) {
-      for (let seed = 1; seed <= 4; seed++) {
-        const setup: HerdSetup = {
-          clients: 400,
-          capacity: 10,
-          slotMs: 100,
-          seed,
-          arrivalMs: 2_000,
-          server: { model, latencyMs: 1, ...(model === 'concurrency' ? { queue: 1 } : {}) },
-        };
-        const bound = herdSpreadLowerBound(setup, 1);
-        const run = fleetAfterHerds(setup, 3, 1_500);
-        const name = `${model}, seed ${seed}`;
-        expect(run.requests / bound.totalRequests, name).toBeLessThanOrEqual(1.1);
-        expect(run.ms / bound.allSucceededMs, name).toBeLessThanOrEqual(1.2);
-      }
-    }
+    expectArrivalsWithinBound(3, 1_500);
   });
 });
