@@ -296,9 +296,12 @@ export const FLEET_UNPACED_HOLD_GAPS = 3;
  */
 export const FLEET_ARRIVALS_MS = 100;
 
-/** Whether first tries left unpaced were reported within `FLEET_ARRIVALS_MS`. */
+/**
+ * Whether first tries left unpaced were reported within `FLEET_ARRIVALS_MS` (a report time
+ * ahead of now was not written by this ledger's clock: none).
+ */
 function arriving(p: PaceLedger, nowMs: number): boolean {
-  return p.unpacedAt >= 0 && nowMs - p.unpacedAt <= FLEET_ARRIVALS_MS;
+  return p.unpacedAt >= 0 && p.unpacedAt <= nowMs && nowMs - p.unpacedAt <= FLEET_ARRIVALS_MS;
 }
 
 /** The slot of ticket `k` under `epoch` (−∞: due before the epoch began). */

@@ -16,8 +16,8 @@ export interface PaceContribution {
 
 /**
  * What one process has reported of its pacer's paced answers (`Pacer.pacedAnswers`) and of
- * the first tries it sent unpaced: each report carries those since the one before, so that
- * the fleet counts each once.
+ * the first tries it sent unpaced — each report carries those since the one before, so that
+ * the fleet counts each once — and the fleet's estimate it last heard back.
  */
 export class PacedAnswerTally {
   private served = 0;

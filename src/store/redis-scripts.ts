@@ -280,7 +280,7 @@ end
 const ARRIVING = `
 local function arriving(paceKey)
   local at = fin(redis.call('HGET', paceKey, 'unpacedAt'), -1)
-  return at >= 0 and now - at <= ${FLEET_ARRIVALS_MS}
+  return at >= 0 and at <= now and now - at <= ${FLEET_ARRIVALS_MS}
 end
 `;
 

@@ -305,6 +305,10 @@ describe('the fleet pace ledger', () => {
       for (let i = 0; i < 15; i++) bookSlot(q, 5, book('a', 0.1));
       reply = syncPace(q, 5 + FLEET_ARRIVALS_MS + 1, sync('a', 0.2));
       expect([reply.baseTicket, reply.baseAt, reply.gap]).toEqual([10, 110, 5]);
+      // A report time ahead of now (another clock, a hostile peer) holds nothing either.
+      const ahead = pacedFleet();
+      ahead.unpacedAt = 1e15;
+      expect(syncPace(ahead, 25, sync('a', 0.2)).baseAt).toBe(25);
     });
 
     it('hold a rejected fleet at what it got through, no less, while they arrive (regression: the backlog left at a fifth of the rate once they stopped, 1.41× the bound’s time)', () => {

@@ -100,7 +100,7 @@ describe('RedisStore with hostile or malformed records (real redis-server)', () 
     await client.hset('fld:{f}:pace-rates:f', 'someone', 'garbage', 'other', 'a:b:c');
     await client.hset('fld:{f}:pace-answers:f', 'sxx', '1', 'r5', 'inf');
     await client.hset('fld:{f}:pace:f', 'hintUntil', 'never', 'ticket', 'many', 'gap', 'nan', 'spellFrom', 'soon');
-    await client.hset('fld:{f}:pace:f', 'spellServed', '-7', 'spellServedSince', 'inf');
+    await client.hset('fld:{f}:pace:f', 'spellServed', '-7', 'spellServedSince', 'inf', 'unpacedAt', 'lately');
     const scope = { downstream: 'f', key: 'f' };
     const [budget, breaker, booked, paced] = await Promise.all([
       store.budget(scope, budgetRequest),
