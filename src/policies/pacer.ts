@@ -141,7 +141,7 @@ const SATURATED_MIN = 4;
  * and was rejected (simulated token bucket, arrivals at 200/s for 2 s: 1.11× the bound's
  * requests against 1.02× with three); further ahead, the backlog waits longer once they stop.
  */
-const UNPACED_HOLD_GAPS = 3;
+export const UNPACED_HOLD_GAPS = 3;
 
 /**
  * Successes in the window before the rate a full callee serves first tries at may lift the

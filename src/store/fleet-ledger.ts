@@ -1,4 +1,4 @@
-import { PACER_DEFAULTS } from '../policies/pacer.js';
+import { PACER_DEFAULTS, UNPACED_HOLD_GAPS } from '../policies/pacer.js';
 import { RETRY_DEFAULTS } from '../policies/retry-decision.js';
 import {
   BREAKER_CLOSED,
@@ -285,10 +285,10 @@ export const FLEET_RESPACE_DRIFT = 0.1;
 
 /**
  * First tries push the fleet's waiting tickets at most this many gaps beyond now
- * (`unpacedSent`), as they push a pacer's own queue: a first try the callee rejects took none
- * of its capacity.
+ * (`unpacedSent`), as they push a pacer's own queue (`UNPACED_HOLD_GAPS`): a first try the
+ * callee rejects took none of its capacity.
  */
-export const FLEET_UNPACED_HOLD_GAPS = 3;
+export const FLEET_UNPACED_HOLD_GAPS = UNPACED_HOLD_GAPS;
 
 /**
  * First tries reported within this long mean callers are still arriving (`arriving`): about
@@ -309,6 +309,13 @@ export function slotOf(epoch: PaceEpoch, k: number): number {
   return k < epoch.baseTicket ? Number.NEGATIVE_INFINITY : epoch.baseAt + (k - epoch.baseTicket) * epoch.gap;
 }
 
+/** The first ticket of the queue not yet due at `nowMs` (the next to book when none waits). */
+function firstWaiting(p: PaceLedger, nowMs: number): number {
+  let first = p.baseTicket;
+  if (nowMs >= p.baseAt) first = p.gap > 0 ? first + Math.floor((nowMs - p.baseAt) / p.gap) + 1 : p.ticket;
+  return Math.min(first, p.ticket);
+}
+
 /**
  * Re-spaces the queue at `rate` (requests per ms) when it drifted or a wait hint holds it,
  * no earlier than `ready` = max(now, hintUntil): tickets already due keep their turn, the
@@ -318,9 +325,7 @@ export function slotOf(epoch: PaceEpoch, k: number): number {
  */
 function respace(p: PaceLedger, nowMs: number, rate: number): void {
   const gap = 1 / rate;
-  let first = p.baseTicket;
-  if (nowMs >= p.baseAt) first = p.gap > 0 ? first + Math.floor((nowMs - p.baseAt) / p.gap) + 1 : p.ticket;
-  if (first > p.ticket) first = p.ticket;
+  const first = firstWaiting(p, nowMs);
   // An epoch starting beyond the longest hint was not spaced by this ledger: re-spaced now.
   if (p.baseAt > nowMs + FLEET_MAX_HINT_MS + gap) p.gap = 0;
   const drift = p.gap / gap - 1;
@@ -557,9 +562,7 @@ function queueRate(fleet: { rate: number; estimate: number }, minRate: number): 
  */
 function unpacedSent(p: PaceLedger, nowMs: number, n: number, estimate: number): void {
   if (!(n > 0) || !(p.gap > 0) || !(estimate > 0) || p.hintUntil > nowMs) return;
-  let first = p.baseTicket;
-  if (nowMs >= p.baseAt) first += Math.floor((nowMs - p.baseAt) / p.gap) + 1;
-  if (first > p.ticket) first = p.ticket;
+  const first = firstWaiting(p, nowMs);
   const head = slotOf(p, first);
   const next = Math.min(Math.max(head, nowMs) + n * p.gap, nowMs + FLEET_UNPACED_HOLD_GAPS * p.gap);
   if (!(next > head)) return;

@@ -395,6 +395,14 @@ end
  * Both need `arriving` (CONTRIBUTE) first.
  */
 const RESPACE = `
+local function firstWaiting(ticket, baseTicket, baseAt, gap)
+  local first = baseTicket
+  if now >= baseAt then
+    if gap > 0 then first = first + math.floor((now - baseAt) / gap) + 1 else first = ticket end
+  end
+  if first > ticket then first = ticket end
+  return first
+end
 local function respace(key, rate, hintUntil)
   local h = redis.call('HMGET', key, 'ticket', 'baseTicket', 'baseAt', 'gap')
   local ticket = fin(h[1], 1)
@@ -405,11 +413,7 @@ local function respace(key, rate, hintUntil)
   -- No epoch starts later than the longest hint from now (plus one gap): one written further
   -- out is re-spaced now rather than kept.
   if baseAt > now + ${FLEET_MAX_HINT_MS} + gap then oldGap = 0 end
-  local first = baseTicket
-  if now >= baseAt then
-    if oldGap > 0 then first = first + math.floor((now - baseAt) / oldGap) + 1 else first = ticket end
-  end
-  if first > ticket then first = ticket end
+  local first = firstWaiting(ticket, baseTicket, baseAt, oldGap)
   local drift = oldGap / gap - 1
   local steady = drift <= ${FLEET_RESPACE_DRIFT} and drift >= -${FLEET_RESPACE_DRIFT}
   if first < ticket and steady and baseAt >= hintUntil then return ticket, baseTicket, baseAt, oldGap end
@@ -425,9 +429,7 @@ local function respace(key, rate, hintUntil)
 end
 local function unpacedSent(key, n, estimate, ticket, baseTicket, baseAt, gap, hintUntil)
   if not (n > 0) or not (gap > 0) or not (estimate > 0) or hintUntil > now then return baseTicket, baseAt end
-  local first = baseTicket
-  if now >= baseAt then first = first + math.floor((now - baseAt) / gap) + 1 end
-  if first > ticket then first = ticket end
+  local first = firstWaiting(ticket, baseTicket, baseAt, gap)
   local head = baseAt + (first - baseTicket) * gap
   local nextAt = math.min(math.max(head, now) + n * gap, now + ${FLEET_UNPACED_HOLD_GAPS} * gap)
   if not (nextAt > head) then return baseTicket, baseAt end
