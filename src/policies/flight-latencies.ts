@@ -29,6 +29,11 @@ export class FlightLatencies {
     if (this.served.length < minServed || this.rejected.length < minRejected) return false;
     return median(this.served) > factor * median(this.rejected);
   }
+
+  /** Whether `latencyMs` is over `factor` times the rejections' median round trip (false with none in). */
+  slowerThanRejections(latencyMs: number, factor: number): boolean {
+    return this.rejected.length > 0 && latencyMs > factor * median(this.rejected);
+  }
 }
 
 function median(values: readonly number[]): number {

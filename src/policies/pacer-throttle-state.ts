@@ -96,6 +96,17 @@ export class PacerThrottleState {
   flightRunLatency = 0;
   /** Successes of that run that held: no rejection of the flight came back for long enough after each. */
   flightRunHeld = 0;
+  /**
+   * The slowest success of the flight slower than twice every rejection but read while they
+   * still came back (0: none): the slow flight it shows once they stop (`Pacer.slowFlightHeld`).
+   */
+  slowTooSoon = 0;
+  /**
+   * When this search's latest first tries left (`Pacer.unpacedSent`), oldest first, at most
+   * `SEARCH_ARRIVALS_MAX`: a pool's window made at the search's end counts those of the last
+   * service time as holding places (`PoolWindow.arrivedBefore`).
+   */
+  readonly searchArrivals: number[] = [];
   /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
   flightMixed = false;
   /** The slow flight that ended the search was a run (its answers: slower than every rejection). */

@@ -273,6 +273,8 @@ const POOL_STALE_SERVICES = 4;
  */
 const POOL_STALE_MIN_SERVICES = 1.5;
 
+/** First tries of a search remembered (`PacerThrottleState.searchArrivals`); beyond it, the older half is dropped. */
+const SEARCH_ARRIVALS_MAX = 1024;
 const SEARCH = 1;
 const CRUISE = 2;
 
@@ -342,7 +344,10 @@ const CRUISE = 2;
  * the last answer, less the flight's fastest rejection's round trip (the way there and back,
  * not serving) — the best of that read at any of the flight's answers, and
  * raised as the rest of the flight is answered (parked callers check again every quarter of a
- * service time meanwhile).
+ * service time meanwhile). A success twice as slow read while rejections still came back (first
+ * tries still arriving) ends it when a parked caller looks again once they have stopped for
+ * that long (`slowFlightHeld`), and so does a probe served as slowly when the flight's medians
+ * say the same (`slowFlightFoundLate`).
  *
  * **Cruise** — the allowed rate, with W the level and D̂ the peak delivery rate measured on
  * requests sent since the search ended (flows only, `DeliveryRate`):
@@ -420,8 +425,9 @@ const CRUISE = 2;
  * queue is spaced at 3× the flight's rate only so that a window read too large cannot send at
  * once. A rate cannot keep a pool whose service times spread full: it meets every worker busy
  * after a run of slow ones and leaves them idle after a run of fast ones. First tries (never
- * paced) that fill the pool hold the places the window counts as free until they are served.
- * Once the window's own requests are served about as fast as they are rejected, it was no pool
+ * paced) that fill the pool hold the places the window counts as free until they are served —
+ * those the search let go in its last service time too, and one served frees its place
+ * whenever it left. Once the window's own requests are served about as fast as they are rejected, it was no pool
  * (a flight that met a loaded event loop reads slow too): pacing by rate resumes.
  *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
@@ -562,6 +568,10 @@ export class Pacer {
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
         if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
       }
+    } else if (ok && paced === false && this.mode === CRUISE) {
+      // A first try let go before the window was made, served: one place it saw held by
+      // first tries (`PoolWindow.othersFilled`) is free.
+      this.state.pool?.otherServed(nowMs);
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -714,6 +724,12 @@ export class Pacer {
    * holds a place instead (`PoolWindow.otherSent`).
    */
   unpacedSent(nowMs: number): void {
+    if (this.mode === SEARCH) {
+      const arrivals = this.state.searchArrivals;
+      if (arrivals.length >= SEARCH_ARRIVALS_MAX) arrivals.splice(0, arrivals.length >> 1);
+      arrivals.push(nowMs);
+      return;
+    }
     if (this.mode !== CRUISE || !this.alone || this.hintUntil > nowMs) return;
     const s = this.state;
     if (s.pool !== undefined) {
@@ -1203,6 +1219,7 @@ export class Pacer {
 
   /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
   private adjust(nowMs: number): void {
+    if (this.mode === SEARCH && this.slowFlightHeld(nowMs)) this.endSearchOnFlight(nowMs);
     if (this.mode !== CRUISE) return;
     if (this.state.chunk) {
       const s = this.state;
@@ -1247,6 +1264,8 @@ export class Pacer {
     this.state.flightRunLatency = 0;
     this.state.flightRunHeld = 0;
     this.state.flightMixed = false;
+    this.state.slowTooSoon = 0;
+    this.state.searchArrivals.length = 0;
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
     this.state.flightServed = 0;
@@ -1293,6 +1312,9 @@ export class Pacer {
       this.state.slowRun = true;
       x = this.flightLevel(nowMs);
       this.state.fromFlight = true;
+    } else if (isProbe && this.state.flightLatencies.slowerThanRejections(latency, 2) && this.slowFlightFoundLate()) {
+      this.endSearchOnFlight(nowMs);
+      return;
     } else if (isProbe) {
       // A probe was served: capacity came back between the last rejected probe and it. One
       // served after a later probe was rejected (its answer slower: it waited in a worker
@@ -1309,9 +1331,8 @@ export class Pacer {
       this.state.startedFromProbe = true;
       this.state.probeGap = this.state.gap;
     } else if (latency >= 0 && this.slowFlight(nowMs, sent, latency, !probe)) {
-      // Served slowly, rejected fast: the callee spends time serving, and the flight measures it.
-      x = this.flightLevel(nowMs);
-      this.state.fromFlight = true;
+      this.endSearchOnFlight(nowMs);
+      return;
     } else if (this.ofFlight(sent)) {
       // More of the flight that started the search (answers read one by one): a higher D₀
       // brings the probes in.
@@ -1328,15 +1349,13 @@ export class Pacer {
       return;
     }
     if (x === undefined) return;
-    // Start up (the rate grows each round trip until a paced request is rejected) unless a
-    // flight measured the rate: a probe's answer only bounds it.
-    this.startCruise(nowMs, x, !this.state.fromFlight, bracketed);
-    // Served slowly, rejected fast: a pool of workers, held full by a window (`PoolWindow`).
-    // Not in a fleet, whose other processes take places this pacer cannot count.
-    if (this.state.fromFlight && this.alone) {
-      this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs, this.okLatency);
-      this.respace(nowMs, false, 1 / this.allowed(nowMs));
+    if (this.state.fromFlight) {
+      this.endSearchOnFlight(nowMs, x);
+      return;
     }
+    // Start up (the rate grows each round trip until a paced request is rejected): a probe's
+    // answer only bounds the rate.
+    this.startCruise(nowMs, x, true, bracketed);
     // A probe served before a later one was rejected is no reopening (capacity was gone again
     // by that later send), nor a bracket to count after.
     if (this.state.startedFromProbe && this.alone && sent > this.state.rejectedProbeAt) {
@@ -1356,6 +1375,44 @@ export class Pacer {
         this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1, this.flightServedAll()));
       }
     }
+  }
+
+  /**
+   * Served slowly, rejected fast: the callee spends time serving, and the flight measures it
+   * (`flightLevel`, or `x` when the search already read it). A pacer alone holds the pool of
+   * workers that shows full by a window (`PoolWindow`); not a fleet, whose other processes take
+   * places this pacer cannot count.
+   */
+  private endSearchOnFlight(nowMs: number, x = this.flightLevel(nowMs)): void {
+    if (x === undefined) return;
+    this.state.fromFlight = true;
+    this.state.startedFromProbe = false;
+    this.startCruise(nowMs, x, false, false);
+    if (this.alone) {
+      this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs, this.okLatency);
+      this.state.pool.arrivedBefore(this.state.searchArrivals, nowMs, this.serviceMs);
+      this.respace(nowMs, false, 1 / this.allowed(nowMs));
+    }
+  }
+
+  /**
+   * Whether a success slower than twice every rejection, read while the flight's rejections
+   * still came back, shows a slow flight now that none has for half of what it took beyond
+   * the slowest (the rule `slowFlight` applies at an answer, applied when a parked caller
+   * looks again). A herd whose first tries reach a worker pool over 200 ms keeps its
+   * rejections coming until the last one arrives, and the pool's answers to the first tries
+   * it served are all back a service time later: no answer then comes to read the slow flight
+   * at, and a probe served 170 ms later ended the search at a guess of 8/s — simulated, 10
+   * workers × 100 ms, 1.92× the bound's time.
+   */
+  private slowFlightHeld(nowMs: number): boolean {
+    const s = this.state;
+    const slow = s.slowTooSoon;
+    if (!(slow > 2 * s.rejectLatency && 2 * (nowMs - s.flightRejectAt) >= slow - s.rejectLatency)) return false;
+    // Read once (the medians sort every answer of the flight): a success the medians do not
+    // back was latencies that spread, and is forgotten.
+    s.slowTooSoon = 0;
+    return s.flightLatencies.servedSlowly(LATE_FLIGHT_SERVED, LATE_FLIGHT_REJECTED, 2);
   }
 
   /**
@@ -1977,9 +2034,12 @@ export class Pacer {
     if (late && !firstTry) return false;
     if (this.state.flightRejects < FLIGHT_REJECTS_MIN) return false;
     const sinceReject = nowMs - this.state.flightRejectAt;
-    if (latency > 2 * this.state.rejectLatency && 2 * sinceReject >= latency - this.state.rejectLatency) {
-      this.state.slowRun = false;
-      return true;
+    if (latency > 2 * this.state.rejectLatency) {
+      if (2 * sinceReject >= latency - this.state.rejectLatency) {
+        this.state.slowRun = false;
+        return true;
+      }
+      if (latency > this.state.slowTooSoon) this.state.slowTooSoon = latency;
     }
     if (late) return false;
     // Slower because it came back later, not because it left earlier: a callee that holds
@@ -2185,6 +2245,7 @@ export class Pacer {
     s.startup = false;
     s.pool = new PoolWindow(s.flightServed, s.cruiseTicket, nowMs, this.okLatency);
     s.pool.countAnswered(this.pacedAnswers[0] + this.pacedAnswers[1] - s.cruiseAnswersBefore);
+    s.pool.arrivedBefore(s.searchArrivals, nowMs, this.serviceMs);
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
 

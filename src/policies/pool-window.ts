@@ -211,6 +211,17 @@ export class PoolWindow {
     this.lastOtherSentAt = nowMs;
   }
 
+  /**
+   * First tries let go at the times in `sentAtMs` (oldest first) before the window was made:
+   * those of the last service time (`serviceMs`) hold places as those let go since do
+   * (`othersRecent`).
+   */
+  arrivedBefore(sentAtMs: readonly number[], nowMs: number, serviceMs: number): void {
+    this.recentMs = serviceMs;
+    for (const at of sentAtMs) if (at > nowMs - serviceMs) this.othersRecent.push(at);
+    if (this.othersRecent.length > 0) this.lastOtherSentAt = this.othersRecent[this.othersRecent.length - 1] as number;
+  }
+
   /** Whether a first try was let go (`otherSent`) within `withinMs` before `sentAtMs`. */
   othersLetGoBefore(sentAtMs: number, withinMs: number): boolean {
     return sentAtMs - this.lastOtherSentAt <= withinMs;
