@@ -65,6 +65,14 @@ export class PacerThrottleState {
   /** The level a reading set (`Pacer.fromReading`; NaN: none, or the level moved on since), and when. */
   readingTop = Number.NaN;
   readingAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The level a run of first tries cut short by a rejection set (`Pacer.endRun`; NaN: none, or
+   * a later reading set another); since when the allowed rate has stood at it with requests
+   * waiting (NaN: not yet), and paced successes sent since (`Pacer.readingOutgrown`).
+   */
+  readLevel = Number.NaN;
+  topSince = Number.NaN;
+  topServed = 0;
   /** The latest reopening is the probe that ended the search. */
   probeReopened = false;
   /** The longest gap between paced sends since the latest reopening (answers in send order). */

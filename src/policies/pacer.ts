@@ -275,6 +275,8 @@ const POOL_STALE_MIN_SERVICES = 1.5;
 
 /** First tries of a search remembered (`PacerThrottleState.searchArrivals`); beyond it, the older half is dropped. */
 const SEARCH_ARRIVALS_MAX = 1024;
+/** The allowed rate at this share of a run's level stands at it (`readingOutgrown`). */
+const TOP_REACHED = 0.95;
 const SEARCH = 1;
 const CRUISE = 2;
 
@@ -2200,6 +2202,8 @@ export class Pacer {
     state.readingTop = Number.NaN;
     state.measuredShare = state.cutMeasured = true;
     this.fromReading(nowMs);
+    // Cut short by a rejection before it counted what the flight was served: maybe low.
+    if (Number.isFinite(rejectedSent) && served < state.runMax) state.readLevel = state.level;
     this.raiseCeiling(state.level);
     // The next reopening in cruise reads the callee's rate again from this one.
     state.reopenedAt = state.runReachedAt;
@@ -2448,8 +2452,47 @@ export class Pacer {
         const ceiling = Math.min(this.state.followCap, this.probeGain * peak);
         if (ceiling > this.state.ceiling) this.state.ceiling = ceiling;
       }
-    } else if (peak !== undefined) this.raiseCeiling(peak);
+    } else {
+      if (peak !== undefined) this.raiseCeiling(peak);
+      if (paced !== false) this.readingOutgrown(nowMs, sent);
+    }
     this.adjust(nowMs);
+  }
+
+  /**
+   * A run of first tries (`endRun`) that a rejection cut short may have read the callee low:
+   * with latencies that spread, a later first try's rejection comes back before the window's
+   * other successes. Its level climbs to the top of what the reading allows, Dₛ × (1 + 1 / n),
+   * over which the callee should reject. Paced requests sent there with others waiting, as many
+   * served as the run counted (at least `WINDOW_MIN`) and none rejected: the reading was low,
+   * and start-up goes on from the level. Simulated, lognormal 20 ms latencies: a fixed window
+   * whose first tries arrived over 200 ms read 4 of its 10 (39/s of 100/s), a token bucket's
+   * over 500 ms 29/s, and since nothing is rejected below the callee's rate, the herds crept
+   * along there for a second and more (2.2× and 2.0× the bound's time).
+   */
+  private readingOutgrown(nowMs: number, sent: number): void {
+    const s = this.state;
+    if (s.level !== s.readLevel || !this.alone || s.pool !== undefined) return;
+    if (this.slotOf(s.nextTicket - 1) <= nowMs) {
+      // Nobody waits: the rate is not what is sent.
+      s.topSince = Number.NaN;
+      return;
+    }
+    if (Number.isNaN(s.topSince)) {
+      if (this.allowed(nowMs) >= TOP_REACHED * s.readLevel) {
+        s.topSince = nowMs;
+        s.topServed = 0;
+      }
+      return;
+    }
+    if (sent < s.topSince) return;
+    if (s.lastRejectSent >= s.topSince) {
+      s.topSince = Number.NaN;
+      return;
+    }
+    if (++s.topServed < Math.max(s.spanServed, WINDOW_MIN)) return;
+    s.readLevel = s.readingTop = s.topSince = Number.NaN;
+    this.resumeStartup(nowMs);
   }
 
   /**
@@ -2585,6 +2628,7 @@ export class Pacer {
     this.state.level = top;
     this.state.readingTop = top;
     this.state.readingAt = atMs;
+    this.state.readLevel = this.state.topSince = Number.NaN;
     this.state.plateauAt = atMs + this.recovery() * Math.cbrt((1 - d / top) / (1 - this.decrease));
   }
 
