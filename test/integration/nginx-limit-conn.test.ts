@@ -17,7 +17,7 @@ import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { firstTryTimes, type HerdSetup, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { NGINX, type Nginx, startNginxConnLimit } from '../support/nginx.js';
-import { PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { arrivalsThrough, PACED_UNTIL_SERVED } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -51,22 +51,7 @@ describe.skipIf(!existsSync(NGINX))('adaptive pacing against nginx limit_conn (1
       const api = downstream(`limit-conn-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
       await systemClock.sleep(300);
       nginx.resetLog();
-      const start = systemClock.monotonic();
-      let last = 0;
-      let failed = 0;
-      await Promise.all(
-        firstTryTimes(setup, seed).map(async (at) => {
-          await systemClock.sleep(at);
-          try {
-            const res = await fetchThrough(api, nginx.url);
-            await res.arrayBuffer();
-            if (res.ok) last = Math.max(last, systemClock.monotonic() - start);
-            else failed++;
-          } catch {
-            failed++;
-          }
-        }),
-      );
+      const { allSucceededMs: last, failed } = await arrivalsThrough(api, nginx.url, firstTryTimes(setup, seed));
       await systemClock.sleep(50); // nginx writes the last log lines after answering
       const real = nginx.requests();
       console.log(

@@ -12,9 +12,8 @@ import { fetchThrough } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { firstTryTimes, herdSpreadLowerBound } from '../../src/sim/herd-run.js';
 import type { ServerSpec } from '../../src/sim/models/index.js';
-import { systemClock } from '../../src/time/system-clock.js';
 import { type LimitedServer, startConcurrencyServer, startTokenBucketServer } from '../support/limiter-servers.js';
-import { PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { arrivalsThrough, PACED_UNTIL_SERVED } from '../support/real-herd.js';
 
 const CALLERS = 400;
 const ARRIVAL_MS = 2_000;
@@ -33,22 +32,7 @@ async function arrivals(
   await Promise.all(Array.from({ length: 100 }, async () => (await fetchThrough(api, server.url)).arrayBuffer()));
   await new Promise((resolve) => setTimeout(resolve, 2_500));
   server.resetCounts();
-  const start = systemClock.monotonic();
-  let last = 0;
-  let failed = 0;
-  await Promise.all(
-    firstTryTimes(setup, setup.seed).map(async (at) => {
-      await new Promise((resolve) => setTimeout(resolve, at));
-      try {
-        const res = await fetchThrough(api, server.url);
-        await res.arrayBuffer();
-        if (res.ok) last = Math.max(last, systemClock.monotonic() - start);
-        else failed++;
-      } catch {
-        failed++;
-      }
-    }),
-  );
+  const { allSucceededMs: last, failed } = await arrivalsThrough(api, server.url, firstTryTimes(setup, setup.seed));
   const real = server.requests();
   console.log(
     `[figure] ${name}, ${CALLERS} callers over ${ARRIVAL_MS} ms, adaptive defaults: ` +

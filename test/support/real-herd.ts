@@ -1,8 +1,8 @@
-// The herd against a real server: `clients` callers in this process, all at once, each one
-// `downstream().fetch` until it succeeds. Requests are counted by the server (its log).
+// The herd against a real server: `clients` callers in this process, all at once (or arriving
+// over time: `arrivalsThrough`), each one `downstream().fetch` until it succeeds. Requests are counted by the server (its log).
 
 import { fetchThrough } from '../../src/http/index.js';
-import type { DownstreamOptions } from '../../src/runtime/downstream.js';
+import type { Downstream, DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { systemClock } from '../../src/time/system-clock.js';
 
@@ -41,11 +41,35 @@ export async function realHerd(url: string, clients: number, options: Downstream
     firstTryFrom = Math.min(firstTryFrom, e.atMs);
     firstTryTo = Math.max(firstTryTo, e.atMs);
   });
+  const { allSucceededMs, failed } = await arrivalsThrough(
+    api,
+    url,
+    Array.from({ length: clients }, () => 0),
+  );
+  return {
+    allSucceededMs,
+    failed,
+    meanLatencyMs: answers === 0 ? 0 : latencySum / answers,
+    firstTrySpreadMs: firstTryTo - firstTryFrom,
+  };
+}
+
+/**
+ * One caller per entry of `times`, each starting that many ms after now (0: at once) and
+ * calling `url` through `api` until served or given up. Returns when the last success
+ * arrived (ms after now) and how many callers failed.
+ */
+export async function arrivalsThrough(
+  api: Downstream,
+  url: string,
+  times: readonly number[],
+): Promise<{ allSucceededMs: number; failed: number }> {
   const start = systemClock.monotonic();
   let last = 0;
   let failed = 0;
   await Promise.all(
-    Array.from({ length: clients }, async () => {
+    times.map(async (at) => {
+      if (at > 0) await systemClock.sleep(at);
       try {
         const res = await fetchThrough(api, url);
         await res.arrayBuffer();
@@ -56,10 +80,5 @@ export async function realHerd(url: string, clients: number, options: Downstream
       }
     }),
   );
-  return {
-    allSucceededMs: last,
-    failed,
-    meanLatencyMs: answers === 0 ? 0 : latencySum / answers,
-    firstTrySpreadMs: firstTryTo - firstTryFrom,
-  };
+  return { allSucceededMs: last, failed };
 }
