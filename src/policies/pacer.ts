@@ -429,8 +429,9 @@ const CRUISE = 2;
  * after a run of slow ones and leaves them idle after a run of fast ones. First tries (never
  * paced) that fill the pool hold the places the window counts as free until they are served —
  * those the search let go in its last service time too, and one served frees its place
- * whenever it left. Once the window's own requests are served about as fast as they are rejected, it was no pool
- * (a flight that met a loaded event loop reads slow too): pacing by rate resumes.
+ * whenever it left. Once the window's own requests are served about as fast as they are
+ * rejected, it was no pool (a flight that met a loaded event loop reads slow too): pacing by
+ * rate resumes.
  *
  * **Leaving** — after `quietMs` without rejection or timeout, once the queue has drained and
  * any hint has passed: back to zero cost.
@@ -570,9 +571,10 @@ export class Pacer {
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
         if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
       }
-    } else if (ok && paced === false && this.mode === CRUISE) {
-      // A first try let go before the window was made, served: one place it saw held by
-      // first tries (`PoolWindow.othersFilled`) is free.
+    } else if (ok && paced === false && this.mode === CRUISE && !this.ofFlight(sent)) {
+      // A first try let go while searching, served after the window was made: one place it saw
+      // held by first tries (`PoolWindow.othersFilled`) is free. (The flight's own successes
+      // are places of the window already: `PoolWindow.flightServed`.)
       this.state.pool?.otherServed(nowMs);
     }
     if (hintMs !== undefined && hintMs > 0) {
@@ -723,10 +725,13 @@ export class Pacer {
    * the backlog for seconds once the arrivals stopped.
    * Only in cruise: a search's probes and a count of a window keep their own schedule, a wait
    * hint holds the queue whatever else is sent, and in a worker pool's window the first try
-   * holds a place instead (`PoolWindow.otherSent`).
+   * holds a place instead (`PoolWindow.otherSent`). A search only notes when it left: a pool's
+   * window made at its end counts those of the last service time (`PoolWindow.arrivedBefore`).
    */
   unpacedSent(nowMs: number): void {
     if (this.mode === SEARCH) {
+      // Remembered for a pool's window, should the search find one (`endSearchOnFlight`).
+      if (!this.alone) return;
       const arrivals = this.state.searchArrivals;
       if (arrivals.length >= SEARCH_ARRIVALS_MAX) arrivals.splice(0, arrivals.length >> 1);
       arrivals.push(nowMs);
