@@ -45,7 +45,7 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string)
   throw new Error(`nginx did not listen on ${port}: ${log()}`);
 }
 
-/** A config's `http` block around `server`: logs and temp paths under `prefix`. */
+/** The whole config: `zones` (the limit's zone and status) and `server` in its `http` block, logs and temp paths under `prefix`. */
 function httpBlock(prefix: string, zones: string, server: string): string {
   return `daemon off;
 master_process off;
