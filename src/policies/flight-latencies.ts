@@ -1,4 +1,13 @@
 /**
+ * How many round trips of each kind a flight keeps: the most recent. A search lasts as long as
+ * the callee rejects; first tries arriving all the while are answered too, and a herd of
+ * thousands a second against an outage of minutes would otherwise keep hundreds of thousands
+ * of numbers and sort them all at each look. 255 answers read a median to within a few per cent
+ * of the distribution's, which is all the comparisons here need (a factor of 2).
+ */
+const KEPT = 255;
+
+/**
  * The round trips of one flight's answers, served and rejected, kept apart: whether its
  * successes were served slowly, as a worker pool serves and rejects fast, judged by medians.
  *
@@ -7,18 +16,18 @@
  * latencies one rejection of 94 ms outlasted all but two successes of a simulated pool's flight.
  */
 export class FlightLatencies {
-  private readonly served: number[] = [];
-  private readonly rejected: number[] = [];
+  private readonly served = new RecentLatencies();
+  private readonly rejected = new RecentLatencies();
 
   /** An answer of the flight came back `latencyMs` after it left. */
   record(ok: boolean, latencyMs: number): void {
-    if (latencyMs >= 0) (ok ? this.served : this.rejected).push(latencyMs);
+    if (latencyMs >= 0) (ok ? this.served : this.rejected).add(latencyMs);
   }
 
   /** Forgets every answer (a new search, a new flight). */
   clear(): void {
-    this.served.length = 0;
-    this.rejected.length = 0;
+    this.served.clear();
+    this.rejected.clear();
   }
 
   /**
@@ -26,13 +35,42 @@ export class FlightLatencies {
    * successes' median round trip is over `factor` times the rejections'.
    */
   servedSlowly(minServed: number, minRejected: number, factor: number): boolean {
-    if (this.served.length < minServed || this.rejected.length < minRejected) return false;
-    return median(this.served) > factor * median(this.rejected);
+    if (this.served.count < minServed || this.rejected.count < minRejected) return false;
+    return this.served.median() > factor * this.rejected.median();
   }
 
   /** Whether `latencyMs` is over `factor` times the rejections' median round trip (false with none in). */
   slowerThanRejections(latencyMs: number, factor: number): boolean {
-    return this.rejected.length > 0 && latencyMs > factor * median(this.rejected);
+    return this.rejected.count > 0 && latencyMs > factor * this.rejected.median();
+  }
+}
+
+/** The last `KEPT` round trips of one kind (a ring), and their median, worked out once per change. */
+class RecentLatencies {
+  private readonly values: number[] = [];
+  private next = 0;
+  /** How many were ever added since the last `clear` (only the last `KEPT` are kept). */
+  count = 0;
+  private cachedMedian = Number.NaN;
+
+  add(latencyMs: number): void {
+    if (this.values.length < KEPT) this.values.push(latencyMs);
+    else this.values[this.next] = latencyMs;
+    this.next = (this.next + 1) % KEPT;
+    this.count++;
+    this.cachedMedian = Number.NaN;
+  }
+
+  clear(): void {
+    this.values.length = 0;
+    this.next = 0;
+    this.count = 0;
+    this.cachedMedian = Number.NaN;
+  }
+
+  median(): number {
+    if (Number.isNaN(this.cachedMedian) && this.values.length > 0) this.cachedMedian = median(this.values);
+    return this.cachedMedian;
   }
 }
 

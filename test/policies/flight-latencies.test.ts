@@ -24,4 +24,23 @@ describe('FlightLatencies', () => {
     few.clear();
     expect(few.servedSlowly(5, 8, 2)).toBe(false);
   });
+
+  it('keeps only the most recent answers of each kind: a search that lasts minutes does not hold every rejection', () => {
+    const f = new FlightLatencies();
+    // A long outage's fast rejections, then the path slows to 50 ms.
+    for (let i = 0; i < 100_000; i++) f.record(false, 1);
+    for (let i = 0; i < 300; i++) f.record(false, 50);
+    // Read against every rejection the median would still be 1 ms; against the kept ones it is 50.
+    expect(f.slowerThanRejections(60, 2)).toBe(false);
+    expect(f.slowerThanRejections(101, 2)).toBe(true);
+    for (let i = 0; i < 300; i++) f.record(true, 90);
+    expect(f.servedSlowly(5, 8, 2)).toBe(false);
+    // The counts asked for are of answers ever recorded, not only of those kept.
+    const few = new FlightLatencies();
+    for (let i = 0; i < 1_000; i++) few.record(false, 10);
+    for (let i = 0; i < 4; i++) few.record(true, 100);
+    expect(few.servedSlowly(5, 1_000, 2)).toBe(false);
+    few.record(true, 100);
+    expect(few.servedSlowly(5, 1_000, 2)).toBe(true);
+  });
 });
