@@ -356,9 +356,11 @@ describe('adaptive pacing against a worker pool with no waiting place, first tri
 describe('adaptive pacing after a run of first tries that a rejection cut short', () => {
   // Lognormal 20 ms latencies: a later first try's rejection comes back before the window's
   // other successes, the run counts a few of them and reads the callee low, and nothing is
-  // rejected below the callee's rate to say so. Before: a fixed window whose first tries
-  // arrived over 200 ms 1.34–2.20× the bound's time (mean 1.72), a token bucket's over 500 ms
-  // up to 2.05×.
+  // rejected below the callee's rate to say so. Before the reading was put to the test: a fixed
+  // window whose first tries arrived over 200 ms 1.34–2.20× the bound's time (mean 1.72), a
+  // token bucket's over 500 ms up to 2.05×. Tested, but only after a climb of a second to the
+  // reading's top, with the test forgotten at a cut back to it, and the pacer's own slow
+  // sending counted in the next reading: 1.76× (mean 1.60) and 1.37×.
   function timeRatios(model: ServerModel, arrivalMs: number): number[] {
     const out: number[] = [];
     for (let seed = 1; seed <= 8; seed++) {
@@ -372,14 +374,14 @@ describe('adaptive pacing after a run of first tries that a rejection cut short'
     return out;
   }
 
-  it('a fixed window, first tries over 200 ms: ≤ 1.8× the time on each of 8 seeds, ≤ 1.65× on average (still over the 1.2× target)', () => {
+  it('a fixed window, first tries over 200 ms: ≤ 1.4× the time on each of 8 seeds, ≤ 1.3× on average (still over the 1.2× target)', () => {
     const times = timeRatios('fixed-window', 200);
-    for (const t of times) expect(t).toBeLessThanOrEqual(1.8);
-    expect(times.reduce((a, b) => a + b) / times.length).toBeLessThanOrEqual(1.65);
+    for (const t of times) expect(t).toBeLessThanOrEqual(1.4);
+    expect(times.reduce((a, b) => a + b) / times.length).toBeLessThanOrEqual(1.3);
   });
 
-  it('a token bucket, first tries over 500 ms: ≤ 1.4× the time on each of 8 seeds', () => {
-    for (const t of timeRatios('token-bucket', 500)) expect(t).toBeLessThanOrEqual(1.4);
+  it('a token bucket, first tries over 500 ms: ≤ 1.15× the time on each of 8 seeds', () => {
+    for (const t of timeRatios('token-bucket', 500)) expect(t).toBeLessThanOrEqual(1.15);
   });
 });
 
