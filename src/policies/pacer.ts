@@ -807,6 +807,12 @@ export class Pacer {
       this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
       this.resumeStartup(nowMs);
     }
+    // The tickets from the gate on waited for places whatever their slots said, and the queue's
+    // base may have moved past them meanwhile (their slots came due while the window held
+    // them): re-spaced from there, they were all due at once. A simulated slot server taken
+    // for a pool sent 364 held requests in 60 ms when the window went (1,881 requests for
+    // 1,000 callers, bound 1,500).
+    if (this.state.baseTicket > pool.gate) this.state.baseTicket = pool.gate;
     this.epochFromNow(nowMs, 1 / this.allowed(nowMs), pool.gate);
     if (this.state.baseAt < this.hintUntil) this.state.baseAt = this.hintUntil;
   }
