@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThrough } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { firstTryTimes, type HerdSetup, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { NGINX, type Nginx, startNginxConnLimit } from '../support/nginx.js';
-import { arrivalsThrough, PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -38,14 +38,7 @@ describe.skipIf(!existsSync(NGINX))('adaptive pacing against nginx limit_conn (1
     it(`${CALLERS} callers over ${ARRIVAL_MS} ms (seed ${seed}): ≤ 1.1× the bound's requests and ≤ 1.35× its time (regression: 1.93–2.09×)`, {
       timeout: 60_000,
     }, async () => {
-      const setup: HerdSetup = {
-        clients: CALLERS,
-        capacity: 10,
-        slotMs: 100,
-        seed,
-        arrivalMs: ARRIVAL_MS,
-        server: { model: 'concurrency', queue: 0 },
-      };
+      const setup = herdTwin({ model: 'concurrency', queue: 0 }, CALLERS, ARRIVAL_MS, seed);
       const bound = herdSpreadLowerBound(setup, 1);
       const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
       const api = downstream(`limit-conn-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });

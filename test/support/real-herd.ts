@@ -4,6 +4,8 @@
 import { fetchThrough } from '../../src/http/index.js';
 import type { Downstream, DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
+import type { HerdSetup } from '../../src/sim/herd-run.js';
+import type { ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
@@ -15,6 +17,19 @@ export const PACED_UNTIL_SERVED: DownstreamOptions = {
   },
   pacing: {},
 };
+
+/**
+ * The simulator's twin of a real herd against a callee of 10 per 100 ms: `clients` callers
+ * whose first tries arrive over `arrivalMs` (drawn from `seed`), on the model `server`.
+ */
+export function herdTwin(
+  server: Omit<ServerSpec, 'capacity' | 'slotMs'>,
+  clients: number,
+  arrivalMs: number,
+  seed: number,
+): HerdSetup {
+  return { clients, capacity: 10, slotMs: 100, seed, arrivalMs, server };
+}
 
 export interface RealHerdRun {
   /** When the last caller's success arrived, ms after the start. */
