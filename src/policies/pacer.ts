@@ -1970,6 +1970,14 @@ export class Pacer {
   }
 
   /** No reopening in cruise to read the callee's rate from, or to count from, yet. */
+  /** No span between reopenings measured or begun: the next two reopenings read the callee afresh. */
+  private forgetSpan(): void {
+    this.forgetReopening();
+    this.state.exhausted = false;
+    this.state.saturatedRate = Number.NaN;
+    this.state.spanFrom = this.state.spanTo = Number.NaN;
+  }
+
   private forgetReopening(): void {
     this.state.reopenedAt = this.state.reopenSent = Number.NaN;
     this.state.servedSinceReopen = 0;
@@ -2285,12 +2293,9 @@ export class Pacer {
     if (this.pacedRate === undefined) this.pacedRate = new DeliveryRate(this.windowMs, this.buckets, { answers: false });
     else this.pacedRate.reset();
     this.state.cruiseRejects = 0;
-    this.forgetReopening();
-    this.state.exhausted = false;
+    this.forgetSpan();
     this.state.lastOkSent = Number.NEGATIVE_INFINITY;
     this.state.lastRejectSent = Number.NEGATIVE_INFINITY;
-    this.state.saturatedRate = Number.NaN;
-    this.state.spanFrom = this.state.spanTo = Number.NaN;
     this.state.probeReopened = false;
     this.state.rampLevel = false;
     this.state.followCap = 0;
@@ -2508,10 +2513,7 @@ export class Pacer {
     // would measure the pacer (a fixed window sent at 50/s for 300 ms and then overshot read
     // 38 served over 560 ms, 68/s of its 100/s, and the herd cruised there to its end). The
     // next span between two reopenings, sent above the callee's rate, reads it.
-    this.forgetReopening();
-    s.exhausted = false;
-    s.saturatedRate = Number.NaN;
-    s.spanFrom = s.spanTo = Number.NaN;
+    this.forgetSpan();
   }
 
   /**
