@@ -115,6 +115,11 @@ export class PacerThrottleState {
    * service time as holding places (`PoolWindow.arrivedBefore`).
    */
   readonly searchArrivals: number[] = [];
+  /**
+   * Those of them not answered yet, oldest first: each still holds a place of a pool, however
+   * long ago it left (`PoolWindow.arrivedBefore`).
+   */
+  readonly searchUnanswered: { sentAt: number }[] = [];
   /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
   flightMixed = false;
   /** The slow flight that ended the search was a run (its answers: slower than every rejection). */

@@ -1,5 +1,6 @@
 import { MAX_WINDOW_BUCKETS, OptionsValidator } from '../options/validate.js';
 import { DeliveryRate } from './delivery-rate.js';
+import { nearestSend } from './nearest-send.js';
 import { PacerThrottleState } from './pacer-throttle-state.js';
 import { PoolWindow } from './pool-window.js';
 
@@ -571,11 +572,20 @@ export class Pacer {
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
         if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
       }
-    } else if (ok && paced === false && this.mode === CRUISE && !this.ofFlight(sent)) {
-      // A first try let go while searching, served after the window was made: one place it saw
-      // held by first tries (`PoolWindow.othersFilled`) is free. (The flight's own successes
-      // are places of the window already: `PoolWindow.flightServed`.)
-      this.state.pool?.otherServed(nowMs);
+    } else if (paced === false && this.mode === CRUISE && !this.ofFlight(sent)) {
+      // A first try let go while searching, answered after the window was made: its place is
+      // free (`PoolWindow.arrivedBefore`), and served, one place it saw held by first tries
+      // (`PoolWindow.othersFilled`) is free. (The flight's own successes are places of the
+      // window already: `PoolWindow.flightServed`.)
+      const pool = this.state.pool;
+      if (pool !== undefined) {
+        pool.otherAnswered(sent);
+        if (ok) pool.otherServed(nowMs);
+      }
+    } else if (paced === false && this.mode === SEARCH && !this.ofFlight(sent)) {
+      const unanswered = this.state.searchUnanswered;
+      const at = nearestSend(unanswered, sent);
+      if (at >= 0) unanswered.splice(at, 1);
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -735,6 +745,9 @@ export class Pacer {
       const arrivals = this.state.searchArrivals;
       if (arrivals.length >= SEARCH_ARRIVALS_MAX) arrivals.splice(0, arrivals.length >> 1);
       arrivals.push(nowMs);
+      const unanswered = this.state.searchUnanswered;
+      if (unanswered.length >= SEARCH_ARRIVALS_MAX) unanswered.splice(0, unanswered.length >> 1);
+      unanswered.push({ sentAt: nowMs });
       return;
     }
     if (this.mode !== CRUISE || !this.alone || this.hintUntil > nowMs) return;
@@ -1279,6 +1292,7 @@ export class Pacer {
     this.state.flightMixed = false;
     this.state.slowTooSoon = 0;
     this.state.searchArrivals.length = 0;
+    this.state.searchUnanswered.length = 0;
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
     this.state.flightServed = 0;
@@ -1403,7 +1417,13 @@ export class Pacer {
     this.startCruise(nowMs, x, false, false);
     if (this.alone) {
       this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs, this.okLatency);
-      this.state.pool.arrivedBefore(this.state.searchArrivals, nowMs, this.serviceMs);
+      this.state.pool.arrivedBefore(
+        this.state.searchArrivals,
+        this.state.searchUnanswered,
+        nowMs,
+        this.serviceMs,
+        this.poolStaleMs,
+      );
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
     }
   }
@@ -2268,7 +2288,7 @@ export class Pacer {
     s.startup = false;
     s.pool = new PoolWindow(s.flightServed, s.cruiseTicket, nowMs, this.okLatency);
     s.pool.countAnswered(this.pacedAnswers[0] + this.pacedAnswers[1] - s.cruiseAnswersBefore);
-    s.pool.arrivedBefore(s.searchArrivals, nowMs, this.serviceMs);
+    s.pool.arrivedBefore(s.searchArrivals, s.searchUnanswered, nowMs, this.serviceMs, this.poolStaleMs);
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
 

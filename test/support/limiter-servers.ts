@@ -127,7 +127,8 @@ export async function startGcraServer(options: { ratePerSecond: number; burst: n
 export async function startConcurrencyServer(options: {
   concurrency: number;
   queue: number;
-  serviceMs: number;
+  /** One service time, or a draw of one per request. */
+  serviceMs: number | (() => number);
 }): Promise<LimitedServer> {
   const counts = { served: 0, rejected: 0 };
   let serviceTimes: number[] = [];
@@ -146,7 +147,8 @@ export async function startConcurrencyServer(options: {
     // express-queue starts this handler when it gives the request a worker, and frees the
     // worker when the response ends.
     const start = systemClock.monotonic();
-    systemClock.sleep(options.serviceMs).then(() => {
+    const serviceMs = typeof options.serviceMs === 'number' ? options.serviceMs : options.serviceMs();
+    systemClock.sleep(serviceMs).then(() => {
       counts.served++;
       res.send('ok\n');
       serviceTimes.push(systemClock.monotonic() - start);
