@@ -31,6 +31,8 @@ export class PacerThrottleState {
   cruiseRejects = 0;
   /** When a request this pacer never held (a first try) was last rejected in cruise. */
   othersRejectedAt = Number.NEGATIVE_INFINITY;
+  /** When the latest first try (never held) left (`Pacer.unpacedSent`). */
+  othersSentAt = Number.NEGATIVE_INFINITY;
 
   // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
   // after a rejected request with nothing served between them — the callee had just run out
