@@ -33,6 +33,8 @@ export class PacerThrottleState {
   othersRejectedAt = Number.NEGATIVE_INFINITY;
   /** When the latest first try (never held) left (`Pacer.unpacedSent`). */
   othersSentAt = Number.NEGATIVE_INFINITY;
+  /** When the latest first tries left, oldest first (`Pacer.othersFillWindow`). */
+  readonly othersRecent: number[] = [];
 
   // Saturation points (cruise, paced requests, by send time): a reopening is a success sent
   // after a rejected request with nothing served between them — the callee had just run out
