@@ -127,6 +127,13 @@ export class PoolWindow {
    * bound's requests; real express-queue 1,083–1,118 requests against a bound of 604.
    */
   private readonly othersInFlight: { sentAt: number }[] = [];
+  /**
+   * First tries of the search not answered when the window was made, oldest first: each holds a
+   * place until answered, or until it left `beforeStaleMs` ago (`arrivedBefore`). They lend no
+   * places (`lentToOthers`): counted from the start, the window sends none into theirs.
+   */
+  private readonly othersBefore: { sentAt: number }[] = [];
+  private beforeStaleMs = 0;
   /** When the latest of them left (−∞: none yet). */
   private lastOtherSentAt = Number.NEGATIVE_INFINITY;
   /**
@@ -186,13 +193,22 @@ export class PoolWindow {
 
   /** Places held by requests this window never let go: as their answers tell, or as sent. */
   private get othersHolding(): number {
-    return Math.max(this.othersHeld, this.othersInFlight.length, Math.min(this.size, this.othersRecent.length));
+    return Math.max(
+      this.othersHeld,
+      this.othersInFlight.length + this.othersBefore.length,
+      Math.min(this.size, this.othersRecent.length),
+    );
   }
 
-  /** Forgets first tries let go a service time or more before `nowMs` (`othersRecent`). */
+  /**
+   * Forgets first tries let go a service time or more before `nowMs` (`othersRecent`), and
+   * those of the search still unanswered after the stale time (`othersBefore`).
+   */
   private forgetArrivals(nowMs: number): void {
     const recent = this.othersRecent;
     while (recent.length > 0 && (recent[0] as number) <= nowMs - this.recentMs) recent.shift();
+    const before = this.othersBefore;
+    while (before.length > 0 && (before[0] as { sentAt: number }).sentAt < nowMs - this.beforeStaleMs) before.shift();
   }
 
   /**
@@ -215,7 +231,7 @@ export class PoolWindow {
    * First tries let go at the times in `sentAtMs` (oldest first) before the window was made:
    * those of the last service time (`serviceMs`) hold places as those let go since do
    * (`othersRecent`), and those in `unanswered` (not answered yet, left within `staleMs`) hold
-   * theirs until answered, as those let go since do (`othersInFlight`). A service time that
+   * theirs until answered (`othersBefore`), as those let go since do. A service time that
    * spreads keeps some of them in the pool long after the arrivals stopped: counted only from
    * the last service time, a simulated pool (10 workers, lognormal 100 ms services and 20 ms
    * latencies, 100 callers over 200 ms) found the window's first ten meeting three of them,
@@ -231,7 +247,8 @@ export class PoolWindow {
     this.recentMs = serviceMs;
     for (const at of sentAtMs) if (at > nowMs - serviceMs) this.othersRecent.push(at);
     if (this.othersRecent.length > 0) this.lastOtherSentAt = this.othersRecent[this.othersRecent.length - 1] as number;
-    for (const { sentAt } of unanswered) if (sentAt >= nowMs - staleMs) this.othersInFlight.push({ sentAt });
+    this.beforeStaleMs = staleMs;
+    for (const { sentAt } of unanswered) if (sentAt >= nowMs - staleMs) this.othersBefore.push({ sentAt });
   }
 
   /** Whether a first try was let go (`otherSent`) within `withinMs` before `sentAtMs`. */
@@ -241,8 +258,16 @@ export class PoolWindow {
 
   /** The answer (of any kind) to a first try sent at `sentAtMs`: its place is free. */
   otherAnswered(sentAtMs: number): void {
-    const at = nearestSend(this.othersInFlight, sentAtMs);
-    if (at >= 0) this.othersInFlight.splice(at, 1);
+    // Sent before the window was made: one of the search's (the nearer list, if both hold one).
+    const before = nearestSend(this.othersBefore, sentAtMs);
+    const since = nearestSend(this.othersInFlight, sentAtMs);
+    const nearer =
+      before >= 0 &&
+      (since < 0 ||
+        Math.abs((this.othersBefore[before] as { sentAt: number }).sentAt - sentAtMs) <
+          Math.abs((this.othersInFlight[since] as { sentAt: number }).sentAt - sentAtMs));
+    if (nearer) this.othersBefore.splice(before, 1);
+    else if (since >= 0) this.othersInFlight.splice(since, 1);
     if (this.othersInFlight.length === 0 && this.lentToOthers > 0) {
       this.size += this.lentToOthers;
       this.lentToOthers = 0;
@@ -487,6 +512,7 @@ export class PoolWindow {
     if (this.othersHolding > 0) {
       this.othersHeld = 0;
       this.othersInFlight.length = 0;
+      this.othersBefore.length = 0;
       this.othersRecent.length = 0;
     } else {
       this.answered++;

@@ -317,26 +317,37 @@ describe('PoolWindow: first tries this process let go while it paces', () => {
     expect(w.size).toBe(3);
   });
 
-  it('first tries of the search still unanswered when it is made hold their places until answered, however long ago they left; a rejection meanwhile lends them the place (regression: the window kept 8 of 10 workers busy)', () => {
+  it('first tries of the search still unanswered when it is made hold their places until answered, however long ago they left, and stale ones none (regression: the window kept 8 of 10 workers busy)', () => {
     // Made at 300 ms, service time 100 ms: the first tries of 150 and 160 ms are long out of
-    // the last service time, but still unanswered; the one of 200 ms is older than the stale time.
+    // the last service time, but still unanswered; the one of 40 ms is older than the stale time.
     const w = new PoolWindow(10, 1, 300);
     w.arrivedBefore([150, 160, 290], [{ sentAt: 150 }, { sentAt: 160 }, { sentAt: 290 }], 300, 100, 250);
     expect(w.gate).toBe(1 + 10 - 3);
     const stale = new PoolWindow(10, 1, 300);
     stale.arrivedBefore([40], [{ sentAt: 40 }], 300, 100, 250);
     expect(stale.gate).toBe(11);
-    // One of the window's own is rejected while they are in flight: the place is theirs, back
-    // once they are answered.
-    w.sent(301, 1);
-    w.answer(320, 'rejected', true, 19, 301);
-    expect(w.size).toBe(9);
+    // Their answers free their places; a service time after the last of them left, every place
+    // is the window's again.
     w.otherAnswered(150);
     w.otherAnswered(160);
+    expect(w.gate).toBe(1 + 10 - 1);
     w.otherAnswered(290);
-    expect(w.size).toBe(10);
-    // A service time after the last of them left, every place is the window's again.
-    expect([11, 12].map((t) => w.admits(t, 400))).toEqual([true, false]);
+    expect([10, 11].map((t) => w.admits(t, 400))).toEqual([true, false]);
+    // Unanswered, they hold theirs no longer than the stale time.
+    const unanswered = new PoolWindow(10, 1, 300);
+    unanswered.arrivedBefore([], [{ sentAt: 150 }, { sentAt: 160 }], 300, 100, 250);
+    expect([8, 9].map((t) => unanswered.admits(t, 350))).toEqual([true, false]);
+    expect([9, 10].map((t) => unanswered.admits(t, 405))).toEqual([true, false]);
+    expect([10, 11].map((t) => unanswered.admits(t, 415))).toEqual([true, false]);
+  });
+
+  it('a rejection while those first tries are in flight takes its place: counted from the start, the window sent none into theirs', () => {
+    const w = new PoolWindow(10, 1, 300);
+    w.arrivedBefore([], [{ sentAt: 150 }], 300, 100, 250);
+    w.sent(301, 1);
+    w.answer(320, 'rejected', true, 19, 301);
+    w.otherAnswered(150);
+    expect(w.size).toBe(9);
   });
 
   it('at one place, a rejection frees none while the window’s own requests are in flight: the next waits for their answers (regression: ~300 requests a second, two in three rejected)', () => {
