@@ -12,13 +12,8 @@
 // windows it paces by, also meet the first tries); the simulator's run of the same seed shows
 // the same, so the median carries the check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThrough } from '../../src/http/index.js';
-import { downstream } from '../../src/runtime/downstream.js';
-import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
-import { systemClock } from '../../src/time/system-clock.js';
 import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, twinFigure, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 500;
@@ -28,9 +23,7 @@ describe('adaptive pacing against a real fixed window while callers keep arrivin
   let limiter: LimitedServer;
   beforeAll(async () => {
     limiter = await startFixedWindowServer({ limit: 10, windowMs: 100 });
-    // V8 compiles the HTTP client and kindly's code on a herd through another downstream.
-    const warm = downstream('long-arrivals-warm-up', { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-    await Promise.all(Array.from({ length: 50 }, async () => (await fetchThrough(warm, limiter.url)).arrayBuffer()));
+    await warmUpThrough(limiter.url, 'long-arrivals-warm-up');
   });
   afterAll(async () => {
     await limiter?.close();
@@ -43,19 +36,10 @@ describe('adaptive pacing against a real fixed window while callers keep arrivin
     let time = 0;
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 1 }, CALLERS, ARRIVAL_MS, seed);
-      const bound = herdSpreadLowerBound(setup, 1);
-      const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
-      const api = downstream(`long-arrivals-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-      await systemClock.sleep(300); // the last herd's windows are over
-      limiter.resetCounts();
-      const { allSucceededMs: last, failed } = await arrivalsThrough(api, limiter.url, firstTryTimes(setup, seed));
-      const real = limiter.requests();
-      console.log(
-        `[figure] express-rate-limit 10 / 100 ms, ${CALLERS} callers over ${ARRIVAL_MS} ms, seed ${seed}: ` +
-          `real ${real.total} requests, ${(last / 1000).toFixed(3)} s (${(last / bound.allSucceededMs).toFixed(2)}×); ` +
-          `simulated ${simulated.totalRequests}, ${(simulated.allSucceededMs / 1000).toFixed(3)} s; ` +
-          `bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s`,
-      );
+      // 300 ms apart: the last herd's windows are over.
+      const herd = await herdBesideTwin(limiter, limiter.url, `long-arrivals-${seed}`, setup, 300);
+      const { real, allSucceededMs: last, failed, bound } = herd;
+      console.log(twinFigure(`express-rate-limit 10 / 100 ms, ${CALLERS} callers over ${ARRIVAL_MS} ms`, seed, herd));
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);
       requests.push(real.total / bound.totalRequests);

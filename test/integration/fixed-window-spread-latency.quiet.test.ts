@@ -12,16 +12,11 @@
 // trial, and read its own slow sending as the callee's rate: medians of 1.37–1.56× the
 // bound's time over 9–13 herds (five runs; now 1.21–1.29× over nine, on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThrough } from '../../src/http/index.js';
 import { SeededRandom } from '../../src/random/random.js';
-import { downstream } from '../../src/runtime/downstream.js';
 import { lognormal } from '../../src/sim/distributions.js';
-import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
-import { systemClock } from '../../src/time/system-clock.js';
 import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
 import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, twinFigure, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -38,9 +33,7 @@ describe('adaptive pacing against a real fixed window across latencies that spre
     limiter = await startFixedWindowServer({ limit: 10, windowMs: 100 });
     const random = new SeededRandom(7);
     proxy = await jitterProxy({ port: Number(new URL(limiter.url).port) }, () => lognormal(random, 10, 0.5));
-    // V8 compiles the HTTP client and kindly's code on a herd through another downstream.
-    const warm = downstream('spread-window-warm-up', { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-    await Promise.all(Array.from({ length: 50 }, async () => (await fetchThrough(warm, proxy.url)).arrayBuffer()));
+    await warmUpThrough(proxy.url, 'spread-window-warm-up');
   });
   afterAll(async () => {
     await proxy?.close();
@@ -54,18 +47,14 @@ describe('adaptive pacing against a real fixed window across latencies that spre
     const times: number[] = [];
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 20, distribution: 'lognormal' }, CALLERS, ARRIVAL_MS, seed);
-      const bound = herdSpreadLowerBound(setup, 1);
-      const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
-      const api = downstream(`spread-window-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-      await systemClock.sleep(300); // the last herd's windows are over
-      limiter.resetCounts();
-      const { allSucceededMs: last, failed } = await arrivalsThrough(api, proxy.url, firstTryTimes(setup, seed));
-      const real = limiter.requests();
+      const herd = await herdBesideTwin(limiter, proxy.url, `spread-window-${seed}`, setup, 300);
+      const { real, allSucceededMs: last, failed, bound } = herd;
       console.log(
-        `[figure] express-rate-limit 10 / 100 ms across lognormal 10 + 10 ms, ${CALLERS} callers over ${ARRIVAL_MS} ms, ` +
-          `seed ${seed}: real ${real.total} requests, ${(last / 1000).toFixed(3)} s (${(last / bound.allSucceededMs).toFixed(2)}×); ` +
-          `simulated ${simulated.totalRequests}, ${(simulated.allSucceededMs / 1000).toFixed(3)} s; ` +
-          `bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s`,
+        twinFigure(
+          `express-rate-limit 10 / 100 ms across lognormal 10 + 10 ms, ${CALLERS} callers over ${ARRIVAL_MS} ms`,
+          seed,
+          herd,
+        ),
       );
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);

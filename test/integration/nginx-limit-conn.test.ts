@@ -11,13 +11,12 @@
 // time here (seeds 1 and 2; the simulator read 1.93×).
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThrough } from '../../src/http/index.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { NGINX, type Nginx, startNginxConnLimit } from '../support/nginx.js';
-import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -26,9 +25,7 @@ describe.skipIf(!existsSync(NGINX))('adaptive pacing against nginx limit_conn (1
   let nginx: Nginx;
   beforeAll(async () => {
     nginx = await startNginxConnLimit({ connections: 10, serviceMs: 100 });
-    // V8 compiles the HTTP client and kindly's code on a herd through another downstream.
-    const warm = downstream('limit-conn-warm-up', { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-    await Promise.all(Array.from({ length: 50 }, async () => (await fetchThrough(warm, nginx.url)).arrayBuffer()));
+    await warmUpThrough(nginx.url, 'limit-conn-warm-up');
   });
   afterAll(async () => {
     await nginx?.stop();

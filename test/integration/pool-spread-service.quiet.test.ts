@@ -13,16 +13,11 @@
 // full pool, and each rejection took a place from it for good (a mean of 1.34–1.39× the
 // bound's time over 13 herds, three runs; now 1.26–1.28× on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThrough } from '../../src/http/index.js';
 import { SeededRandom } from '../../src/random/random.js';
-import { downstream } from '../../src/runtime/downstream.js';
 import { lognormal } from '../../src/sim/distributions.js';
-import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
-import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
-import { systemClock } from '../../src/time/system-clock.js';
 import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
 import { type LimitedServer, startConcurrencyServer } from '../support/limiter-servers.js';
-import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, twinFigure, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -36,9 +31,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
     pool = await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: () => lognormal(service, 100, 0.5) });
     const path = new SeededRandom(7);
     proxy = await jitterProxy({ port: Number(new URL(pool.url).port) }, () => lognormal(path, 10, 0.5));
-    // V8 compiles the HTTP client and kindly's code on a herd through another downstream.
-    const warm = downstream('spread-pool-warm-up', { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-    await Promise.all(Array.from({ length: 50 }, async () => (await fetchThrough(warm, proxy.url)).arrayBuffer()));
+    await warmUpThrough(proxy.url, 'spread-pool-warm-up');
   });
   afterAll(async () => {
     await proxy?.close();
@@ -56,18 +49,15 @@ describe('adaptive pacing against a real worker pool whose service times spread'
         ARRIVAL_MS,
         seed,
       );
-      const bound = herdSpreadLowerBound(setup, 1);
-      const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
-      const api = downstream(`spread-pool-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
-      await systemClock.sleep(500); // the last herd's requests are answered
-      pool.resetCounts();
-      const { allSucceededMs: last, failed } = await arrivalsThrough(api, proxy.url, firstTryTimes(setup, seed));
-      const real = pool.requests();
+      // 500 ms apart: the last herd's requests are answered.
+      const herd = await herdBesideTwin(pool, proxy.url, `spread-pool-${seed}`, setup, 500);
+      const { real, allSucceededMs: last, failed, bound } = herd;
       console.log(
-        `[figure] express-queue 10 workers, lognormal 100 ms services, across lognormal 10 + 10 ms, ${CALLERS} callers ` +
-          `over ${ARRIVAL_MS} ms, seed ${seed}: real ${real.total} requests, ${(last / 1000).toFixed(3)} s ` +
-          `(${(last / bound.allSucceededMs).toFixed(2)}×); simulated ${simulated.totalRequests}, ` +
-          `${(simulated.allSucceededMs / 1000).toFixed(3)} s; bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s`,
+        twinFigure(
+          `express-queue 10 workers, lognormal 100 ms services, across lognormal 10 + 10 ms, ${CALLERS} callers over ${ARRIVAL_MS} ms`,
+          seed,
+          herd,
+        ),
       );
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);

@@ -4,8 +4,10 @@
 import { fetchThrough } from '../../src/http/index.js';
 import type { Downstream, DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
-import type { HerdSetup } from '../../src/sim/herd-run.js';
-import type { ServerSpec } from '../../src/sim/models/index.js';
+import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
+import { firstTryTimes, type HerdRun, type HerdSetup, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
+
 import { systemClock } from '../../src/time/system-clock.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
@@ -17,6 +19,59 @@ export const PACED_UNTIL_SERVED: DownstreamOptions = {
   },
   pacing: {},
 };
+
+/** A herd's downstream beside its twin: retried until served, no budget, a long attempt timeout. */
+const TWIN_HERD_OPTIONS: DownstreamOptions = { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 };
+
+/** V8 compiles the HTTP client and kindly's code on a herd of 50 through a downstream of its own. */
+export async function warmUpThrough(url: string, name: string): Promise<void> {
+  const warm = downstream(name, TWIN_HERD_OPTIONS);
+  await Promise.all(Array.from({ length: 50 }, async () => (await fetchThrough(warm, url)).arrayBuffer()));
+}
+
+/** A real herd and the simulator's run of the same arrivals (`herdBesideTwin`). */
+export interface TwinHerd {
+  /** Requests the real server counted. */
+  real: { total: number; served: number };
+  /** When the last real caller's success arrived, ms after the start. */
+  allSucceededMs: number;
+  failed: number;
+  simulated: HerdRun;
+  bound: LowerBound;
+}
+
+/**
+ * One herd of `setup`'s arrivals against the real `limiter` at `url` (the limiter itself, or a
+ * proxy in front of it), through a fresh downstream `name`, after a pause of `pauseMs` (the
+ * last herd's answers and windows are over); beside it, the simulator's run of the same setup
+ * and the lower bound for its arrivals.
+ */
+export async function herdBesideTwin(
+  limiter: { resetCounts(): void; requests(): { total: number; served: number } },
+  url: string,
+  name: string,
+  setup: HerdSetup,
+  pauseMs: number,
+): Promise<TwinHerd> {
+  const bound = herdSpreadLowerBound(setup, 1);
+  const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
+  const api = downstream(name, TWIN_HERD_OPTIONS);
+  await systemClock.sleep(pauseMs);
+  limiter.resetCounts();
+  const { allSucceededMs, failed } = await arrivalsThrough(api, url, firstTryTimes(setup, setup.seed));
+  const { total, served } = limiter.requests();
+  return { real: { total, served }, allSucceededMs, failed, simulated, bound };
+}
+
+/** The figure line of one herd beside its twin (`what`: the limiter and the herd). */
+export function twinFigure(what: string, seed: number, herd: TwinHerd): string {
+  const { real, allSucceededMs: last, simulated, bound } = herd;
+  return (
+    `[figure] ${what}, seed ${seed}: real ${real.total} requests, ${(last / 1000).toFixed(3)} s ` +
+    `(${(last / bound.allSucceededMs).toFixed(2)}×); simulated ${simulated.totalRequests}, ` +
+    `${(simulated.allSucceededMs / 1000).toFixed(3)} s; bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s`
+  );
+}
 
 /**
  * The simulator's twin of a real herd against a callee of 10 per 100 ms: `clients` callers
