@@ -121,7 +121,7 @@ export class PacerThrottleState {
   readonly searchArrivals: number[] = [];
   /**
    * Those of them not answered yet, oldest first: each still holds a place of a pool, however
-   * long ago it left (`PoolWindow.arrivedBefore`).
+   * long ago it left, up to the stale time (`PoolWindow.arrivedBefore`).
    */
   readonly searchUnanswered: { sentAt: number }[] = [];
   /** A flight answer broke that run (a rejection after it, or a success no slower than one). */

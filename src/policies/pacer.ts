@@ -585,6 +585,7 @@ export class Pacer {
         if (ok) pool.otherServed(nowMs);
       }
     } else if (paced === false && this.mode === SEARCH && !this.ofFlight(sent)) {
+      // A first try of the search answered while it searches holds no place any more.
       const unanswered = this.state.searchUnanswered;
       const at = nearestSend(unanswered, sent);
       if (at >= 0) unanswered.splice(at, 1);
