@@ -746,12 +746,8 @@ export class Pacer {
     if (this.mode === SEARCH) {
       // Remembered for a pool's window, should the search find one (`endSearchOnFlight`).
       if (!this.alone) return;
-      const arrivals = this.state.searchArrivals;
-      if (arrivals.length >= SEARCH_ARRIVALS_MAX) arrivals.splice(0, arrivals.length >> 1);
-      arrivals.push(nowMs);
-      const unanswered = this.state.searchUnanswered;
-      if (unanswered.length >= SEARCH_ARRIVALS_MAX) unanswered.splice(0, unanswered.length >> 1);
-      unanswered.push({ sentAt: nowMs });
+      pushBounded(this.state.searchArrivals, nowMs, SEARCH_ARRIVALS_MAX);
+      pushBounded(this.state.searchUnanswered, { sentAt: nowMs }, SEARCH_ARRIVALS_MAX);
       return;
     }
     if (this.mode !== CRUISE || !this.alone || this.hintUntil > nowMs) return;
@@ -2020,8 +2016,7 @@ export class Pacer {
   private noteOtherSent(nowMs: number): void {
     const s = this.state;
     s.othersSentAt = nowMs;
-    if (s.othersRecent.length >= OTHERS_RECENT_MAX) s.othersRecent.splice(0, s.othersRecent.length >> 1);
-    s.othersRecent.push(nowMs);
+    pushBounded(s.othersRecent, nowMs, OTHERS_RECENT_MAX);
   }
 
   /** Back to pacing by rate, at the window's: its count over its longest measured length. */
@@ -2865,4 +2860,10 @@ export class Pacer {
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }
+}
+
+/** Appends `item`; a list already holding `max` drops its older half first. */
+function pushBounded<T>(list: T[], item: T, max: number): void {
+  if (list.length >= max) list.splice(0, list.length >> 1);
+  list.push(item);
 }
