@@ -40,19 +40,42 @@ step('tests on a quiet machine', bin('vitest'), ['run', '--no-file-parallelism',
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const failures = [];
 for (const report of reports) {
   try {
     const result = JSON.parse(readFileSync(report, 'utf8'));
     passed += result.numPassedTests;
     failed += result.numFailedTests;
     skipped += result.numPendingTests + (result.numTodoTests ?? 0);
+    failures.push(...failedTests(result));
   } catch {
     failed += 1;
+    failures.push(`${report}: no report (the run died before writing it)`);
   }
 }
+// Named again here, next to the count: a CI log is often read from its end, and vitest's own
+// account of a failure may have scrolled far above it.
+for (const failure of failures) console.log(`FAILED ${failure}`);
 // A failing non-test step (types, lint, build) counts as one failed check.
 for (const s of steps) if (!s.ok && !s.name.startsWith('tests')) failed += 1;
 const broken = steps.filter((s) => !s.ok).map((s) => s.name);
 if (broken.length > 0) console.log(`\nfailed steps: ${broken.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exitCode = failed > 0 || broken.length > 0 ? 1 : 0;
+
+function failedTests(result) {
+  const names = [];
+  for (const file of result.testResults ?? []) {
+    const where = file.name.startsWith(root) ? file.name.slice(root.length) : file.name;
+    const failedAssertions = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+    if (failedAssertions.length === 0 && file.status === 'failed') names.push(`${where}: ${firstLine(file.message)}`);
+    for (const a of failedAssertions) {
+      names.push(`${where} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    }
+  }
+  return names;
+}
+
+function firstLine(text) {
+  return String(text ?? '').split('\n')[0].slice(0, 300);
+}
