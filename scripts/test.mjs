@@ -77,5 +77,7 @@ function failedTests(result) {
 }
 
 function firstLine(text) {
-  return String(text ?? '').split('\n')[0].slice(0, 300);
+  return String(text ?? '')
+    .split('\n')[0]
+    .slice(0, 300);
 }
