@@ -1400,9 +1400,13 @@ export class Pacer {
       this.state.probeReopened = true;
       this.state.widestSendGap = 0;
       this.state.lastOkSent = sent;
-      if (bracketed && latency >= 0) {
-        const low = this.state.rejectedProbeAt - this.state.flightStart;
-        const high = sent - this.state.flightStart;
+      const low = this.state.rejectedProbeAt - this.state.flightStart;
+      const high = sent - this.state.flightStart;
+      // Not while first tries still arrive (one let go since the probe left), as in cruise
+      // (`countInCruise`): a real fixed window across lognormal 10 + 10 ms, first tries over
+      // 200 ms, had a count of 13 piped into the window they were filling, 11 rejected, and
+      // start-up went on from half the guess (1.7× the bound's time).
+      if (bracketed && latency >= 0 && !(this.state.othersSentAt > sent)) {
         this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1, this.flightServedAll()));
       }
     }
@@ -2742,7 +2746,12 @@ export class Pacer {
     this.state.spanServed++;
     this.state.saturatedRate = this.state.spanServed / (this.state.spanTo - this.state.spanFrom);
     if (this.state.level !== this.state.readingTop) return;
+    // A reading on trial stays on trial (`readMaybeLow`): the late answer raises it, it does not
+    // prove it. Let go here, a real fixed window read at 58/s, raised to 73/s by a late answer,
+    // was paced 62–70/s of its 100/s for a second (1.4× the bound's time).
+    const onTrial = this.state.level === this.state.readLevel;
     this.fromReading(this.state.readingAt);
+    if (onTrial) this.readMaybeLow(nowMs);
     this.adjust(nowMs);
   }
 
