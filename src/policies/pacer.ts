@@ -1400,13 +1400,13 @@ export class Pacer {
       this.state.probeReopened = true;
       this.state.widestSendGap = 0;
       this.state.lastOkSent = sent;
-      const low = this.state.rejectedProbeAt - this.state.flightStart;
-      const high = sent - this.state.flightStart;
       // Not while first tries still arrive (one let go since the probe left), as in cruise
       // (`countInCruise`): a real fixed window across lognormal 10 + 10 ms, first tries over
       // 200 ms, had a count of 13 piped into the window they were filling, 11 rejected, and
       // start-up went on from half the guess (1.7× the bound's time).
       if (bracketed && latency >= 0 && !(this.state.othersSentAt > sent)) {
+        const low = this.state.rejectedProbeAt - this.state.flightStart;
+        const high = sent - this.state.flightStart;
         this.startChunk(nowMs, sent, latency, low, high, Math.max(2, this.estimator.served(nowMs) - 1, this.flightServedAll()));
       }
     }
