@@ -16,17 +16,13 @@ import { SeededRandom } from '../../src/random/random.js';
 import { lognormal } from '../../src/sim/distributions.js';
 import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
 import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { herdBesideTwin, herdTwin, twinFigure, warmUpThrough } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, median, twinFigure, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read medians of 1.20–1.31×, against a bound of 1.33×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
-
-function median(values: readonly number[]): number {
-  return [...values].sort((a, b) => a - b)[values.length >> 1] as number;
-}
 
 describe('adaptive pacing against a real fixed window across latencies that spread', () => {
   let limiter: LimitedServer;

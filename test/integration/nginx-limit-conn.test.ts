@@ -16,7 +16,7 @@ import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { firstTryTimes, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { NGINX, type Nginx, startNginxConnLimit } from '../support/nginx.js';
-import { arrivalsThrough, herdTwin, PACED_UNTIL_SERVED, warmUpThrough } from '../support/real-herd.js';
+import { arrivalsThrough, herdTwin, TWIN_HERD_OPTIONS, warmUpThrough } from '../support/real-herd.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -38,7 +38,7 @@ describe.skipIf(!existsSync(NGINX))('adaptive pacing against nginx limit_conn (1
       const setup = herdTwin({ model: 'concurrency', queue: 0 }, CALLERS, ARRIVAL_MS, seed);
       const bound = herdSpreadLowerBound(setup, 1);
       const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
-      const api = downstream(`limit-conn-${seed}`, { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 });
+      const api = downstream(`limit-conn-${seed}`, TWIN_HERD_OPTIONS);
       await systemClock.sleep(300);
       nginx.resetLog();
       const { allSucceededMs: last, failed } = await arrivalsThrough(api, nginx.url, firstTryTimes(setup, seed));

@@ -7,7 +7,6 @@ import { downstream } from '../../src/runtime/downstream.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { firstTryTimes, type HerdRun, type HerdSetup, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
-
 import { systemClock } from '../../src/time/system-clock.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
@@ -21,7 +20,7 @@ export const PACED_UNTIL_SERVED: DownstreamOptions = {
 };
 
 /** A herd's downstream beside its twin: retried until served, no budget, a long attempt timeout. */
-const TWIN_HERD_OPTIONS: DownstreamOptions = { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 };
+export const TWIN_HERD_OPTIONS: DownstreamOptions = { ...PACED_UNTIL_SERVED, budget: false, attemptTimeoutMs: 10_000 };
 
 /** V8 compiles the HTTP client and kindly's code on a herd of 50 through a downstream of its own. */
 export async function warmUpThrough(url: string, name: string): Promise<void> {
@@ -151,4 +150,9 @@ export async function arrivalsThrough(
     }),
   );
   return { allSucceededMs: last, failed };
+}
+
+/** The middle value (the upper of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[values.length >> 1] as number;
 }
