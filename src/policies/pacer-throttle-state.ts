@@ -257,6 +257,15 @@ export class PacerThrottleState {
   runLastSent = 0;
   /** What the flight's first window served: a run that reaches it counted the whole window. */
   runMax = 0;
+  /** The latest rejected first try's send when the run started: first tries sent after it are the run's. */
+  runFloor = Number.NEGATIVE_INFINITY;
+  /**
+   * Set when the run met a rejection too soon to read (`Pacer.closeRun`): the earliest rejected
+   * send after its start. The run counts what was sent before it. NaN: not cut short.
+   */
+  runCutoff = Number.NaN;
+  /** The sends of the run's successes, recounted when its cut-off is set or moves earlier. */
+  readonly runSent: number[] = [];
 
   /** Successes to the flight that started the search (requests sent before it). */
   flightServed = 0;

@@ -1273,6 +1273,7 @@ export class Pacer {
   private enter(nowMs: number): void {
     this.state.flightRejectedSent = Number.NEGATIVE_INFINITY;
     this.state.runFrom = Number.NaN;
+    this.state.runCutoff = Number.NaN;
     this.mode = SEARCH;
     this.state.sends.clear();
     this.state.probeSends.clear();
@@ -2222,13 +2223,61 @@ export class Pacer {
         this.startRun(nowMs, sent);
       return false;
     }
-    if (sent < state.runFrom) return false;
+    const closing = !Number.isNaN(state.runCutoff);
+    // Sent after a request of the run's was rejected: not the window the run counts, and maybe
+    // the start of the next run (the run waiting to close must not hold that up).
+    if (closing && sent >= state.runCutoff) {
+      state.runFrom = Number.NaN;
+      state.runCutoff = Number.NaN;
+      return this.runServed(nowMs, sent, paced);
+    }
+    if (sent < state.runFrom) {
+      // A first try sent before the run's start, answered after it, is the window's all the
+      // same; it counts if the run is cut short (`recountRun`), where without it the run would
+      // learn nothing. A probe sent then is read as a probe.
+      if (paced !== false || sent <= state.runFloor || this.ofFlight(sent)) return false;
+      if (!closing) {
+        state.runSent.push(sent);
+        return false;
+      }
+    }
     // Reached the callee after the window the run counts: that window is over.
-    if (this.reachedAt(nowMs, sent) >= state.runReachedAt + state.runWindow) return this.endRun(nowMs, Number.NEGATIVE_INFINITY);
+    if (this.reachedAt(nowMs, sent) >= state.runReachedAt + state.runWindow)
+      return closing ? this.closeRun(nowMs) : this.endRun(nowMs, Number.NEGATIVE_INFINITY);
     state.runServed++;
+    state.runSent.push(sent);
     if (sent > state.runLastSent) state.runLastSent = sent;
+    // A probe served meanwhile is read as a probe as well: the run may not read at all.
+    if (closing) return this.closeRun(nowMs);
     if (state.runServed >= state.runMax) return this.endRun(nowMs, Number.NEGATIVE_INFINITY);
     return paced !== false;
+  }
+
+  /** The run's successes sent before its cut-off, once an earlier send was rejected. */
+  private recountRun(): void {
+    const state = this.state;
+    let served = 0;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const sent of state.runSent) {
+      if (!(sent < state.runCutoff)) continue;
+      served++;
+      if (sent > last) last = sent;
+    }
+    state.runServed = served;
+    state.runLastSent = last;
+  }
+
+  /**
+   * Whether a run that met a rejection (`runCutoff`) has heard from every first try sent
+   * within it, or waited a window past the rejected send.
+   */
+  private runClosing(nowMs: number): boolean {
+    const state = this.state;
+    const cutoff = state.runCutoff;
+    if (Number.isNaN(cutoff)) return false;
+    if (nowMs - cutoff >= state.runWindow) return true;
+    for (const u of state.searchUnanswered) if (u.sentAt > state.runFloor && u.sentAt < cutoff) return false;
+    return true;
   }
 
   /**
@@ -2245,9 +2294,13 @@ export class Pacer {
     const reached = this.reachedAt(nowMs, sent);
     if (!(reached > opened)) return;
     state.runFrom = sent;
+    state.runFloor = state.flightRejectedSent;
+    state.runCutoff = Number.NaN;
     state.runReachedAt = reached;
     state.runWindow = reached - opened;
     state.runServed = 1;
+    state.runSent.length = 0;
+    state.runSent.push(sent);
     state.runLastSent = sent;
     state.runMax = Math.max(WINDOW_MIN, this.estimator.served(nowMs) - 1);
   }
@@ -2255,8 +2308,38 @@ export class Pacer {
   /** Searching, a rejection of the request sent at `sent`: true when it ended a run in cruise. */
   private runRejected(nowMs: number, sent: number, paced: boolean | undefined): boolean {
     const state = this.state;
-    if (!Number.isNaN(state.runFrom) && sent > state.runFrom && this.endRun(nowMs, sent)) return true;
     if (paced === false && sent > state.flightRejectedSent) state.flightRejectedSent = sent;
+    if (Number.isNaN(state.runFrom)) return false;
+    if (!(sent > state.runFrom)) return !Number.isNaN(state.runCutoff) && this.closeRun(nowMs);
+    // Enough counted by the first: the reading, maybe low (`endRun`).
+    if (Number.isNaN(state.runCutoff) && state.runServed >= WINDOW_MIN) return this.endRun(nowMs, sent);
+    // The earliest rejected send after the run's start bounds it: served and sent after it is
+    // no longer the window the run counts.
+    if (!(sent >= state.runCutoff)) {
+      state.runCutoff = sent;
+      this.recountRun();
+    }
+    return this.closeRun(nowMs);
+  }
+
+  /**
+   * A run cut short below `WINDOW_MIN` waits for what was sent before its cut-off: latencies
+   * that spread let a later send overtake an earlier one. A fixed window's reopening, 10 served
+   * of first tries sent over 15 ms across lognormal 10 + 10 ms, came back interleaved with
+   * rejections of first tries sent just after; the run ended at the first of those with 3
+   * counted, too few to read, and the search went on with probes whose gaps had doubled:
+   * cruise began at 5.9/s, 370 ms in (simulated, 1.47× the bound's time). It reads, on
+   * trial, only once it counts the whole of the first window (`runMax`): a bucket's tokens
+   * also come back as short runs, and four of them read as a window of 420 ms put a simulated
+   * bucket's herd at 9.5/s (2.6× the bound's time). Everything answered (`runClosing`) short
+   * of that: nothing learned, as before. True when the run ended in cruise.
+   */
+  private closeRun(nowMs: number): boolean {
+    const state = this.state;
+    if (state.runServed >= state.runMax) return this.endRun(nowMs, state.runCutoff, true);
+    if (!this.runClosing(nowMs)) return false;
+    state.runFrom = Number.NaN;
+    state.runCutoff = Number.NaN;
     return false;
   }
 
@@ -2270,9 +2353,10 @@ export class Pacer {
    * doubling their gaps while the herd kept arriving, found the third window late); cruising
    * from the run, 1.15×. Real express-rate-limit, first tries over 200 ms: 1.23 → 1.03 s.
    */
-  private endRun(nowMs: number, rejectedSent: number): boolean {
+  private endRun(nowMs: number, rejectedSent: number, onTrial = false): boolean {
     const state = this.state;
     state.runFrom = Number.NaN;
+    state.runCutoff = Number.NaN;
     const served = state.runServed;
     if (served < WINDOW_MIN || !(state.runWindow > 0)) return false;
     const rate = served / state.runWindow;
@@ -2285,8 +2369,9 @@ export class Pacer {
     state.readingTop = Number.NaN;
     state.measuredShare = state.cutMeasured = true;
     this.fromReading(nowMs);
-    // Cut short by a rejection before it counted what the flight was served: maybe low.
-    if (Number.isFinite(rejectedSent) && served < state.runMax) this.readMaybeLow(nowMs);
+    // Cut short by a rejection before it counted what the flight was served: maybe low. So is
+    // what a run counted after one (`closeRun`).
+    if (onTrial || (Number.isFinite(rejectedSent) && served < state.runMax)) this.readMaybeLow(nowMs);
     this.raiseCeiling(state.level);
     // The next reopening in cruise reads the callee's rate again from this one.
     state.reopenedAt = state.runReachedAt;
