@@ -1272,8 +1272,7 @@ export class Pacer {
 
   private enter(nowMs: number): void {
     this.state.flightRejectedSent = Number.NEGATIVE_INFINITY;
-    this.state.runFrom = Number.NaN;
-    this.state.runCutoff = Number.NaN;
+    this.dropRun();
     this.mode = SEARCH;
     this.state.sends.clear();
     this.state.probeSends.clear();
@@ -2227,8 +2226,7 @@ export class Pacer {
     // Sent after a request of the run's was rejected: not the window the run counts, and maybe
     // the start of the next run (the run waiting to close must not hold that up).
     if (closing && sent >= state.runCutoff) {
-      state.runFrom = Number.NaN;
-      state.runCutoff = Number.NaN;
+      this.dropRun();
       return this.runServed(nowMs, sent, paced);
     }
     if (sent < state.runFrom) {
@@ -2271,7 +2269,7 @@ export class Pacer {
    * Whether a run that met a rejection (`runCutoff`) has heard from every first try sent
    * within it, or waited a window past the rejected send.
    */
-  private runClosing(nowMs: number): boolean {
+  private runHeardOut(nowMs: number): boolean {
     const state = this.state;
     const cutoff = state.runCutoff;
     if (Number.isNaN(cutoff)) return false;
@@ -2331,16 +2329,21 @@ export class Pacer {
    * cruise began at 5.9/s, 370 ms in (simulated, 1.47× the bound's time). It reads, on
    * trial, only once it counts the whole of the first window (`runMax`): a bucket's tokens
    * also come back as short runs, and four of them read as a window of 420 ms put a simulated
-   * bucket's herd at 9.5/s (2.6× the bound's time). Everything answered (`runClosing`) short
+   * bucket's herd at 9.5/s (2.6× the bound's time). Everything answered (`runHeardOut`) short
    * of that: nothing learned, as before. True when the run ended in cruise.
    */
   private closeRun(nowMs: number): boolean {
     const state = this.state;
     if (state.runServed >= state.runMax) return this.endRun(nowMs, state.runCutoff, true);
-    if (!this.runClosing(nowMs)) return false;
-    state.runFrom = Number.NaN;
-    state.runCutoff = Number.NaN;
+    if (!this.runHeardOut(nowMs)) return false;
+    this.dropRun();
     return false;
+  }
+
+  /** No run being counted (`runFrom`), none waiting to close (`runCutoff`). */
+  private dropRun(): void {
+    this.state.runFrom = Number.NaN;
+    this.state.runCutoff = Number.NaN;
   }
 
   /**
@@ -2355,8 +2358,7 @@ export class Pacer {
    */
   private endRun(nowMs: number, rejectedSent: number, onTrial = false): boolean {
     const state = this.state;
-    state.runFrom = Number.NaN;
-    state.runCutoff = Number.NaN;
+    this.dropRun();
     const served = state.runServed;
     if (served < WINDOW_MIN || !(state.runWindow > 0)) return false;
     const rate = served / state.runWindow;
