@@ -266,6 +266,14 @@ export class PacerThrottleState {
   runCutoff = Number.NaN;
   /** The sends of the run's successes, recounted when its cut-off is set or moves earlier. */
   readonly runSent: number[] = [];
+  /**
+   * After a run cut short read its window (`Pacer.endRun`): the rejected send that cut it. A
+   * success sent after the reopening and before it, answered later, was served in the window
+   * the run read (`Pacer.lateInRun`). NaN: no such reading.
+   */
+  runLateTo = Number.NaN;
+  /** Until when such answers count: a window after the reading. */
+  runLateBy = 0;
 
   /** Successes to the flight that started the search (requests sent before it). */
   flightServed = 0;

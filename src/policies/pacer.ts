@@ -544,6 +544,8 @@ export class Pacer {
       this.state.flightLatencies.record(true, latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
+    // (Sent before cruise began: `saturation` never sees it.)
+    if (ok && sent < this.state.runLateTo && this.mode === CRUISE && !(sent < this.state.reopenedAt)) this.lateInRun(nowMs);
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
       if (sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
         const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
@@ -2285,6 +2287,7 @@ export class Pacer {
    */
   private startRun(nowMs: number, sent: number): void {
     const state = this.state;
+    state.runLateTo = Number.NaN;
     const firstSent = this.estimator.earliestServedSend(nowMs);
     const firstAnswer = this.estimator.earliestServedAnswer(nowMs);
     if (firstSent === undefined || firstAnswer === undefined) return;
@@ -2382,8 +2385,30 @@ export class Pacer {
     state.lastOkSent = state.runLastSent;
     state.lastRejectSent = rejectedSent;
     state.exhausted = rejectedSent > state.runLastSent;
+    state.runLateTo = Number.isFinite(rejectedSent) && served < state.runMax ? rejectedSent : Number.NaN;
+    state.runLateBy = nowMs + this.windowMs;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
     return true;
+  }
+
+  /**
+   * A success sent within the window a run cut short read (`endRun`), answered after the
+   * reading: latencies spread, and the rejection that cut the run overtook it. The window served
+   * it too, so it counts in the reading, as a late answer counts in a span (`lateInSpan`) — up
+   * to what the flight's first window held, and for a window after the reading (a later
+   * answer may have been served by the next one). Simulated fixed window, first tries over
+   * 200 ms across lognormal 20 ms latencies: a run read 5 of its window's 10 (47/s), the other
+   * five came back within 30 ms, and the herd was paced at ~55/s for 300 ms (1.31× the bound's
+   * time).
+   */
+  private lateInRun(nowMs: number): void {
+    const state = this.state;
+    if (nowMs > state.runLateBy || state.spanServed >= state.runMax || state.level !== state.readingTop) {
+      state.runLateTo = Number.NaN;
+      return;
+    }
+    state.servedSinceReopen++;
+    this.lateInSpan(nowMs);
   }
 
   /**
