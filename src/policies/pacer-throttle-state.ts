@@ -114,6 +114,11 @@ export class PacerThrottleState {
    */
   slowTooSoon = 0;
   /**
+   * First tries sent after the search began, served slower than twice every rejection
+   * (`Pacer.slowFlight`): one may be a tail of latencies that spread; a slow flight needs two.
+   */
+  lateSlow = 0;
+  /**
    * When this search's latest first tries left (`Pacer.unpacedSent`), oldest first, at most
    * `SEARCH_ARRIVALS_MAX`: a pool's window made at the search's end counts those of the last
    * service time as holding places (`PoolWindow.arrivedBefore`).
