@@ -11,7 +11,9 @@
 // - `budget`: the retry budget's deposit skipped;
 // - `lane`: no lane (no breaker or bulkhead stage, no lane lookup);
 // - `gates`: lanes looked up, but the stage loops around the attempt run over no stage;
-// - `stats`: the per-call counters not counted.
+// - `stats`: the per-call counters not counted;
+// - `resume`: the call's promise is the attempt's own, without the reaction that settles a
+//   lost attempt in the call's async context (`.then(resumeLost)`).
 // Each patch looks for the exact text of the build; a build that no longer has it stops the
 // script (update the patch with the code).
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,6 +55,12 @@ const PATCHES = {
     );
     patch(chunk, 'var capturedResolve = noop;', 'var capturedResolve = noop;\nvar NO_GATES = [0].slice(1);');
   },
+  resume: () =>
+    patch(
+      index,
+      'return runAttempt(operation, context, this.settlement).then(resumeLost);',
+      'return runAttempt(operation, context, this.settlement);',
+    ),
   stats: () => {
     patch(index, 'this.stats_.requests++;', '');
     patch(index, 'stats.attempts++;\n    if (attempt > 1) stats.retries++;', '');
