@@ -277,8 +277,6 @@ export class PacerThrottleState {
    * the run read (`Pacer.lateInRun`). NaN: no such reading.
    */
   runLateTo = Number.NaN;
-  /** Until when such answers count: a window after the reading. */
-  runLateBy = 0;
 
   /** Successes to the flight that started the search (requests sent before it). */
   flightServed = 0;

@@ -546,8 +546,9 @@ export class Pacer {
       this.state.flightLatencies.record(true, latency);
       this.state.pool?.flightServed(this.state.flightServed);
     }
-    // (Sent before cruise began: `saturation` never sees it.)
-    if (ok && sent < this.state.runLateTo && this.mode === CRUISE && !(sent < this.state.reopenedAt)) this.lateInRun(nowMs);
+    // A success of the window a run read, sent before cruise began: `saturation` only sees
+    // the sends of cruise.
+    if (ok && sent < this.state.runLateTo && this.mode === CRUISE && !(sent < this.state.reopenedAt)) this.lateInRun(nowMs, sent);
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
       if (sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
         const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
@@ -2394,7 +2395,6 @@ export class Pacer {
     state.lastRejectSent = rejectedSent;
     state.exhausted = rejectedSent > state.runLastSent;
     state.runLateTo = Number.isFinite(rejectedSent) && served < state.runMax ? rejectedSent : Number.NaN;
-    state.runLateBy = nowMs + this.windowMs;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
     return true;
   }
@@ -2403,18 +2403,19 @@ export class Pacer {
    * A success sent within the window a run cut short read (`endRun`), answered after the
    * reading: latencies spread, and the rejection that cut the run overtook it. The window served
    * it too, so it counts in the reading, as a late answer counts in a span (`lateInSpan`) — up
-   * to what the flight's first window held, and for a window after the reading (a later
-   * answer may have been served by the next one). Simulated fixed window, first tries over
-   * 200 ms across lognormal 20 ms latencies: a run read 5 of its window's 10 (47/s), the other
-   * five came back within 30 ms, and the herd was paced at ~55/s for 300 ms (1.31× the bound's
-   * time).
+   * to what the flight's first window held, and only if it reached the callee within that
+   * window (sent before the rejected one, it may still have arrived after the window ended, and
+   * the next one served it). Simulated fixed window, first tries over 200 ms across lognormal
+   * 20 ms latencies: a run read 5 of its window's 10 (47/s), the other five came back within
+   * 30 ms, and the herd was paced at ~55/s for 300 ms (1.31× the bound's time).
    */
-  private lateInRun(nowMs: number): void {
+  private lateInRun(nowMs: number, sent: number): void {
     const state = this.state;
-    if (nowMs > state.runLateBy || state.spanServed >= state.runMax || state.level !== state.readingTop) {
+    if (state.spanServed >= state.runMax || state.level !== state.readingTop) {
       state.runLateTo = Number.NaN;
       return;
     }
+    if (this.reachedAt(nowMs, sent) >= state.spanTo + state.runWindow) return;
     state.servedSinceReopen++;
     this.lateInSpan(nowMs);
   }

@@ -411,6 +411,23 @@ describe('Pacer', () => {
     expect(p.searching).toBe(true);
   });
 
+  it('one first try sent after the search began and served in twice the slowest rejection is no slow flight; a second is (regression: a fixed window across lognormal latencies taken for a pool at 194/s)', () => {
+    // The flight, sent at 0: ten served in 5–9 ms, then rejections back after 10–30 ms. First
+    // tries keep arriving, sent 20–50 ms, each rejected in 20 ms.
+    const p = new Pacer();
+    for (let i = 0; i < 10; i++) p.onResult(5 + i * 0.4, 'ok', undefined, 0, false);
+    for (let i = 0; i <= 20; i++) p.onResult(10 + i, 'rejected', undefined, 0, false);
+    for (let i = 0; i <= 30; i++) p.onResult(40 + i, 'rejected', undefined, 20 + i, false);
+    expect(p.searching).toBe(true);
+    // A first try sent at 60 ms served in 110 ms, with no rejection for 100 ms: a tail of
+    // latencies that spread as much as a callee busy serving.
+    p.onResult(170, 'ok', undefined, 60, false);
+    expect(p.searching).toBe(true);
+    // A second: the callee spends time serving.
+    p.onResult(175, 'ok', undefined, 62, false);
+    expect(p.searching).toBe(false);
+  });
+
   it('a run of slow successes read too soon after the last rejections is confirmed by a later answer (regression: a cold process’s first herd against express-queue started up from 6–9/s)', () => {
     // A cold process: rejections back from 152 to 280 ms (the slowest 200 ms), the ten served
     // in the same backlog right after them, 250–279 ms each — too soon after the last
