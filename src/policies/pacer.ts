@@ -547,8 +547,8 @@ export class Pacer {
       this.state.pool?.flightServed(this.state.flightServed);
     }
     // A success of the window a run read, sent before cruise began: `saturation` only sees
-    // the sends of cruise.
-    if (ok && sent < this.state.runLateTo && this.mode === CRUISE && !(sent < this.state.reopenedAt)) this.lateInRun(nowMs, sent);
+    // the sends of cruise. (The mode first: a pacer that never throttled has no state to read.)
+    if (ok && this.mode === CRUISE && sent < this.state.runLateTo && !(sent < this.state.reopenedAt)) this.lateInRun(nowMs, sent);
     if (this.mode === CRUISE && sent >= this.state.cruiseAt) {
       if (sent > this.state.lastOkSent && sent > this.state.lastRejectSent) {
         const g = sent - Math.max(this.state.lastOkSent, this.state.lastRejectSent);
@@ -2383,9 +2383,11 @@ export class Pacer {
     state.readingTop = Number.NaN;
     state.measuredShare = state.cutMeasured = true;
     this.fromReading(nowMs);
-    // Cut short by a rejection before it counted what the flight was served: maybe low. So is
-    // what a run counted after one (`closeRun`).
-    if (onTrial || (Number.isFinite(rejectedSent) && served < state.runMax)) this.readMaybeLow(nowMs);
+    // Cut short by a rejection before it counted what the flight was served: maybe low, and
+    // what the rejection overtook may still come back (`lateInRun`). So is what a run counted
+    // after one (`closeRun`).
+    const cutShort = Number.isFinite(rejectedSent) && served < state.runMax;
+    if (onTrial || cutShort) this.readMaybeLow(nowMs);
     this.raiseCeiling(state.level);
     // The next reopening in cruise reads the callee's rate again from this one.
     state.reopenedAt = state.runReachedAt;
@@ -2394,7 +2396,7 @@ export class Pacer {
     state.lastOkSent = state.runLastSent;
     state.lastRejectSent = rejectedSent;
     state.exhausted = rejectedSent > state.runLastSent;
-    state.runLateTo = Number.isFinite(rejectedSent) && served < state.runMax ? rejectedSent : Number.NaN;
+    state.runLateTo = cutShort ? rejectedSent : Number.NaN;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
     return true;
   }

@@ -411,6 +411,14 @@ describe('Pacer', () => {
     expect(p.searching).toBe(true);
   });
 
+  it('a pacer that only ever hears successes makes no throttling state (regression: a check on every answer made it)', () => {
+    // The state a throttling pacer keeps is made on first use; every lane's pacer that never
+    // meets a rejection should not carry it.
+    const p = new Pacer();
+    for (let i = 0; i < 5; i++) p.onResult(i + 1, 'ok', undefined, i);
+    expect((p as unknown as { throttleState: unknown }).throttleState).toBeUndefined();
+  });
+
   it('one first try sent after the search began and served in twice the slowest rejection is no slow flight; a second is (regression: a fixed window across lognormal latencies taken for a pool at 194/s)', () => {
     // The flight, sent at 0: ten served in 5–9 ms, then rejections back after 10–30 ms. First
     // tries keep arriving, sent 20–50 ms, each rejected in 20 ms.
