@@ -129,6 +129,12 @@ export class PacerThrottleState {
    * long ago it left, up to the stale time (`PoolWindow.arrivedBefore`).
    */
   readonly searchUnanswered: { sentAt: number }[] = [];
+  /**
+   * The search's own probes (paced requests it let go) not answered yet, oldest first: in a
+   * pool, each holds a place as a first try does, and a window made at the search's end must
+   * not count it as free (`PoolWindow.arrivedBefore`).
+   */
+  readonly probesUnanswered: { sentAt: number }[] = [];
   /** A flight answer broke that run (a rejection after it, or a success no slower than one). */
   flightMixed = false;
   /** The slow flight that ended the search was a run (its answers: slower than every rejection). */

@@ -594,6 +594,19 @@ export class Pacer {
       const unanswered = this.state.searchUnanswered;
       const at = nearestSend(unanswered, sent);
       if (at >= 0) unanswered.splice(at, 1);
+    } else if (paced === true && this.mode === SEARCH) {
+      // Nor does one of its probes.
+      const unanswered = this.state.probesUnanswered;
+      const at = nearestSend(unanswered, sent);
+      if (at >= 0) unanswered.splice(at, 1);
+    } else if (paced === true && this.mode === CRUISE) {
+      // A probe of the search answered after the window was made: its place is free, as a
+      // first try's is (above).
+      const pool = this.state.pool;
+      if (pool !== undefined) {
+        pool.otherAnswered(sent);
+        if (ok) pool.otherServed(nowMs);
+      }
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -807,7 +820,10 @@ export class Pacer {
    */
   private sendNow(nowMs: number, ticket: number): number {
     const s = this.state;
-    if (this.mode === SEARCH && ticket > 0) s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
+    if (this.mode === SEARCH && ticket > 0) {
+      s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
+      if (this.alone) pushBounded(s.probesUnanswered, { sentAt: nowMs }, SEARCH_ARRIVALS_MAX);
+    }
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
     if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs, ticket);
     return 0;
@@ -1303,6 +1319,7 @@ export class Pacer {
     this.state.lateSlow = 0;
     this.state.searchArrivals.length = 0;
     this.state.searchUnanswered.length = 0;
+    this.state.probesUnanswered.length = 0;
     this.state.flightRejectAt = nowMs;
     this.state.flightRejects = 1;
     this.state.flightServed = 0;
@@ -1433,7 +1450,7 @@ export class Pacer {
       this.state.pool = new PoolWindow(this.state.flightServed, this.state.baseTicket, nowMs, this.okLatency);
       this.state.pool.arrivedBefore(
         this.state.searchArrivals,
-        this.state.searchUnanswered,
+        this.placesHeldAtSearchEnd(),
         nowMs,
         this.serviceMs,
         this.poolStaleMs,
@@ -2455,8 +2472,21 @@ export class Pacer {
     s.startup = false;
     s.pool = new PoolWindow(s.flightServed, s.cruiseTicket, nowMs, this.okLatency);
     s.pool.countAnswered(this.pacedAnswers[0] + this.pacedAnswers[1] - s.cruiseAnswersBefore);
-    s.pool.arrivedBefore(s.searchArrivals, s.searchUnanswered, nowMs, this.serviceMs, this.poolStaleMs);
+    s.pool.arrivedBefore(s.searchArrivals, this.placesHeldAtSearchEnd(), nowMs, this.serviceMs, this.poolStaleMs);
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
+  }
+
+  /**
+   * What a pool's window made now finds in its places: the search's first tries and probes not
+   * answered yet, oldest first. Counting the first tries alone, a window made while one probe
+   * was still in service sent its full size besides it (simulated pool, 10 workers of 100 ms,
+   * answers after 20 ms, first tries over 200 ms): the eleventh was rejected, took a place back,
+   * and the window held nine of ten workers busy for the next half second.
+   */
+  private placesHeldAtSearchEnd(): { sentAt: number }[] {
+    const { searchUnanswered: tries, probesUnanswered: probes } = this.state;
+    if (probes.length === 0) return tries;
+    return [...tries, ...probes].sort((a, b) => a.sentAt - b.sentAt);
   }
 
   /** Ends the search at level `x` (requests per ms). */

@@ -128,9 +128,10 @@ export class PoolWindow {
    */
   private readonly othersInFlight: { sentAt: number }[] = [];
   /**
-   * First tries of the search not answered when the window was made, oldest first: each holds a
-   * place until answered, or until it left `beforeStaleMs` ago (`arrivedBefore`). They lend no
-   * places (`lentToOthers`): counted from the start, the window sends none into theirs.
+   * First tries and probes of the search not answered when the window was made, oldest first:
+   * each holds a place until answered, or until it left `beforeStaleMs` ago (`arrivedBefore`).
+   * They lend no places (`lentToOthers`): counted from the start, the window sends none into
+   * theirs.
    */
   private readonly othersBefore: { sentAt: number }[] = [];
   private beforeStaleMs = 0;
@@ -230,8 +231,9 @@ export class PoolWindow {
   /**
    * First tries let go at the times in `sentAtMs` (oldest first) before the window was made:
    * those of the last service time (`serviceMs`) hold places as those let go since do
-   * (`othersRecent`), and those in `unanswered` (not answered yet, left within `staleMs`) hold
-   * theirs until answered (`othersBefore`), as those let go since do. A service time that
+   * (`othersRecent`), and those in `unanswered` (the search's first tries and probes not
+   * answered yet, left within `staleMs`) hold theirs until answered (`othersBefore`), as those
+   * let go since do. A service time that
    * spreads keeps some of them in the pool long after the arrivals stopped: counted only from
    * the last service time, a simulated pool (10 workers, lognormal 100 ms services and 20 ms
    * latencies, 100 callers over 200 ms) found the window's first ten meeting three of them,
