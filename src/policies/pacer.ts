@@ -1136,6 +1136,10 @@ export class Pacer {
           // ran out of time at 6 of 10, and the herd started up from a floor.
           step = Math.min(step, Math.max(rtt, (this.srtt ?? rtt) / 4, PROBE_OVERDUE_STEP_MS));
       }
+      // A slow flight waiting to be read (`slowFlightHeld`) ends the search at a time known now:
+      // look again right then, when a pool's window may let this request go.
+      const held = this.slowFlightHeldAt();
+      if (held > nowMs && held - nowMs < step) step = held - nowMs;
       return this.toldToWait(ticket, nowMs, Math.min(wait, step));
     }
     if (this.state.chunk)
@@ -1456,7 +1460,25 @@ export class Pacer {
         this.poolStaleMs,
       );
       this.respace(nowMs, false, 1 / this.allowed(nowMs));
+      // The window, not the spacing, holds the pool: its first slot is now, not one gap of the
+      // flight's rate after the last slot due (unless a wait hint or a followed queue says later).
+      const s = this.state;
+      const earliest = Math.max(nowMs, this.hintUntil, this.followedUntil);
+      if (s.baseAt > earliest) s.baseAt = Math.max(earliest, s.baseAt - s.gap);
     }
+  }
+
+  /**
+   * When `slowFlightHeld` will read the slow flight it holds, unless another rejection comes
+   * first (NaN: it holds none). Parked callers look again then (`checkAfter`): polling a quarter
+   * of the way to the next probe, they let a pool's window made at that moment wait ~30 ms
+   * (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over 200 ms).
+   */
+  private slowFlightHeldAt(): number {
+    const s = this.state;
+    const slow = s.slowTooSoon;
+    if (!(slow > 2 * s.rejectLatency)) return Number.NaN;
+    return s.flightRejectAt + (slow - s.rejectLatency) / 2;
   }
 
   /**

@@ -54,6 +54,16 @@ const AHEAD_MIN_RETURN_SHARE = 0.15;
  */
 const AHEAD_MAX_SPREAD = 0.2;
 
+/**
+ * First tries that arrive as fast as the pool frees places hold every place that frees
+ * (`othersRecent`) while they keep arriving. Once none has for this many of their mean gaps,
+ * they have stopped: those still in service hold their places as answers tell
+ * (`othersBefore`, `othersInFlight`), the rest none.
+ */
+const ARRIVALS_STOPPED_GAPS = 16;
+/** Arrivals seen within a service time before their gaps say they stopped. */
+const ARRIVALS_SEEN_MIN = 4;
+
 /** Successes the window has timed before it estimates a service time from them. */
 const AHEAD_ANSWERS_MIN = 4;
 
@@ -202,12 +212,18 @@ export class PoolWindow {
   }
 
   /**
-   * Forgets first tries let go a service time or more before `nowMs` (`othersRecent`), and
-   * those of the search still unanswered after the stale time (`othersBefore`).
+   * Forgets first tries let go a service time or more before `nowMs` (`othersRecent`) — all of
+   * them once they have stopped arriving (`ARRIVALS_STOPPED_GAPS`) — and those of the search
+   * still unanswered after the stale time (`othersBefore`).
    */
   private forgetArrivals(nowMs: number): void {
     const recent = this.othersRecent;
     while (recent.length > 0 && (recent[0] as number) <= nowMs - this.recentMs) recent.shift();
+    const n = recent.length;
+    if (n >= ARRIVALS_SEEN_MIN) {
+      const last = recent[n - 1] as number;
+      if (nowMs - last > ARRIVALS_STOPPED_GAPS * ((last - (recent[0] as number)) / (n - 1))) recent.length = 0;
+    }
     const before = this.othersBefore;
     while (before.length > 0 && (before[0] as { sentAt: number }).sentAt < nowMs - this.beforeStaleMs) before.shift();
   }

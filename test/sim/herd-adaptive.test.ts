@@ -460,18 +460,21 @@ describe('adaptive pacing against a worker pool with no waiting place, first tri
     expect(time / 16).toBeLessThanOrEqual(1.34);
   });
 
-  it('a window made while a probe of the search is still in service counts its place: ≤ 1.27× the time on each of 16 seeds (was up to 1.30×, 1.28× on average)', () => {
-    // Answers after 20 ms, first tries over 200 ms: the window was made ~30 ms after the last
-    // first try was served, with one probe still in a worker. Counted free, that place took an
-    // eleventh request, rejected, and the rejection took a place back: nine workers of ten kept
-    // busy until the window grew again, half a second later.
+  it('a window made while a probe of the search is still in service counts its place, and goes as soon as the first tries have stopped: ≤ 1.23× the time on each of 16 seeds (was up to 1.30×, 1.28× on average)', () => {
+    // Answers after 20 ms, first tries over 200 ms. The window was made ~30 ms after the last
+    // first try was served, with one probe still in a worker: counted free, that place took an
+    // eleventh request, rejected, and the rejection took a place back — nine workers of ten
+    // kept busy until the window grew again, half a second later. And the window waited
+    // another ~30 ms for the first tries of the last service time to stop holding places
+    // (`othersRecent`), though none had arrived for 70 ms, while parked callers looked again
+    // only a quarter of a probe's gap later than the search could end.
     for (let seed = 1; seed <= 16; seed++) {
       const setup = herdOn('concurrency', { latencyMs: 20, arrivalMs: 200, seed });
       const run = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
       const bound = herdSpreadLowerBound(setup, 1);
       expect(run.gaveUp).toBe(0);
-      expect(run.totalRequests / bound.totalRequests, `seed ${seed}`).toBeLessThanOrEqual(1.05);
-      expect(run.allSucceededMs / bound.allSucceededMs, `seed ${seed}`).toBeLessThanOrEqual(1.27);
+      expect(run.totalRequests / bound.totalRequests, `seed ${seed}`).toBeLessThanOrEqual(1.07);
+      expect(run.allSucceededMs / bound.allSucceededMs, `seed ${seed}`).toBeLessThanOrEqual(1.23);
     }
   });
 });
