@@ -594,12 +594,12 @@ export class Pacer {
       const unanswered = this.state.searchUnanswered;
       const at = nearestSend(unanswered, sent);
       if (at >= 0) unanswered.splice(at, 1);
-    } else if (paced === true && this.mode === SEARCH) {
-      // Nor does one of its probes.
+    } else if (paced === true && this.mode === SEARCH && sent >= this.state.searchBase) {
+      // Nor does one of its probes. (Not a request paced before the search: none was logged.)
       const unanswered = this.state.probesUnanswered;
       const at = nearestSend(unanswered, sent);
       if (at >= 0) unanswered.splice(at, 1);
-    } else if (paced === true && this.mode === CRUISE) {
+    } else if (paced === true && this.mode === CRUISE && sent >= this.state.searchBase) {
       // A probe of the search answered after the window was made: its place is free, as a
       // first try's is (above).
       const pool = this.state.pool;

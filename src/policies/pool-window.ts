@@ -249,11 +249,11 @@ export class PoolWindow {
    * those of the last service time (`serviceMs`) hold places as those let go since do
    * (`othersRecent`), and those in `unanswered` (the search's first tries and probes not
    * answered yet, left within `staleMs`) hold theirs until answered (`othersBefore`), as those
-   * let go since do. A service time that
-   * spreads keeps some of them in the pool long after the arrivals stopped: counted only from
-   * the last service time, a simulated pool (10 workers, lognormal 100 ms services and 20 ms
-   * latencies, 100 callers over 200 ms) found the window's first ten meeting three of them,
-   * and the two rejections that followed took two places for good (8 of 10 workers kept busy).
+   * let go since do. A service time that spreads keeps some of them in the pool long after the
+   * arrivals stopped: counted only from the last service time, a simulated pool (10 workers,
+   * lognormal 100 ms services and 20 ms latencies, 100 callers over 200 ms) found the window's
+   * first ten meeting three of them, and the two rejections that followed took two places for
+   * good (8 of 10 workers kept busy).
    */
   arrivedBefore(
     sentAtMs: readonly number[],
