@@ -1470,22 +1470,46 @@ export class Pacer {
 
   /**
    * When `slowFlightHeld` will read the slow flight it holds, unless another rejection comes
-   * first (NaN: it holds none). Parked callers look again then (`checkAfter`): polling a quarter
-   * of the way to the next probe, they let a pool's window made at that moment wait ~30 ms
-   * (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over 200 ms).
+   * first (NaN: it holds none): once no rejection has come for half of what the slow success
+   * took beyond the slowest, or once the rejections have stopped for a reason this pacer saw
+   * (`rejectionsOverAt`), whichever is sooner. Parked callers look again then (`checkAfter`):
+   * polling a quarter of the way to the next probe, they let a pool's window made at that
+   * moment wait ~30 ms (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over
+   * 200 ms).
    */
   private slowFlightHeldAt(): number {
     const s = this.state;
     const slow = s.slowTooSoon;
     if (!(slow > 2 * s.rejectLatency)) return Number.NaN;
-    return s.flightRejectAt + (slow - s.rejectLatency) / 2;
+    return Math.min(s.flightRejectAt + (slow - s.rejectLatency) / 2, this.rejectionsOverAt());
+  }
+
+  /**
+   * When every first try of the search has been out for as long as the slowest rejection took,
+   * and not before the latest rejection came back (+∞: none left during the search, or a
+   * fleet, whose other processes' first tries this pacer does not see): a first try still
+   * unanswered by then is being served, and no rejection is on its way unless more are sent. Waiting half of what the slow success took
+   * beyond the slowest rejection after the last one instead left a worker pool empty: first
+   * tries over 200 ms, the last rejection back at 219 ms, the search ended at 269 ms, while
+   * the last first try had left at ~200 ms and rejections took 20 ms (simulated, 10 workers of
+   * 100 ms, answers after 20 ms). Not a shorter share of that wait with no regard to the
+   * arrivals: a seventh of it read fixed windows' latencies that spread (exponential, 20 ms)
+   * as a pool 35 ms into the herd, while first tries still came, and took 1.12 → 1.87× the
+   * bound's time.
+   */
+  private rejectionsOverAt(): number {
+    const s = this.state;
+    const last = s.searchArrivals[s.searchArrivals.length - 1];
+    if (last === undefined) return Number.POSITIVE_INFINITY;
+    // Not before the latest rejection: its round trip may have been longer than any counted.
+    return Math.max(last + s.rejectLatency, s.flightRejectAt);
   }
 
   /**
    * Whether a success slower than twice every rejection, read while the flight's rejections
-   * still came back, shows a slow flight now that none has for half of what it took beyond
-   * the slowest (the rule `slowFlight` applies at an answer, applied when a parked caller
-   * looks again). A herd whose first tries reach a worker pool over 200 ms keeps its
+   * still came back, shows a slow flight now that they have stopped (`slowFlightHeldAt`: the
+   * rule `slowFlight` applies at an answer, or the first tries' end, applied when a parked
+   * caller looks again). A herd whose first tries reach a worker pool over 200 ms keeps its
    * rejections coming until the last one arrives, and the pool's answers to the first tries
    * it served are all back a service time later: no answer then comes to read the slow flight
    * at, and a probe served 170 ms later ended the search at a guess of 8/s — simulated, 10
@@ -1494,7 +1518,7 @@ export class Pacer {
   private slowFlightHeld(nowMs: number): boolean {
     const s = this.state;
     const slow = s.slowTooSoon;
-    if (!(slow > 2 * s.rejectLatency && 2 * (nowMs - s.flightRejectAt) >= slow - s.rejectLatency)) return false;
+    if (!(slow > 2 * s.rejectLatency && nowMs >= this.slowFlightHeldAt())) return false;
     // Read once (the medians sort every answer of the flight): a success the medians do not
     // back was latencies that spread, and is forgotten.
     s.slowTooSoon = 0;

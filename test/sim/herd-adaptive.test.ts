@@ -477,6 +477,22 @@ describe('adaptive pacing against a worker pool with no waiting place, first tri
       expect(run.allSucceededMs / bound.allSucceededMs, `seed ${seed}`).toBeLessThanOrEqual(1.23);
     }
   });
+
+  it('the search reads the pool once every first try has been out as long as the slowest rejection took: ≤ 1.2× the time on each of 16 seeds, with no waiting place and with one (was up to 1.22× and 1.24×)', () => {
+    // Answers after 20 ms, first tries over 200 ms: the last first try left at ~200 ms and its
+    // rejection was back by ~220 ms, but the search waited for half of what a served first try
+    // took beyond a rejection (~50 ms) before it read the slow flight, with the pool emptying.
+    for (const queue of [0, 1]) {
+      for (let seed = 1; seed <= 16; seed++) {
+        const setup = herdOn('concurrency', { latencyMs: 20, arrivalMs: 200, seed, queue });
+        const run = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
+        const bound = herdSpreadLowerBound(setup, 1);
+        expect(run.gaveUp).toBe(0);
+        expect(run.totalRequests / bound.totalRequests, `queue ${queue} seed ${seed}`).toBeLessThanOrEqual(1.07);
+        expect(run.allSucceededMs / bound.allSucceededMs, `queue ${queue} seed ${seed}`).toBeLessThanOrEqual(1.2);
+      }
+    }
+  });
 });
 
 describe('adaptive pacing after a run of first tries that a rejection cut short', () => {
