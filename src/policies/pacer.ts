@@ -822,6 +822,7 @@ export class Pacer {
     const s = this.state;
     if (this.mode === SEARCH && ticket > 0) {
       s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
+      if (ticket > s.probeSentTicket) s.probeSentTicket = ticket;
       if (this.alone) pushBounded(s.probesUnanswered, { sentAt: nowMs }, SEARCH_ARRIVALS_MAX);
     }
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
@@ -1339,6 +1340,7 @@ export class Pacer {
     let d0 = this.estimator.peak(nowMs) ?? this.estimator.answerRate(nowMs) ?? this.minRate;
     if (d0 < this.minRate) d0 = this.minRate;
     this.state.baseTicket = this.state.nextTicket;
+    this.state.probeSentTicket = this.state.baseTicket - 1;
     this.state.lastDueAt = Number.NEGATIVE_INFINITY;
     this.state.released.clear();
     this.respace(nowMs, true, 1 / d0);
@@ -2565,13 +2567,14 @@ export class Pacer {
     this.state.chunk = false;
     this.state.reprobe = false;
     this.respace(nowMs, false, 1 / this.state.level);
-    // The first ticket of cruise is the first the re-spacing left waiting. The tickets before
-    // it were the search's probes: a window never hears their answers (those sent before
-    // cruise), and those still in flight hold places as the search's (`placesHeldAtSearchEnd`).
-    // A pool's window found later (`poolFoundLate`) counted from the search's base, and the
-    // probes took three of ten places for good (simulated, lognormal 20 ms, first tries over
-    // 200 ms, seed 76: 1.41× the bound's time, now 1.18×).
-    this.state.cruiseTicket = this.state.baseTicket;
+    // The first ticket of cruise is the first no probe of the search took (a ticket due but
+    // not yet gone leaves in cruise, and holds a place of a window as the rest do). The probes'
+    // tickets hold none: a window never hears their answers (those sent before cruise), and
+    // those still in flight hold places as the search's (`placesHeldAtSearchEnd`). A pool's
+    // window found later (`poolFoundLate`) counted from the search's base, and the probes took
+    // three of ten places for good (simulated, lognormal 20 ms, first tries over 200 ms, seed
+    // 76: 1.41× the bound's time, now 1.18×).
+    this.state.cruiseTicket = Math.min(this.state.baseTicket, this.state.probeSentTicket + 1);
   }
 
   private cruiseSuccess(nowMs: number, sent: number, latency: number, paced?: boolean): void {
