@@ -97,9 +97,9 @@ export class PacerThrottleState {
   readonly flightLatencies = new FlightLatencies();
   /** The first ticket of cruise, and the paced answers counted before it began. */
   cruiseTicket = 0;
+  cruiseAnswersBefore = 0;
   /** The latest ticket a probe of this search left with (the search's base less one: none yet). */
   probeSentTicket = 0;
-  cruiseAnswersBefore = 0;
   /** The fastest round trip of the search's rejected probes (sent once the flight was through). */
   probeLatency = Number.POSITIVE_INFINITY;
   /** The highest `flightRate` read at any success of this search (per ms; 0: none). */

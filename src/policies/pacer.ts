@@ -1490,14 +1490,14 @@ export class Pacer {
    * When every first try of the search has been out for as long as the slowest rejection took,
    * and not before the latest rejection came back (+∞: none left during the search, or a
    * fleet, whose other processes' first tries this pacer does not see): a first try still
-   * unanswered by then is being served, and no rejection is on its way unless more are sent. Waiting half of what the slow success took
-   * beyond the slowest rejection after the last one instead left a worker pool empty: first
-   * tries over 200 ms, the last rejection back at 219 ms, the search ended at 269 ms, while
-   * the last first try had left at ~200 ms and rejections took 20 ms (simulated, 10 workers of
-   * 100 ms, answers after 20 ms). Not a shorter share of that wait with no regard to the
-   * arrivals: a seventh of it read fixed windows' latencies that spread (exponential, 20 ms)
-   * as a pool 35 ms into the herd, while first tries still came, and took 1.12 → 1.87× the
-   * bound's time.
+   * unanswered by then is being served, and no rejection is on its way unless more are sent.
+   * Waiting half of what the slow success took beyond the slowest rejection after the last one
+   * instead left a worker pool empty: first tries over 200 ms, the last rejection back at
+   * 219 ms, the search ended at 269 ms, while the last first try had left at ~200 ms and
+   * rejections took 20 ms (simulated, 10 workers of 100 ms, answers after 20 ms). Not a
+   * shorter share of that wait with no regard to the arrivals: a seventh of it read fixed
+   * windows' latencies that spread (exponential, 20 ms) as a pool 35 ms into the herd, while
+   * first tries still came, and took 1.12 → 1.87× the bound's time.
    */
   private rejectionsOverAt(): number {
     const s = this.state;

@@ -498,7 +498,7 @@ describe('adaptive pacing against a worker pool with no waiting place, first tri
     // A probe that met a worker freed early (service times that spread) ended the search at a
     // guess; the pool was read from the flight's answers a few ms later, and its window counted
     // its places from the search's first probe. Those probes were answered before cruise, so
-    // their places were never freed: the window kept three or four of ten workers idle.
+    // their places were never freed: the window kept three of ten workers idle.
     oneHerdWithin(herdOn('concurrency', { latencyMs: 20, distribution: 'lognormal', arrivalMs: 200, seed: 76 }), 1.2);
     let time = 0;
     let requests = 0;
