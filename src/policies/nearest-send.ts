@@ -16,3 +16,9 @@ export function nearestSend(records: readonly { readonly sentAt: number }[], sen
   }
   return at;
 }
+
+/** Drops the record whose send time is nearest `sentAtMs` (`nearestSend`), if there is one. */
+export function forgetSend(records: { readonly sentAt: number }[], sentAtMs: number): void {
+  const at = nearestSend(records, sentAtMs);
+  if (at >= 0) records.splice(at, 1);
+}

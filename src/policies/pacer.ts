@@ -1,6 +1,6 @@
 import { MAX_WINDOW_BUCKETS, OptionsValidator } from '../options/validate.js';
 import { DeliveryRate } from './delivery-rate.js';
-import { nearestSend } from './nearest-send.js';
+import { forgetSend } from './nearest-send.js';
 import { PacerThrottleState } from './pacer-throttle-state.js';
 import { PoolWindow } from './pool-window.js';
 
@@ -579,11 +579,14 @@ export class Pacer {
         // queue at, without a pool's lead, paces from here, and this answer is read as any other.
         if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
       }
-    } else if (paced === false && this.mode === CRUISE && !this.ofFlight(sent)) {
-      // A first try let go while searching, answered after the window was made: its place is
-      // free (`PoolWindow.arrivedBefore`), and served, one place it saw held by first tries
-      // (`PoolWindow.othersFilled`) is free. (The flight's own successes are places of the
-      // window already: `PoolWindow.flightServed`.)
+    } else if (
+      this.mode === CRUISE &&
+      (paced === false ? !this.ofFlight(sent) : paced === true && sent >= this.state.searchBase)
+    ) {
+      // A first try let go while searching, or one of the search's probes, answered after the
+      // window was made: its place is free (`PoolWindow.arrivedBefore`), and served, one place
+      // it saw held by first tries (`PoolWindow.othersFilled`) is free. (The flight's own
+      // successes are places of the window already: `PoolWindow.flightServed`.)
       const pool = this.state.pool;
       if (pool !== undefined) {
         pool.otherAnswered(sent);
@@ -591,22 +594,10 @@ export class Pacer {
       }
     } else if (paced === false && this.mode === SEARCH && !this.ofFlight(sent)) {
       // A first try of the search answered while it searches holds no place any more.
-      const unanswered = this.state.searchUnanswered;
-      const at = nearestSend(unanswered, sent);
-      if (at >= 0) unanswered.splice(at, 1);
+      forgetSend(this.state.searchUnanswered, sent);
     } else if (paced === true && this.mode === SEARCH && sent >= this.state.searchBase) {
       // Nor does one of its probes. (Not a request paced before the search: none was logged.)
-      const unanswered = this.state.probesUnanswered;
-      const at = nearestSend(unanswered, sent);
-      if (at >= 0) unanswered.splice(at, 1);
-    } else if (paced === true && this.mode === CRUISE && sent >= this.state.searchBase) {
-      // A probe of the search answered after the window was made: its place is free, as a
-      // first try's is (above).
-      const pool = this.state.pool;
-      if (pool !== undefined) {
-        pool.otherAnswered(sent);
-        if (ok) pool.otherServed(nowMs);
-      }
+      forgetSend(this.state.probesUnanswered, sent);
     }
     if (hintMs !== undefined && hintMs > 0) {
       const until = nowMs + hintMs;
@@ -1518,9 +1509,9 @@ export class Pacer {
    * workers × 100 ms, 1.92× the bound's time.
    */
   private slowFlightHeld(nowMs: number): boolean {
+    // NaN when none is held: the test fails.
+    if (!(nowMs >= this.slowFlightHeldAt())) return false;
     const s = this.state;
-    const slow = s.slowTooSoon;
-    if (!(slow > 2 * s.rejectLatency && nowMs >= this.slowFlightHeldAt())) return false;
     // Read once (the medians sort every answer of the flight): a success the medians do not
     // back was latencies that spread, and is forgotten.
     s.slowTooSoon = 0;
