@@ -73,6 +73,28 @@ export function twinFigure(what: string, seed: number, herd: TwinHerd): string {
 }
 
 /**
+ * The herd's bound and twin on the service times a real worker pool actually took for it
+ * (`serviceTimes`: one per request served, ms). A pool that draws its service times from a
+ * seeded stream gives each herd the same draws every run, and their mean is not the model's:
+ * the nominal bound (`ceil(callers / workers)` × the nominal service time, plus the way back)
+ * is then short or long by the draws' luck, the same for every build. This bound takes their
+ * mean instead (no client serves the same work in less time than the work divided by the
+ * workers), and the twin draws from them.
+ */
+export function herdOnWorkDone(setup: HerdSetup, serviceTimes: readonly number[]): { boundMs: number; twinMs: number } {
+  const server = setup.server;
+  if (server?.model !== 'concurrency' || serviceTimes.length === 0) {
+    throw new Error('Expected a worker pool herd and the service times it took');
+  }
+  const ms = serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length;
+  const measured: HerdSetup = { ...setup, server: { ...server, service: { ms, samples: serviceTimes } } };
+  return {
+    boundMs: herdSpreadLowerBound(measured, 1).allSucceededMs,
+    twinMs: runHerd(measured, ADAPTIVE_HERD_STRATEGY).allSucceededMs,
+  };
+}
+
+/**
  * The simulator's twin of a real herd against a callee of 10 per 100 ms: `clients` callers
  * whose first tries arrive over `arrivalMs` (drawn from `seed`), on the model `server`.
  */
