@@ -5,6 +5,7 @@ import { onAbort, type Unsubscribe } from '../time/on-abort.js';
 import { SystemClock } from '../time/system-clock.js';
 import { WheelEntry } from '../time/timer-wheel.js';
 import { type DeadlineScope, runWithDeadline } from './deadline-context.js';
+import { LOST_ATTEMPTS_RESOLVE_WITH_THENABLE } from './lost-attempt-context.js';
 
 /** What the operation receives on each attempt. */
 export interface CallContext {
@@ -192,8 +193,11 @@ export class AttemptContext extends WheelEntry implements CallContext {
       // aborted it — with a timer wheel shared by every request, another request's. The
       // settlement (the call's bookkeeping, events, give-up, next attempt) is left to the
       // attempt promise's consumer, whose reaction runs in the call's own context
-      // (`resumeLost`).
-      this.resolvePromise(new LostAttempt(this, reason));
+      // (`resumeLost`), or, where the runtime runs a thenable's `then` in the context of the
+      // promise it resolves, to the promise itself (src/runtime/lost-attempt-context.ts).
+      this.resolvePromise(
+        LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? new ResumingLostAttempt(this, reason) : new LostAttempt(this, reason),
+      );
       this.resolvePromise = noop;
       this.rejectPromise = noop;
       return;
@@ -358,11 +362,36 @@ class LostAttempt {
 }
 
 /**
- * The reaction every consumer of `runAttempt(…, settlement)` puts on its promise: a lost
- * attempt is settled here, where the consumer registered it — in the call's async context, so
- * that its events, give-up and next attempt run under the request that made the call (its
- * deadline scope, its tracing context, the caller's own AsyncLocalStorage values) — and any
- * other value passes through.
+ * A lost attempt where the runtime calls a thenable's `then` in the context of the promise it
+ * resolves (`LOST_ATTEMPTS_RESOLVE_WITH_THENABLE`): the attempt's promise, made when the call
+ * began, settles it there itself, and needs no `resumeLost`.
+ */
+class ResumingLostAttempt {
+  constructor(
+    private readonly context: AttemptContext,
+    private readonly reason: unknown,
+  ) {}
+
+  // biome-ignore lint/suspicious/noThenProperty: the attempt's promise adopts it, and so calls this in the call's context
+  then(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+    let value: unknown;
+    try {
+      value = this.context.settleLost(this.reason);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    resolve(value);
+  }
+}
+
+/**
+ * The reaction every consumer of `runAttempt(…, settlement)` puts on its promise, unless lost
+ * attempts resolve it with a thenable (`LOST_ATTEMPTS_RESOLVE_WITH_THENABLE`): a lost attempt is
+ * settled here, where the consumer registered it — in the call's async context, so that its
+ * events, give-up and next attempt run under the request that made the call (its deadline
+ * scope, its tracing context, the caller's own AsyncLocalStorage values) — and any other value
+ * passes through.
  */
 export function resumeLost<R>(value: R): R {
   return value instanceof LostAttempt ? (value.context.settleLost(value.reason) as R) : value;

@@ -56,6 +56,7 @@ import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js'
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
 import { linkSignals } from './link-signals.js';
+import { LOST_ATTEMPTS_RESOLVE_WITH_THENABLE } from './lost-attempt-context.js';
 
 /** `drive` from the top of an attempt: the `beforeAttempt` hook, then `begin`. */
 const STEP_BEGIN = 0;
@@ -559,7 +560,8 @@ export class Downstream implements CallPlan {
       }
       const context = this.attemptContext(call, signal, inherited, options);
       context.run = call;
-      return runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>).then(resumeLost);
+      const attempt = runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
+      return LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? attempt : attempt.then(resumeLost);
     } catch (error) {
       return Promise.reject(error);
     }
