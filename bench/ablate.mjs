@@ -13,7 +13,8 @@
 // - `gates`: lanes looked up, but the stage loops around the attempt run over no stage;
 // - `stats`: the per-call counters not counted;
 // - `resume`: the call's promise is the attempt's own, without the reaction that settles a
-//   lost attempt in the call's async context (`.then(resumeLost)`).
+//   lost attempt in the call's async context (`.then(resumeLost)`), on every runtime (Node 20
+//   already goes without it: src/runtime/lost-attempt-context.ts).
 // Each patch looks for the exact text of the build; a build that no longer has it stops the
 // script (update the patch with the code).
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,8 +59,8 @@ const PATCHES = {
   resume: () =>
     patch(
       index,
-      'return runAttempt(operation, context, this.settlement).then(resumeLost);',
-      'return runAttempt(operation, context, this.settlement);',
+      'return LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? attempt : attempt.then(resumeLost);',
+      'return attempt;',
     ),
   stats: () => {
     patch(index, 'this.stats_.requests++;', '');
