@@ -57,11 +57,7 @@ const PATCHES = {
     patch(chunk, 'var capturedResolve = noop;', 'var capturedResolve = noop;\nvar NO_GATES = [0].slice(1);');
   },
   resume: () =>
-    patch(
-      index,
-      'return LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? attempt : attempt.then(resumeLost);',
-      'return attempt;',
-    ),
+    patch(index, 'return LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? attempt : attempt.then(resumeLost);', 'return attempt;'),
   stats: () => {
     patch(index, 'this.stats_.requests++;', '');
     patch(index, 'stats.attempts++;\n    if (attempt > 1) stats.retries++;', '');
