@@ -8,8 +8,8 @@
  * call was made in. Two ways lead back there:
  *
  * - a reaction registered on the attempt's promise when the call began (`.then(resumeLost)`
- *   in `attempt.ts`): it runs where it was registered, on every runtime — at the price of one
- *   more promise and one more microtask on every call, lost or not;
+ *   in `Downstream.run`): it runs where it was registered, on every runtime — at the price of
+ *   one more promise and one more microtask on every call, lost or not;
  * - resolving the attempt's promise with a thenable, on the lost path only: the promise then
  *   calls the thenable's `then` on a microtask — in the context of the promise's creator (the
  *   call) on Node 20, whose `AsyncLocalStorage` rides on promise hooks, but in the resolver's
@@ -17,7 +17,7 @@
  *   (`node bench/context-capture.mjs` prints which on the runtime at hand).
  *
  * So the second way is taken on Node 20 alone, where it was checked, and the common call there
- * keeps no reaction (`kindly:full` ~10 % cheaper on Node 20: docs/benchmarks.md). Everywhere
+ * keeps no reaction (`kindly:full` 0.88× the CPU on Node 20: docs/benchmarks.md). Everywhere
  * else — later Nodes, Bun, Deno, browsers (where a zone library may carry a context) — the
  * reaction stays. Read once, when the module loads, from the runtime's own version: a probe
  * would have to enter an `AsyncLocalStorage` scope, which on Node 20 switches on promise hooks
