@@ -20,14 +20,11 @@
  * same bound on the service times the pool actually took for that herd (`herdOnWorkDone`):
  * the server's draws are the same every run, and their mean is not 100 ms.
  */
-import { SeededRandom } from '../src/random/random.js';
 import { downstream } from '../src/runtime/downstream.js';
-import { lognormal } from '../src/sim/distributions.js';
-import { firstTryTimes, type HerdSetup, herdSpreadLowerBound } from '../src/sim/herd-run.js';
+import { firstTryTimes, herdSpreadLowerBound } from '../src/sim/herd-run.js';
 import { systemClock } from '../src/time/system-clock.js';
-import { jitterProxy } from '../test/support/delay-proxy.js';
-import { startConcurrencyServer } from '../test/support/limiter-servers.js';
-import { arrivalsThrough, herdOnWorkDone, herdTwin, TWIN_HERD_OPTIONS, warmUpThrough } from '../test/support/real-herd.js';
+import { arrivalsThrough, herdOnWorkDone, TWIN_HERD_OPTIONS } from '../test/support/real-herd.js';
+import { spreadPoolHerd, startSpreadPool } from '../test/support/spread-pool.js';
 
 const args = new Map(
   process.argv.slice(2).map((a) => {
@@ -82,18 +79,14 @@ async function toldWindowHerd(url: string, times: readonly number[], limit: numb
   return last;
 }
 
-const service = new SeededRandom(11);
-const pool = await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: () => lognormal(service, 100, 0.5) });
-const path = new SeededRandom(7);
-const proxy = await jitterProxy({ port: Number(new URL(pool.url).port) }, () => lognormal(path, 10, 0.5));
-await warmUpThrough(proxy.url, 'spread-pool-warm-up');
+const { pool, proxy, close } = await startSpreadPool();
 
 let nominal = 0;
 let onWork = 0;
 let requests = 0;
 let boundRequests = 0;
 for (let seed = 1; seed <= herds; seed++) {
-  const setup: HerdSetup = herdTwin({ model: 'concurrency', queue: 1, latencyMs: 20, distribution: 'lognormal' }, 100, 200, seed);
+  const setup = spreadPoolHerd(seed);
   const bound = herdSpreadLowerBound(setup, 1);
   const times = firstTryTimes(setup, seed);
   // 500 ms apart: the last herd's requests are answered.
@@ -123,5 +116,4 @@ console.log(
   `${label}, ${herds} herds (node ${process.version}): mean ${(nominal / herds).toFixed(3)}× the bound's time, ` +
     `${(onWork / herds).toFixed(3)}× on the work done; requests ${(requests / boundRequests).toFixed(3)}× the bound's`,
 );
-await proxy.close();
-await pool.close();
+await close();

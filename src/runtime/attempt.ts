@@ -359,6 +359,11 @@ class LostAttempt {
     readonly context: AttemptContext,
     readonly reason: unknown,
   ) {}
+
+  /** Runs the settlement (in the context of whoever calls this). */
+  settle(): unknown {
+    return this.context.settleLost(this.reason);
+  }
 }
 
 /**
@@ -366,17 +371,12 @@ class LostAttempt {
  * resolves (`LOST_ATTEMPTS_RESOLVE_WITH_THENABLE`): the attempt's promise, made when the call
  * began, settles it there itself, and needs no `resumeLost`.
  */
-class ResumingLostAttempt {
-  constructor(
-    private readonly context: AttemptContext,
-    private readonly reason: unknown,
-  ) {}
-
+class ResumingLostAttempt extends LostAttempt {
   // biome-ignore lint/suspicious/noThenProperty: the attempt's promise adopts it, and so calls this in the call's context
   then(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
     let value: unknown;
     try {
-      value = this.context.settleLost(this.reason);
+      value = this.settle();
     } catch (error) {
       reject(error);
       return;
@@ -394,7 +394,7 @@ class ResumingLostAttempt {
  * passes through.
  */
 export function resumeLost<R>(value: R): R {
-  return value instanceof LostAttempt ? (value.context.settleLost(value.reason) as R) : value;
+  return value instanceof LostAttempt ? (value.settle() as R) : value;
 }
 
 let capturedResolve: (value: unknown) => void = noop;

@@ -13,31 +13,26 @@
 // full pool, and each rejection took a place from it for good (a mean of 1.34–1.39× the
 // bound's time over 13 herds, three runs; now 1.26–1.28× on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SeededRandom } from '../../src/random/random.js';
-import { lognormal } from '../../src/sim/distributions.js';
-import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
-import { type LimitedServer, startConcurrencyServer } from '../support/limiter-servers.js';
-import { herdBesideTwin, herdOnWorkDone, herdTwin, twinFigure, warmUpThrough } from '../support/real-herd.js';
+import { herdBesideTwin, herdOnWorkDone, twinFigure } from '../support/real-herd.js';
+import {
+  SPREAD_POOL_ARRIVAL_MS as ARRIVAL_MS,
+  SPREAD_POOL_CALLERS as CALLERS,
+  type SpreadPool,
+  spreadPoolHerd,
+  startSpreadPool,
+} from '../support/spread-pool.js';
 
-const CALLERS = 100;
-const ARRIVAL_MS = 200;
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read means of 1.253–1.288×, against a bound of 1.31×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
 
 describe('adaptive pacing against a real worker pool whose service times spread', () => {
-  let pool: LimitedServer;
-  let proxy: DelayProxy;
+  let spread: SpreadPool;
   beforeAll(async () => {
-    const service = new SeededRandom(11);
-    pool = await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: () => lognormal(service, 100, 0.5) });
-    const path = new SeededRandom(7);
-    proxy = await jitterProxy({ port: Number(new URL(pool.url).port) }, () => lognormal(path, 10, 0.5));
-    await warmUpThrough(proxy.url, 'spread-pool-warm-up');
+    spread = await startSpreadPool();
   });
   afterAll(async () => {
-    await proxy?.close();
-    await pool?.close();
+    await spread?.close();
   });
 
   it(`${CALLERS} callers over ${ARRIVAL_MS} ms, ${SEEDS.length} herds: on average ≤ 1.31× the bound's time (regression: 1.34–1.39×) and each ≤ 1.1× its requests`, {
@@ -47,12 +42,8 @@ describe('adaptive pacing against a real worker pool whose service times spread'
     let timeOnWork = 0;
     let twinOnWork = 0;
     for (const seed of SEEDS) {
-      const setup = herdTwin(
-        { model: 'concurrency', queue: 1, latencyMs: 20, distribution: 'lognormal' },
-        CALLERS,
-        ARRIVAL_MS,
-        seed,
-      );
+      const { pool, proxy } = spread;
+      const setup = spreadPoolHerd(seed);
       // 500 ms apart: the last herd's requests are answered.
       const herd = await herdBesideTwin(pool, proxy.url, `spread-pool-${seed}`, setup, 500);
       const { real, allSucceededMs: last, failed, bound } = herd;
