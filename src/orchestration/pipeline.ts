@@ -29,6 +29,8 @@ export class Pipeline {
   readonly hedgeGates: readonly Stage[];
   /** The stage that says when to hedge, if any. */
   readonly hedger: Stage | undefined;
+  /** Whether every stage takes a coarse start (`Stage.coarseStart`); true for no stage. */
+  readonly coarseStart: boolean;
   /** Gates that may observe a success (`observesSuccess` a getter, or `true`). */
   private readonly successObservers: readonly Stage[];
 
@@ -42,6 +44,7 @@ export class Pipeline {
     this.hedgeGates = compact(stages.filter((s) => s.enterHedge !== undefined || s.exitHedge !== undefined).reverse());
     this.hedger = stages.find((s) => s.hedgeDelayMs !== undefined);
     this.successObservers = compact(this.gates.filter((s) => !neverObservesSuccess(s)));
+    this.coarseStart = stages.every((s) => s.coarseStart === true);
   }
 
   /**

@@ -186,4 +186,11 @@ export interface Stage {
    * success; an own data property is read once, when the pipeline is built.
    */
   readonly observesSuccess: boolean;
+  /**
+   * `true`: the stage files a call's start (`start`, and the first attempt's `enter`) only in
+   * windows seconds wide, so a start read from the coarse clock (`SystemClock.coarseMonotonic`,
+   * up to a few ms old) changes nothing it decides. A call starts on that reading only when
+   * every stage of its pipeline says so; absent, the start is read from the clock.
+   */
+  readonly coarseStart?: true;
 }

@@ -87,6 +87,11 @@ export class AttemptContext extends WheelEntry implements CallContext {
   declare unsubscribe: Unsubscribe | undefined;
   /** The driver's own record of the call this attempt belongs to (opaque here). */
   declare run: unknown;
+  /**
+   * Whether `attemptStart` is the system clock's coarse reading (the common call's first
+   * attempt, see `Downstream.run`): its timeout then counts from the next tick's reading.
+   */
+  declare startedCoarse: boolean;
 
   constructor(owner: AttemptOwner, timing: AttemptTiming, callerSignal: AbortSignal | undefined) {
     // The attempt is its own timer-wheel entry (see `armTimer`): no timer object per call.
@@ -114,6 +119,7 @@ export class AttemptContext extends WheelEntry implements CallContext {
     this.timer = undefined;
     this.unsubscribe = undefined;
     this.run = undefined;
+    this.startedCoarse = false;
   }
 
   /** `runAttempt` starts the race: these settle its promise. */
@@ -470,8 +476,11 @@ function listenForAbort(context: AttemptContext, callerSignal: AbortSignal): voi
  */
 function armTimer(context: AttemptContext): void {
   const clock = context.owner.clock;
-  if (clock instanceof SystemClock) context.timer = clock.expireAfter(context.timeoutMs, context, context.attemptStart);
-  else context.timer = new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
+  if (clock instanceof SystemClock) {
+    context.timer = context.startedCoarse
+      ? clock.expireAfterCoarse(context.timeoutMs, context)
+      : clock.expireAfter(context.timeoutMs, context, context.attemptStart);
+  } else context.timer = new ScheduledTimer(clock.schedule(context.timeoutMs, () => context.expire(), context.attemptStart));
 }
 
 /** A timer of any other clock (`Clock.schedule`), behind the same handle. */

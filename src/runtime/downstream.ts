@@ -40,7 +40,7 @@ import { type ChaosEvent, EventHub, type EventOf, type KindlyEvent, type KindlyE
 import { StatsCollector, type StatsSnapshot } from '../telemetry/stats.js';
 import type { Cancel, Clock } from '../time/clock.js';
 import { onAbort, type Unsubscribe } from '../time/on-abort.js';
-import { systemClock } from '../time/system-clock.js';
+import { SystemClock, systemClock } from '../time/system-clock.js';
 import {
   AttemptContext,
   AttemptScope,
@@ -292,6 +292,11 @@ export class Downstream implements CallPlan {
       return next === STEP_SLEEP ? this.drive(run, STEP_SLEEP) : next;
     },
   };
+  /**
+   * The system clock, when a call may start on its coarse reading (see `run`): no whole-call
+   * timeout and no fleet, whose deadlines and shared windows want the clock itself.
+   */
+  private readonly coarseClock: SystemClock | undefined;
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
   private wrappers: readonly CallWrapper[] | undefined;
 
@@ -316,6 +321,8 @@ export class Downstream implements CallPlan {
     // A derived timeout is per lane; this is its ceiling (the timeout until latency is known).
     this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
     this.totalTimeoutMs = options.totalTimeoutMs;
+    this.coarseClock =
+      clock instanceof SystemClock && fleet === undefined && options.totalTimeoutMs === undefined ? clock : undefined;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
     this.fallback = options.fallback;
@@ -542,13 +549,20 @@ export class Downstream implements CallPlan {
   ): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     try {
-      const startedAt = this.clock.monotonic();
+      const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
+      const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
+      const coarseClock = this.coarseClock;
+      const coarse =
+        coarseClock !== undefined &&
+        pipeline.coarseStart &&
+        inherited === undefined &&
+        (options === undefined || (options.deadline === undefined && options.timeoutMs === undefined)) &&
+        !this.events.active;
+      const startedAt = coarse ? coarseClock.coarseMonotonic() : this.clock.monotonic();
       this.stats_.requests++;
       const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
-      const lane: Lane | undefined = this.laned ? this.lanes.get(options?.key ?? this.name) : undefined;
       const fleet = this.fleet;
       if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
-      const pipeline = lane === undefined ? this.pipeline : lane.pipeline;
       const call = new CallRun(this, pipeline, startedAt, deadline, operation, options, signal, inherited, lane);
       call.start(startedAt);
       if (options !== undefined && (options.beforeAttempt !== undefined || options.verify !== undefined)) {
@@ -560,6 +574,7 @@ export class Downstream implements CallPlan {
       }
       const context = this.attemptContext(call, signal, inherited, options);
       context.run = call;
+      context.startedCoarse = coarse;
       const attempt = runAttempt(operation, context, this.settlement as AttemptSettlement<T, T>);
       return LOST_ATTEMPTS_RESOLVE_WITH_THENABLE ? attempt : attempt.then(resumeLost);
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { Cancel, Clock, Expiring, TimerHandle } from './clock.js';
+import { CoarseClock } from './coarse-clock.js';
 import { onAbort, type Unsubscribe } from './on-abort.js';
 import { MAX_NATIVE_DELAY_MS, TimerWheel, type WheelEntry } from './timer-wheel.js';
 
@@ -26,9 +27,25 @@ function monotonicNow(): number {
   return perf.now();
 }
 
+/**
+ * How old a coarse reading may be while the event loop turns. Every unstamped timeout waits at
+ * most this long to be filed, so a long attempt timeout armed from a coarse start fires at most
+ * this plus `WHEEL_RESOLUTION_MS` late. The ticker runs only while calls are made, and then
+ * costs one timer callback per tick (~200 a second: well under 0.1 % of a core).
+ */
+const COARSE_TICK_MS = 5;
+
+/**
+ * Node, Bun and Deno run intervals on time; a browser throttles them in background tabs (to
+ * once a second, or a minute), which would leave a coarse reading that old. Browsers read
+ * `performance.now()` without a system call, so they keep reading it.
+ */
+const TIMERS_RUN_ON_TIME = globalThis.process?.versions?.node !== undefined;
+
 /** The real clock: `Date`, `performance.now()` and Node/browser timers. */
 export class SystemClock implements Clock {
   private readonly wheel = new TimerWheel(monotonicNow, WHEEL_RESOLUTION_MS);
+  private readonly coarse = new CoarseClock(monotonicNow, COARSE_TICK_MS, (nowMs) => this.wheel.stamp(nowMs));
 
   /**
    * The system's wall clock, `Date.now()` — the one other code reads: grpc-js turns a deadline
@@ -43,6 +60,15 @@ export class SystemClock implements Clock {
 
   monotonic(): number {
     return monotonicNow();
+  }
+
+  /**
+   * A `monotonic()` reading at most `COARSE_TICK_MS` old while the event loop turns (see
+   * `CoarseClock`), for what files a time only in windows seconds wide; never ahead of
+   * `monotonic()`. A timeout counted from it is armed with `expireAfterCoarse`.
+   */
+  coarseMonotonic(): number {
+    return TIMERS_RUN_ON_TIME ? this.coarse.now() : monotonicNow();
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -96,6 +122,25 @@ export class SystemClock implements Clock {
       return undefined;
     }
     return new NativeTimer(ms, entry);
+  }
+
+  /**
+   * As `expireAfter(ms, entry, fromMs)` where `fromMs` came from `coarseMonotonic()`: the delay
+   * counts from the next tick's reading instead (a long timeout waits unstamped in the wheel
+   * until then), so it never expires early. A short one counts from now, as always.
+   */
+  expireAfterCoarse(ms: number, entry: WheelEntry): TimerHandle | undefined {
+    if (ms >= WHEEL_THRESHOLD_MS) {
+      if (TIMERS_RUN_ON_TIME) this.wheel.expireAfterUnstamped(ms, entry);
+      else this.wheel.expireAfter(ms, entry);
+      return undefined;
+    }
+    return new NativeTimer(ms, entry);
+  }
+
+  /** Whether the coarse reading's ticker runs (it stops once nobody reads it); for tests. */
+  get coarseTicking(): boolean {
+    return this.coarse.ticking;
   }
 
   /** Live wheel entries; used by leak tests. */

@@ -24,6 +24,8 @@ export class TimerWheel {
   private live = 0;
   /** The bucket of the previous add: consecutive timeouts of the same length share it. */
   private last: Bucket | undefined;
+  /** Entries armed by `expireAfterUnstamped`, waiting for `stamp`; never in `buckets`. */
+  private readonly unstamped = new Bucket(Number.NaN);
 
   constructor(
     private readonly nowMs: () => number,
@@ -59,6 +61,30 @@ export class TimerWheel {
     this.link(entry, ms, fromMs);
   }
 
+  /**
+   * As `expireAfter`, for an entry whose delay counts from a moment nobody read the clock at
+   * (the call started on a coarse reading, see `CoarseClock`): it waits unfiled until the next
+   * `stamp(nowMs)`, and its delay counts from that reading, taken after it was armed — so it
+   * never expires early, and at most the time between stamps later than `expireAfter` would.
+   */
+  expireAfterUnstamped(ms: number, entry: WheelEntry): void {
+    entry.delayMs = ms;
+    entry.wheel = this;
+    this.push(this.unstamped, entry);
+  }
+
+  /** Files every unstamped entry, its delay counted from `nowMs` (read after each was armed). */
+  stamp(nowMs: number): void {
+    let entry = this.unstamped.head;
+    this.unstamped.head = undefined;
+    while (entry !== undefined) {
+      const next = entry.next;
+      this.live--; // `link` counts it again
+      this.link(entry, entry.delayMs, nowMs);
+      entry = next;
+    }
+  }
+
   private link(entry: WheelEntry, ms: number, fromMs: number | undefined): void {
     const at = Math.ceil(((fromMs ?? this.nowMs()) + ms) / this.resolutionMs) * this.resolutionMs;
     let bucket = this.last;
@@ -76,9 +102,15 @@ export class TimerWheel {
       if (previous !== undefined) this.dropIfEmpty(previous);
     }
     entry.wheel = this;
+    this.push(bucket, entry);
+  }
+
+  /**
+   * Entries form a doubly linked list per bucket: cancelling unlinks one in O(1) and leaves
+   * nothing behind, with no array to grow, compact or reallocate per call.
+   */
+  private push(bucket: Bucket, entry: WheelEntry): void {
     entry.bucket = bucket;
-    // Entries form a doubly linked list per bucket: cancelling unlinks one in O(1) and leaves
-    // nothing behind, with no array to grow, compact or reallocate per call.
     const head = bucket.head;
     entry.prev = undefined;
     entry.next = head;
@@ -107,7 +139,7 @@ export class TimerWheel {
     // scans them all. The native timer stays armed (unref'd, so
     // harmless; it re-arms for what is left): re-arming on the next call would cost a
     // setTimeout / clearTimeout pair per call, the very cost the wheel avoids.
-    if (bucket !== this.last) this.dropIfEmpty(bucket);
+    if (bucket !== this.last && bucket !== this.unstamped) this.dropIfEmpty(bucket);
   }
 
   private dropIfEmpty(bucket: Bucket): void {
@@ -171,12 +203,15 @@ export abstract class WheelEntry implements Expiring {
   declare bucket: Bucket | undefined;
   declare prev: WheelEntry | undefined;
   declare next: WheelEntry | undefined;
+  /** The delay of an entry waiting unstamped (`expireAfterUnstamped`). */
+  declare delayMs: number;
 
   constructor() {
     this.wheel = undefined;
     this.bucket = undefined;
     this.prev = undefined;
     this.next = undefined;
+    this.delayMs = 0;
   }
 
   abstract expire(): void;

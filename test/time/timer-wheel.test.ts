@@ -131,6 +131,38 @@ describe('TimerWheel (linked entries per bucket)', () => {
     expect(seen.map((s) => s.id).sort()).toEqual(['from-hint', 'from-now']);
   });
 
+  it('expireAfterUnstamped: the delay counts from the next stamp, whenever that comes; cancelled unstamped entries never fire', async () => {
+    const { time, wheel } = wheelAt(1_000);
+    const seen: Array<{ id: string; at: number }> = [];
+    const { done, mark } = firedTimes(1);
+    const late = new Target('late', (id) => {
+      seen.push({ id, at: time.now });
+      mark(id);
+    });
+    const cancelled = new Target('cancelled', (id) => seen.push({ id, at: time.now }));
+    wheel.expireAfterUnstamped(40, late);
+    wheel.expireAfterUnstamped(40, cancelled);
+    expect(wheel.size).toBe(2);
+    wheel.cancel(cancelled);
+    expect(wheel.size).toBe(1);
+    expect(wheel.bucketCount).toBe(0); // unfiled until stamped
+    // Nothing stamps it while the clock runs past 1040: it was armed by a caller that read no
+    // clock, so the wheel cannot know how long ago that was.
+    time.now = 1_300;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(seen).toEqual([]);
+    wheel.stamp(1_300); // due at 1340 or later: the bucket ending at 1350
+    time.now = 1_345;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(seen).toEqual([]);
+    time.now = 1_350;
+    await done;
+    expect(seen).toEqual([{ id: 'late', at: 1_350 }]);
+    expect(wheel.size).toBe(0);
+    wheel.stamp(1_400); // nothing left unstamped: harmless
+    expect(wheel.bucketCount).toBe(0);
+  });
+
   it('expireAfter: an entry carrying its own links; a cancelled one never expires, a live one expires once', async () => {
     const { time, wheel } = wheelAt();
     const { fired, done, mark } = firedTimes(2);

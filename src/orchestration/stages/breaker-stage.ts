@@ -18,6 +18,8 @@ import {
  */
 export class BreakerStage implements Stage {
   readonly name = 'breaker';
+  /** Its windows and cool-down are seconds long; a start a few ms old changes none of them. */
+  readonly coarseStart = true;
   constructor(readonly breaker: CircuitBreaker) {}
 
   /** A breaker that is not closed means trouble: no hedges (it hears nothing of them). */

@@ -42,6 +42,8 @@ export interface RetryClaim {
  */
 export class BudgetStage implements Stage {
   readonly name = 'budget';
+  /** It files requests in a window seconds wide; a start a few ms old lands in the same bucket, or the one before. */
+  readonly coarseStart = true;
   readonly observesSuccess: boolean;
 
   constructor(

@@ -28,6 +28,8 @@ export type SlotLimiter = {
  */
 export class BulkheadStage implements Stage {
   readonly name = 'bulkhead';
+  /** It reads no time (its line waits until the call's deadline; a call with one starts on the clock). */
+  readonly coarseStart = true;
   readonly observesSuccess = false;
 
   constructor(readonly slots: SlotLimiter) {}
