@@ -9,7 +9,11 @@ import { CoarseClock } from '../../src/time/coarse-clock.js';
 function coarseAt(start: number) {
   const time = { now: start };
   const ticks: number[] = [];
-  const clock = new CoarseClock(() => time.now, 2, (nowMs) => ticks.push(nowMs));
+  const clock = new CoarseClock(
+    () => time.now,
+    2,
+    (nowMs) => ticks.push(nowMs),
+  );
   return { time, ticks, clock };
 }
 
