@@ -6,7 +6,8 @@
 //   node bench/ab-process.mjs --before=dist --after=.tmp/abl/timer --case=full --pairs=6 --batches=200 --shape=bench
 //
 // Pieces (join with `+` to cut several at once):
-// - `clock`: the call's clock read replaced by a constant (a non-integer, so times stay boxed doubles);
+// - `clock`: the call's start reading (the coarse clock's on the common call, see
+//   src/time/coarse-clock.ts) replaced by a constant (a non-integer, so times stay boxed doubles);
 // - `timer`: the attempt timeout is not armed (no timer-wheel link or cancel);
 // - `budget`: the retry budget's deposit skipped;
 // - `lane`: no lane (no breaker or bulkhead stage, no lane lookup);
@@ -38,7 +39,12 @@ function patch(file, before, after) {
 }
 
 const PATCHES = {
-  clock: () => patch(index, 'const startedAt = this.clock.monotonic();', 'const startedAt = 1e6 + 0.5;'),
+  clock: () =>
+    patch(
+      index,
+      'const startedAt = coarse ? coarseClock.coarseMonotonic() : this.clock.monotonic();',
+      'const startedAt = 1e6 + 0.5;',
+    ),
   timer: () => patch(chunk, 'if (timeoutMs !== Number.POSITIVE_INFINITY) armTimer(context);', ''),
   budget: () => patch(chunk, 'this.get(key).recordRequest(nowMs);', ''),
   lane: () =>
