@@ -293,8 +293,9 @@ export class Downstream implements CallPlan {
     },
   };
   /**
-   * The system clock, when a call may start on its coarse reading (see `run`): no whole-call
-   * timeout and no fleet, whose deadlines and shared windows want the clock itself.
+   * The system clock, when a call may start on its coarse reading (see `run`): a runtime that
+   * keeps it fresh, no whole-call timeout and no fleet, whose deadlines and shared windows want
+   * the clock itself.
    */
   private readonly coarseClock: SystemClock | undefined;
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
@@ -322,7 +323,9 @@ export class Downstream implements CallPlan {
     this.attemptTimeoutMs = attemptTimeoutOf(options.attemptTimeoutMs);
     this.totalTimeoutMs = options.totalTimeoutMs;
     this.coarseClock =
-      clock instanceof SystemClock && fleet === undefined && options.totalTimeoutMs === undefined ? clock : undefined;
+      clock instanceof SystemClock && clock.coarseKeepsTime && fleet === undefined && options.totalTimeoutMs === undefined
+        ? clock
+        : undefined;
     this.idempotent = options.idempotent ?? DOWNSTREAM_DEFAULTS.idempotent;
     this.userClassify = options.classify;
     this.fallback = options.fallback;

@@ -68,8 +68,15 @@ export class SystemClock implements Clock {
    * `monotonic()`. A timeout counted from it is armed with `expireAfterCoarse`.
    */
   coarseMonotonic(): number {
-    return TIMERS_RUN_ON_TIME ? this.coarse.now() : monotonicNow();
+    return this.coarse.now();
   }
+
+  /**
+   * Whether `coarseMonotonic` stays that fresh on this runtime: not in a browser, whose
+   * background tabs run the ticker once a second or less often. Callers read `monotonic()`
+   * where it does not.
+   */
+  readonly coarseKeepsTime = TIMERS_RUN_ON_TIME;
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -131,8 +138,7 @@ export class SystemClock implements Clock {
    */
   expireAfterCoarse(ms: number, entry: WheelEntry): TimerHandle | undefined {
     if (ms >= WHEEL_THRESHOLD_MS) {
-      if (TIMERS_RUN_ON_TIME) this.wheel.expireAfterUnstamped(ms, entry);
-      else this.wheel.expireAfter(ms, entry);
+      this.wheel.expireAfterUnstamped(ms, entry);
       return undefined;
     }
     return new NativeTimer(ms, entry);
