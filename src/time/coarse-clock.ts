@@ -7,8 +7,8 @@
  * start in windows seconds wide (the retry budget's, the breaker's) and to arm its attempt
  * timeout, so it takes this reading instead: one the ticker took at most `tickMs` ago while
  * the event loop turns (longer only while something blocks the loop, when no timer can fire
- * either). It is never ahead of the real clock. Envoy hands its filters an "approximate
- * monotonic time" refreshed once per turn of its event loop for the same reason.
+ * either). It is never ahead of the real clock. Envoy's event loop keeps an approximate
+ * monotonic time for the same reason: code on its hot path need not read the clock.
  *
  * The ticker runs only while read: the first read after a quiet spell reads the real clock
  * and starts it; a tick that finds nobody read since the previous one stops it. It is unref'd,
