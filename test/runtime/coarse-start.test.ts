@@ -11,7 +11,7 @@ function blockLoop(clock: SystemClock, ms: number): void {
 }
 
 describe('calls that start on the coarse clock', () => {
-  it('the common call reads the coarse clock; a call with a deadline, or a downstream with a total timeout, reads the clock', async () => {
+  it('the common call reads the coarse clock; a call with a deadline, a downstream with a total timeout or pacing, or a call someone listens to, reads the clock', async () => {
     const plainClock = new SystemClock();
     const plain = downstream('coarse-plain', { clock: plainClock, budget: {}, breaker: {}, bulkhead: { maxConcurrent: 8 } });
     await plain.call(async () => 1);
@@ -28,12 +28,21 @@ describe('calls that start on the coarse clock', () => {
     const paced = downstream('coarse-paced', { clock: pacedClock, pacing: {} });
     await paced.call(async () => 1);
     expect(pacedClock.coarseTicking).toBe(false); // pacing times its sends: it reads the clock
+
+    const heardClock = new SystemClock();
+    const heard = downstream('coarse-heard', { clock: heardClock });
+    const durations: number[] = [];
+    heard.on('attempt-end', (event) => durations.push(event.durationMs));
+    await heard.call(async () => 1);
+    expect(durations).toHaveLength(1);
+    expect(heardClock.coarseTicking).toBe(false); // its events time the attempt from a real start
   });
 
   it('an attempt timeout counted from a coarse start never fires early, even after the loop was blocked', async () => {
     const clock = new SystemClock();
     const api = downstream('coarse-timeout', { clock, attemptTimeoutMs: 1_000, retry: { maxAttempts: 1 } });
-    await api.call(async () => 1); // the coarse clock ticks from here
+    await api.call(async () => 1);
+    expect(clock.coarseTicking).toBe(true); // the coarse clock ticks from here
     // The loop blocks for 300 ms: the coarse reading is that stale when the next call starts.
     blockLoop(clock, 300);
     const started = clock.monotonic();
