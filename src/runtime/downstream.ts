@@ -563,7 +563,10 @@ export class Downstream implements CallPlan {
         !this.events.active;
       const startedAt = coarse ? coarseClock.coarseMonotonic() : this.clock.monotonic();
       this.stats_.requests++;
-      const deadline = callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
+      // A coarse start has no deadline source at all (see `coarse`): nothing to work out.
+      const deadline = coarse
+        ? Number.POSITIVE_INFINITY
+        : callDeadline(startedAt, inherited?.deadline, options?.deadline, options?.timeoutMs ?? this.totalTimeoutMs);
       const fleet = this.fleet;
       if (fleet !== undefined) fleet.breakerUsed(lane?.key ?? this.name, startedAt);
       const call = new CallRun(this, pipeline, startedAt, deadline, operation, options, signal, inherited, lane);
