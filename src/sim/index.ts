@@ -37,6 +37,7 @@ export {
 } from './herd-run.js';
 export { HERD_RETRY_OPTIONS, RETRY_HERD_STRATEGIES, retryStrategy } from './herd-strategies.js';
 export { LayerChain, type LayerChainOptions } from './layer-chain.js';
+export { workConservingFinish } from './models/concurrency.js';
 export {
   arrivalRandom,
   buildServer,

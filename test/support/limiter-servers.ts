@@ -22,7 +22,8 @@ export interface LimitedServer {
   close(): Promise<void>;
   /**
    * The concurrency server only: how long each request served since the last `resetCounts`
-   * held its worker, ms (the sleep plus this machine's timer and event-loop delays).
+   * held its worker, ms (the sleep plus this machine's timer and event-loop delays), in the
+   * order the services started (one still running is left out).
    */
   serviceTimes?(): number[];
 }
@@ -148,10 +149,13 @@ export async function startConcurrencyServer(options: {
     // worker when the response ends.
     const start = systemClock.monotonic();
     const serviceMs = typeof options.serviceMs === 'number' ? options.serviceMs : options.serviceMs();
+    // Kept in the order the services started (as the pool drew them), not as they ended.
+    const times = serviceTimes;
+    const index = times.push(Number.NaN) - 1;
     systemClock.sleep(serviceMs).then(() => {
       counts.served++;
       res.send('ok\n');
-      serviceTimes.push(systemClock.monotonic() - start);
+      times[index] = systemClock.monotonic() - start;
     });
   });
   const server = await serve(createServer(app), counts);
@@ -161,6 +165,6 @@ export async function startConcurrencyServer(options: {
       server.resetCounts();
       serviceTimes = [];
     },
-    serviceTimes: () => serviceTimes,
+    serviceTimes: () => serviceTimes.filter((ms) => !Number.isNaN(ms)),
   };
 }

@@ -6,6 +6,7 @@ import type { Downstream, DownstreamOptions } from '../../src/runtime/downstream
 import { downstream } from '../../src/runtime/downstream.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
 import { firstTryTimes, type HerdRun, type HerdSetup, herdSpreadLowerBound, runHerd } from '../../src/sim/herd-run.js';
+import { workConservingFinish } from '../../src/sim/models/concurrency.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
 
@@ -73,15 +74,23 @@ export function twinFigure(what: string, seed: number, herd: TwinHerd): string {
 }
 
 /**
- * The herd's bound and twin on the service times a real worker pool actually took for it
- * (`serviceTimes`: one per request served, ms). A pool that draws its service times from a
- * seeded stream gives each herd the same draws every run, and their mean is not the model's:
- * the nominal bound (`ceil(callers / workers)` × the nominal service time, plus the way back)
- * is then short or long by the draws' luck, the same for every build. This bound takes their
- * mean instead (no client serves the same work in less time than the work divided by the
- * workers), and the twin draws from them.
+ * The herd's bounds and twin on the service times a real worker pool actually took for it
+ * (`serviceTimes`: one per request served, ms, in the order they started). A pool that draws
+ * its service times from a seeded stream gives each herd the same draws every run, and their
+ * mean is not the model's: the nominal bound (`ceil(callers / workers)` × the nominal service
+ * time, plus the way back) is then short or long by the draws' luck, the same for every build.
+ * - `boundMs`: that bound on their mean instead (no client serves the same work in less time
+ *   than the work divided by the workers), and `twinMs`, the simulator drawing from them;
+ * - `drawsBoundMs`: the bound on the draws themselves, in their order (`workConservingFinish`:
+ *   every worker busy whenever a caller has arrived with work for it), plus `wayBackMs` for the
+ *   last answer. Services that spread leave workers idle that no client can keep busy, so it
+ *   is later than `boundMs`, and it is what the pool allowed: no herd can beat it.
  */
-export function herdOnWorkDone(setup: HerdSetup, serviceTimes: readonly number[]): { boundMs: number; twinMs: number } {
+export function herdOnWorkDone(
+  setup: HerdSetup,
+  serviceTimes: readonly number[],
+  wayBackMs: number,
+): { boundMs: number; twinMs: number; drawsBoundMs: number } {
   const server = setup.server;
   if (server?.model !== 'concurrency' || serviceTimes.length === 0) {
     throw new Error('Expected a worker pool herd and the service times it took');
@@ -91,6 +100,7 @@ export function herdOnWorkDone(setup: HerdSetup, serviceTimes: readonly number[]
   return {
     boundMs: herdSpreadLowerBound(measured, 1).allSucceededMs,
     twinMs: runHerd(measured, ADAPTIVE_HERD_STRATEGY).allSucceededMs,
+    drawsBoundMs: workConservingFinish(serviceTimes, firstTryTimes(setup, setup.seed), setup.capacity) + wayBackMs,
   };
 }
 

@@ -12,6 +12,8 @@ import { herdTwin, warmUpThrough } from './real-herd.js';
 
 export const SPREAD_POOL_CALLERS = 100;
 export const SPREAD_POOL_ARRIVAL_MS = 200;
+/** The proxy's mean hold of an answer on its way back, ms. */
+export const SPREAD_POOL_WAY_BACK_MS = 10;
 
 export interface SpreadPool {
   pool: LimitedServer;
@@ -23,7 +25,7 @@ export async function startSpreadPool(): Promise<SpreadPool> {
   const service = new SeededRandom(11);
   const pool = await startConcurrencyServer({ concurrency: 10, queue: 1, serviceMs: () => lognormal(service, 100, 0.5) });
   const path = new SeededRandom(7);
-  const proxy = await jitterProxy({ port: Number(new URL(pool.url).port) }, () => lognormal(path, 10, 0.5));
+  const proxy = await jitterProxy({ port: Number(new URL(pool.url).port) }, () => lognormal(path, SPREAD_POOL_WAY_BACK_MS, 0.5));
   await warmUpThrough(proxy.url, 'spread-pool-warm-up');
   return {
     pool,

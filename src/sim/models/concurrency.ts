@@ -1,3 +1,4 @@
+import { OptionsValidator } from '../../options/validate.js';
 import type { Random } from '../../random/random.js';
 import { type Latency, sampleLatency } from '../distributions.js';
 import type { Simulation } from '../engine.js';
@@ -103,4 +104,42 @@ export function concurrencyBound(clients: number, options: ConcurrencyOptions): 
     totalRequests: clients + Math.max(0, clients - admitted),
     allSucceededMs: Math.ceil(clients / options.concurrency) * options.service.ms + (options.latency?.ms ?? 0),
   };
+}
+
+/**
+ * The earliest a pool of `concurrency` workers can have finished `serviceTimes` (ms): the
+ * services it ran, in the order they started, as a pool that draws one per request it starts
+ * (a real one timed by its handler, or a model) ran them. The j-th of them can start no earlier
+ * than the j-th earliest of `arrivals` (ms): every worker busy from the first moment there is
+ * work for it, as if every caller had filled an unbounded queue on arrival. No client finishes
+ * that work sooner, whatever the pool's queue: starting a request later never lets a later one
+ * start sooner (a multi-server queue's start and finish times only move later when any of its
+ * arrivals does). With service times that spread this is later than the rounds of workers times
+ * the mean service time — workers that drew short services run out of work while others still
+ * hold long ones — so it bounds a herd against such a pool where `serverLowerBound`, which
+ * takes every service at its mean, is out of reach. Add the way back to the last answer.
+ */
+export function workConservingFinish(serviceTimes: readonly number[], arrivals: readonly number[], concurrency: number): number {
+  const v = new OptionsValidator('workConservingFinish').integer('concurrency', concurrency, 1);
+  v.check(Array.isArray(serviceTimes) && Array.isArray(arrivals), 'Expected `serviceTimes` and `arrivals` to be arrays');
+  if (Array.isArray(serviceTimes) && Array.isArray(arrivals)) {
+    const bad = [...serviceTimes, ...arrivals].find((ms) => typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0);
+    v.check(bad === undefined, `Expected every service time and arrival to be a finite number ≥ 0 ms, got ${String(bad)}`);
+    v.check(
+      serviceTimes.length <= arrivals.length,
+      `Expected no more service times (${serviceTimes.length}) than arrivals (${arrivals.length}): each is one caller's request`,
+    );
+  }
+  v.done();
+  const ready = [...arrivals].sort((a, b) => a - b);
+  const free = new Array<number>(concurrency).fill(0);
+  let finish = 0;
+  for (let j = 0; j < serviceTimes.length; j++) {
+    let worker = 0;
+    for (let w = 1; w < concurrency; w++) if ((free[w] as number) < (free[worker] as number)) worker = w;
+    const end = Math.max(ready[j] as number, free[worker] as number) + (serviceTimes[j] as number);
+    free[worker] = end;
+    if (end > finish) finish = end;
+  }
+  return finish;
 }
