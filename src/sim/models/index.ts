@@ -1,8 +1,8 @@
 import { SeededRandom } from '../../random/random.js';
-import type { Latency, LatencyDistribution } from '../distributions.js';
+import { type Latency, type LatencyDistribution, sampleLatency } from '../distributions.js';
 import type { Simulation } from '../engine.js';
 import { SlotServer } from '../slot-server.js';
-import { ConcurrencyServer, concurrencyBound } from './concurrency.js';
+import { ConcurrencyServer, concurrencyBound, workConservingFinish } from './concurrency.js';
 import { FixedWindowServer, fixedWindowBound } from './fixed-window.js';
 import { GcraServer, gcraBound } from './gcra.js';
 import { LeakyBucketServer, leakyBucketBound } from './leaky-bucket.js';
@@ -158,4 +158,34 @@ export function serverLowerBound(spec: ServerSpec, clients: number): LowerBound 
         latency: l,
       });
   }
+}
+
+/**
+ * For a concurrency model whose service times spread, where `serverLowerBound` (every service
+ * at its mean) is out of reach: what a pool kept busy whenever it has work takes on services
+ * drawn like the model's — `workConservingFinish` on `clients` draws, the first tries arriving
+ * at `arrivals(seed)`, plus the answers' latency — averaged over `seeds` seeds from `seed`. An
+ * expectation, not a bound for each seed: the model draws its services and latencies from one
+ * stream, so each run meets services of its own. `undefined` for any other model, or for
+ * service times that do not spread.
+ */
+export function keptBusyReferenceMs(
+  spec: ServerSpec,
+  clients: number,
+  arrivals: (seed: number) => readonly number[],
+  seed: number,
+  seeds: number,
+): number | undefined {
+  if (spec.model !== 'concurrency') return undefined;
+  const service = serviceOf(spec);
+  if (!isRandom(service)) return undefined;
+  let sum = 0;
+  const n = Math.max(1, seeds);
+  for (let i = 0; i < n; i++) {
+    // Its own stream: apart from the model's, the arrivals' and the jitter's.
+    const random = new SeededRandom(((seed + i) ^ 0x73657276) >>> 0); // "serv"
+    const draws = Array.from({ length: clients }, () => sampleLatency(service, random));
+    sum += workConservingFinish(draws, arrivals(seed + i), spec.capacity) + latency(spec).ms;
+  }
+  return sum / n;
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type HerdStrategy, runHerd } from '../../../src/sim/herd-run.js';
+import { SeededRandom } from '../../../src/random/random.js';
+import { sampleLatency } from '../../../src/sim/distributions.js';
+import { firstTryTimes, type HerdStrategy, runHerd } from '../../../src/sim/herd-run.js';
 import { RETRY_HERD_STRATEGIES } from '../../../src/sim/herd-strategies.js';
+import { workConservingFinish } from '../../../src/sim/models/concurrency.js';
 import { withDefaults } from '../../../src/sim/scenario.js';
 import {
   clientProgress,
@@ -147,6 +150,39 @@ describe('herd scenario', () => {
       {},
     );
     expect(rows(json)[0]!.seeds).toBe(4);
+  });
+
+  it('a pool whose service times spread: the JSON and the notes add what a pool kept busy takes on such services (later than the bound), and nothing otherwise', () => {
+    const params = {
+      server: 'concurrency',
+      queue: 1,
+      latency: 'lognormal',
+      'latency-ms': 20,
+      'arrival-ms': 200,
+      strategy: 'adaptive',
+      seeds: 6,
+    };
+    const { json, report } = herd.run(withDefaults(herd, params), {});
+    const setup = herdSetupOf(withDefaults(herd, params));
+    const bound = (json.lowerBound as { allSucceededMs: number }).allSucceededMs;
+    // By hand: six seeds of 100 lognormal draws on ten workers, then the way back.
+    let sum = 0;
+    for (let seed = 1; seed <= 6; seed++) {
+      const random = new SeededRandom((seed ^ 0x73657276) >>> 0);
+      const draws = Array.from({ length: 100 }, () => sampleLatency({ ms: 100, distribution: 'lognormal' }, random));
+      sum += workConservingFinish(draws, firstTryTimes(setup, seed), 10) + 20;
+    }
+    expect(json.keptBusyMs).toBe(Math.round(sum / 6));
+    expect(json.keptBusyMs as number).toBeGreaterThan(bound * 1.05);
+    expect(report.notes?.some((n) => n.includes('A pool kept busy whenever it has work takes'))).toBe(true);
+    for (const other of [
+      { server: 'concurrency', latency: 'constant', strategy: 'adaptive', seeds: 1 },
+      { server: 'token-bucket', latency: 'lognormal', strategy: 'adaptive', seeds: 2 },
+    ]) {
+      const plain = herd.run(withDefaults(herd, other), {});
+      expect(plain.json.keptBusyMs, other.server).toBeUndefined();
+      expect(plain.report.notes?.some((n) => n.includes('kept busy'))).toBe(false);
+    }
   });
 
   it('adds a `config` row for the user’s retry options; give-ups show as null "all succeeded"', () => {
