@@ -84,7 +84,8 @@ export function twinFigure(what: string, seed: number, herd: TwinHerd): string {
  * - `drawsBoundMs`: the bound on the draws themselves, in their order (`workConservingFinish`:
  *   every worker busy whenever a caller has arrived with work for it), plus `wayBackMs` for the
  *   last answer. Services that spread leave workers idle that no client can keep busy, so it
- *   is later than `boundMs`, and it is what the pool allowed: no herd can beat it.
+ *   is later than `boundMs`, and it is what the pool allowed: without the way back, no herd
+ *   can beat it.
  */
 export function herdOnWorkDone(
   setup: HerdSetup,

@@ -66,6 +66,14 @@ export function arrivalRandom(seed: number): SeededRandom {
   return new SeededRandom((seed ^ 0x61727276) >>> 0); // "arrv"
 }
 
+/**
+ * The stream reference service times are drawn from (`keptBusyReferenceMs`): apart from the
+ * model's own, the arrivals' and the jitter's.
+ */
+export function referenceServiceRandom(seed: number): SeededRandom {
+  return new SeededRandom((seed ^ 0x73657276) >>> 0); // "serv"
+}
+
 /** Whether the model draws randomness (a latency distribution other than constant). */
 export function serverIsRandom(spec: ServerSpec): boolean {
   if (spec.model === 'slot') return false;
@@ -182,8 +190,7 @@ export function keptBusyReferenceMs(
   let sum = 0;
   const n = Math.max(1, seeds);
   for (let i = 0; i < n; i++) {
-    // Its own stream: apart from the model's, the arrivals' and the jitter's.
-    const random = new SeededRandom(((seed + i) ^ 0x73657276) >>> 0); // "serv"
+    const random = referenceServiceRandom(seed + i);
     const draws = Array.from({ length: clients }, () => sampleLatency(service, random));
     sum += workConservingFinish(draws, arrivals(seed + i), spec.capacity) + latency(spec).ms;
   }

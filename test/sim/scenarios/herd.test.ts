@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SeededRandom } from '../../../src/random/random.js';
 import { sampleLatency } from '../../../src/sim/distributions.js';
 import { firstTryTimes, type HerdStrategy, runHerd } from '../../../src/sim/herd-run.js';
 import { RETRY_HERD_STRATEGIES } from '../../../src/sim/herd-strategies.js';
 import { workConservingFinish } from '../../../src/sim/models/concurrency.js';
+import { referenceServiceRandom } from '../../../src/sim/models/index.js';
 import { withDefaults } from '../../../src/sim/scenario.js';
 import {
   clientProgress,
@@ -168,7 +168,7 @@ describe('herd scenario', () => {
     // By hand: six seeds of 100 lognormal draws on ten workers, then the way back.
     let sum = 0;
     for (let seed = 1; seed <= 6; seed++) {
-      const random = new SeededRandom((seed ^ 0x73657276) >>> 0);
+      const random = referenceServiceRandom(seed);
       const draws = Array.from({ length: 100 }, () => sampleLatency({ ms: 100, distribution: 'lognormal' }, random));
       sum += workConservingFinish(draws, firstTryTimes(setup, seed), 10) + 20;
     }
