@@ -235,7 +235,7 @@ const PIPE_MIN_SPACING_MS = 1;
  * fixed window behind normal 40 ms latencies drew 84 ms against l = 68 ms) left start-up from
  * 1 / l, 15/s, for ~400 ms. Simulated over 2,240 herds (seven models, eight latencies, five
  * arrival spreads, 8 seeds): fixed windows with spread latencies took 2–7 % less time (normal
- * 40 ms, first tries together: 1.288 → 1.199× the bound), buckets with first tries over
+ * 40 ms, first tries together: 1.288 → 1.197× the bound), buckets with first tries over
  * 100 ms 1–1.6 % less time for 0.6–0.7 % more requests. At 0.75 the fixed window with
  * exponential 20 ms latencies, first tries over 100 ms, lost its gain (1.256 → 1.281×).
  */
@@ -1582,8 +1582,9 @@ export class Pacer {
     const piped = max * Math.max(gap, latency) >= low;
     if (piped && !(pipe && spacing >= PIPE_MIN_SPACING_MS)) {
       if (!(pipe && countFrom < nowMs && low >= LATE_COUNT_SHARE * latency)) return false;
-      // Counted from now: the window opened by the probe holds the count while it is surely
-      // open (within l of it); after that, the count's first request opens the next.
+      // Counted from now (once: a count from now is not late): the window opened by the probe
+      // holds the count while it is surely open (within l of it); after that, the count's first
+      // request opens the next.
       return this.startChunk(nowMs, nowMs < sent + low ? sent : nowMs, latency, low, high, max, true, nowMs);
     }
     this.state.chunk = true;
