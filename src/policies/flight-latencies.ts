@@ -39,6 +39,16 @@ export class FlightLatencies {
     return this.served.median() > factor * this.rejected.median();
   }
 
+  /** How many rejections were recorded since the last `clear`. */
+  get rejectedCount(): number {
+    return this.rejected.count;
+  }
+
+  /** The rejections' round trip at quantile `q` (0–1) of those kept; NaN with none in. */
+  rejectedQuantile(q: number): number {
+    return this.rejected.quantile(q);
+  }
+
   /** Whether `latencyMs` is over `factor` times the rejections' median round trip (false with none in). */
   slowerThanRejections(latencyMs: number, factor: number): boolean {
     return this.rejected.count > 0 && latencyMs > factor * this.rejected.median();
@@ -52,6 +62,8 @@ class RecentLatencies {
   /** How many were ever added since the last `clear` (only the last `KEPT` are kept). */
   count = 0;
   private cachedMedian = Number.NaN;
+  /** The kept values in order, sorted once per change (NaN-free); undefined when stale. */
+  private cachedSorted: number[] | undefined;
 
   add(latencyMs: number): void {
     if (this.values.length < KEPT) this.values.push(latencyMs);
@@ -59,6 +71,7 @@ class RecentLatencies {
     this.next = (this.next + 1) % KEPT;
     this.count++;
     this.cachedMedian = Number.NaN;
+    this.cachedSorted = undefined;
   }
 
   clear(): void {
@@ -66,16 +79,28 @@ class RecentLatencies {
     this.next = 0;
     this.count = 0;
     this.cachedMedian = Number.NaN;
+    this.cachedSorted = undefined;
   }
 
   median(): number {
-    if (Number.isNaN(this.cachedMedian) && this.values.length > 0) this.cachedMedian = median(this.values);
+    if (Number.isNaN(this.cachedMedian) && this.values.length > 0) this.cachedMedian = median(this.sorted());
     return this.cachedMedian;
+  }
+
+  quantile(q: number): number {
+    const sorted = this.sorted();
+    if (sorted.length === 0) return Number.NaN;
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+  }
+
+  private sorted(): number[] {
+    if (this.cachedSorted === undefined) this.cachedSorted = [...this.values].sort((a, b) => a - b);
+    return this.cachedSorted;
   }
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
+/** The median of `sorted` (ascending, at least one value). */
+function median(sorted: readonly number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }

@@ -83,6 +83,11 @@ export class PacerThrottleState {
   widestSendGap = 0;
 
   // Search.
+  /**
+   * When the search began: first tries sent from then on are remembered (`searchArrivals`,
+   * `searchUnanswered`), though the probes' base (`searchBase`) may come later.
+   */
+  searchEnteredAt = 0;
   searchBase = 0;
   rejectedProbeAt = Number.NEGATIVE_INFINITY;
   /** Where a served probe's span is measured from: `searchBase`, or a later re-spacing's base. */

@@ -111,6 +111,12 @@ const FLIGHT_RUN = 3;
 
 /** A flight read after the search ends is a slow one only on this many successes and rejections (`slowFlightFoundLate`). */
 const LATE_FLIGHT_SERVED = 5;
+/**
+ * With at least this many rejections of the flight in, a slow success waiting to be read
+ * (`Pacer.slowFlightHeldAt`) is held against their `SLOW_REJECTION_QUANTILE`, not the slowest.
+ */
+const SLOW_REJECTIONS_MIN = 50;
+const SLOW_REJECTION_QUANTILE = 0.95;
 const LATE_FLIGHT_REJECTED = 8;
 
 /**
@@ -597,7 +603,7 @@ export class Pacer {
       }
     } else if (
       this.mode === CRUISE &&
-      (paced === false ? !this.ofFlight(sent) : paced === true && sent >= this.state.searchBase)
+      (paced === false ? sent >= this.state.searchEnteredAt : paced === true && sent >= this.state.searchBase)
     ) {
       // A first try let go while searching, or one of the search's probes, answered after the
       // window was made: its place is free (`PoolWindow.arrivedBefore`), and served, one place
@@ -608,8 +614,12 @@ export class Pacer {
         pool.otherAnswered(sent);
         if (ok) pool.otherServed(nowMs);
       }
-    } else if (paced === false && this.mode === SEARCH && !this.ofFlight(sent)) {
-      // A first try of the search answered while it searches holds no place any more.
+    } else if (paced === false && this.mode === SEARCH && sent >= this.state.searchEnteredAt) {
+      // A first try of the search answered while it searches holds no place any more. (Those
+      // sent before the probes' base too: remembered from the search's start, they held places
+      // of a pool's window made later until the stale time — simulated, lognormal 100 ms
+      // services, 11 first tries sent in the 12 ms before the base held a window of 11 shut
+      // from 254 to 556 ms, 1.30× the bound's time.)
       forgetSend(this.state.searchUnanswered, sent);
     } else if (paced === true && this.mode === SEARCH && sent >= this.state.searchBase) {
       // Nor does one of its probes. (Not a request paced before the search: none was logged.)
@@ -1304,6 +1314,7 @@ export class Pacer {
   }
 
   private enter(nowMs: number): void {
+    this.state.searchEnteredAt = nowMs;
     this.state.flightRejectedSent = Number.NEGATIVE_INFINITY;
     this.dropRun();
     this.mode = SEARCH;
@@ -1480,7 +1491,7 @@ export class Pacer {
   /**
    * When `slowFlightHeld` will read the slow flight it holds, unless another rejection comes
    * first (NaN: it holds none): once no rejection has come for half of what the slow success
-   * took beyond the slowest, or once the rejections have stopped for a reason this pacer saw
+   * took beyond the slowest (or nearly: below), or once the rejections have stopped for a reason this pacer saw
    * (`rejectionsOverAt`), whichever is sooner. Parked callers look again then (`checkAfter`):
    * polling a quarter of the way to the next probe, they let a pool's window made at that
    * moment wait ~30 ms (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over
@@ -1489,8 +1500,20 @@ export class Pacer {
   private slowFlightHeldAt(): number {
     const s = this.state;
     const slow = s.slowTooSoon;
-    if (!(slow > 2 * s.rejectLatency)) return Number.NaN;
-    return Math.min(s.flightRejectAt + (slow - s.rejectLatency) / 2, this.rejectionsOverAt());
+    // Many rejections in, one from the far tail is not how slow they come: a simulated pool's
+    // herd (lognormal 100 ms services, answers back across lognormal 20 ms, first tries over
+    // 200 ms) had a slow success of 189 ms waiting to be read at 250 ms, against 75 rejections
+    // of 19 ms at the median and 53 at the slowest; one more rejection came back after 194 ms,
+    // 1 ms before the read, and the search went on at 4/s until 678 ms (1.49× the bound's
+    // time). Not with fewer: a fixed window's 15 rejections across exponential 20 ms latencies
+    // read as a pool's at 41 ms, and that herd took 1.86× instead of 1.12×.
+    const f = s.flightLatencies;
+    const rejected =
+      f.rejectedCount >= SLOW_REJECTIONS_MIN
+        ? Math.min(s.rejectLatency, f.rejectedQuantile(SLOW_REJECTION_QUANTILE))
+        : s.rejectLatency;
+    if (!(slow > 2 * rejected)) return Number.NaN;
+    return Math.min(s.flightRejectAt + (slow - rejected) / 2, this.rejectionsOverAt());
   }
 
   /**

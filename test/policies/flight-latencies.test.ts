@@ -43,4 +43,26 @@ describe('FlightLatencies', () => {
     few.record(true, 100);
     expect(few.servedSlowly(5, 1_000, 2)).toBe(true);
   });
+
+  it('reads the rejections at a quantile of those kept, so that one from the far tail does not set how slow they come', () => {
+    const f = new FlightLatencies();
+    expect(f.rejectedQuantile(0.95)).toBeNaN();
+    expect(f.rejectedCount).toBe(0);
+    // 74 rejections of 10–83 ms, then one of 194 ms (lognormal 20 ms latencies' far tail).
+    for (let i = 0; i < 74; i++) f.record(false, 10 + i);
+    f.record(false, 194);
+    f.record(true, 150);
+    expect(f.rejectedCount).toBe(75);
+    expect(f.rejectedQuantile(1)).toBe(194);
+    expect(f.rejectedQuantile(0.95)).toBe(81);
+    expect(f.rejectedQuantile(0)).toBe(10);
+    expect(f.slowerThanRejections(100, 2)).toBe(true);
+    // Kept in order after later answers arrive (a cache made before them is not read).
+    for (let i = 0; i < 20; i++) f.record(false, 5);
+    expect(f.rejectedQuantile(0)).toBe(5);
+    expect(f.rejectedCount).toBe(95);
+    f.clear();
+    expect(f.rejectedCount).toBe(0);
+    expect(f.rejectedQuantile(0.5)).toBeNaN();
+  });
 });
