@@ -111,13 +111,14 @@ const FLIGHT_RUN = 3;
 
 /** A flight read after the search ends is a slow one only on this many successes and rejections (`slowFlightFoundLate`). */
 const LATE_FLIGHT_SERVED = 5;
+const LATE_FLIGHT_REJECTED = 8;
+
 /**
  * With at least this many rejections of the flight in, a slow success waiting to be read
  * (`Pacer.slowFlightHeldAt`) is held against their `SLOW_REJECTION_QUANTILE`, not the slowest.
  */
 const SLOW_REJECTIONS_MIN = 50;
 const SLOW_REJECTION_QUANTILE = 0.95;
-const LATE_FLIGHT_REJECTED = 8;
 
 /**
  * "Slower than every rejection" means by this factor at least. One event loop reading a
@@ -1491,8 +1492,8 @@ export class Pacer {
   /**
    * When `slowFlightHeld` will read the slow flight it holds, unless another rejection comes
    * first (NaN: it holds none): once no rejection has come for half of what the slow success
-   * took beyond the slowest (or nearly: below), or once the rejections have stopped for a reason this pacer saw
-   * (`rejectionsOverAt`), whichever is sooner. Parked callers look again then (`checkAfter`):
+   * took beyond the slowest rejection (or nearly the slowest: below), or once the rejections
+   * have stopped for a reason this pacer saw (`rejectionsOverAt`), whichever is sooner. Parked callers look again then (`checkAfter`):
    * polling a quarter of the way to the next probe, they let a pool's window made at that
    * moment wait ~30 ms (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over
    * 200 ms).
@@ -1504,8 +1505,8 @@ export class Pacer {
     // herd (lognormal 100 ms services, answers back across lognormal 20 ms, first tries over
     // 200 ms) had a slow success of 189 ms waiting to be read at 250 ms, against 75 rejections
     // of 19 ms at the median and 53 at the slowest; one more rejection came back after 194 ms,
-    // 1 ms before the read, and the search went on at 4/s until 678 ms (1.49× the bound's
-    // time). Not with fewer: a fixed window's 15 rejections across exponential 20 ms latencies
+    // 1 ms before the read, and the search went on at 4/s until 678 ms (1.49× the bound on
+    // the services the pool ran). Not with fewer: a fixed window's 15 rejections across exponential 20 ms latencies
     // read as a pool's at 41 ms, and that herd took 1.86× instead of 1.12×.
     const f = s.flightLatencies;
     const rejected =
