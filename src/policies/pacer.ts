@@ -1493,10 +1493,10 @@ export class Pacer {
    * When `slowFlightHeld` will read the slow flight it holds, unless another rejection comes
    * first (NaN: it holds none): once no rejection has come for half of what the slow success
    * took beyond the slowest rejection (or nearly the slowest: below), or once the rejections
-   * have stopped for a reason this pacer saw (`rejectionsOverAt`), whichever is sooner. Parked callers look again then (`checkAfter`):
-   * polling a quarter of the way to the next probe, they let a pool's window made at that
-   * moment wait ~30 ms (simulated, 10 workers of 100 ms, answers after 20 ms, first tries over
-   * 200 ms).
+   * have stopped for a reason this pacer saw (`rejectionsOverAt`), whichever is sooner. Parked
+   * callers look again then (`checkAfter`): polling a quarter of the way to the next probe, they
+   * let a pool's window made at that moment wait ~30 ms (simulated, 10 workers of 100 ms,
+   * answers after 20 ms, first tries over 200 ms).
    */
   private slowFlightHeldAt(): number {
     const s = this.state;
