@@ -1394,6 +1394,17 @@ export class Pacer {
     } else if (isProbe && this.state.flightLatencies.slowerThanRejections(latency, 2) && this.slowFlightFoundLate()) {
       this.endSearchOnFlight(nowMs);
       return;
+    } else if (isProbe && this.slowFlightHeldAt() >= 0 && this.slowFlightFoundLate()) {
+      // A slow success is held to be read once the rejections stop (`slowFlightHeld`), and the
+      // flight's medians already say served slowly: a probe served meanwhile found a worker
+      // free, not a rate. Read as a rate, it brackets the few per second the probes' doubled
+      // gaps had come to while first tries kept the pool full, and start-up climbed from there
+      // one service time at a time (simulated pool, lognormal 100 ms services, first tries over
+      // 200 ms: probes served at 244 ms with the read due at 256 ms, 1.42× the bound on the
+      // services the pool ran; now 1.08×).
+      this.state.slowTooSoon = 0;
+      this.endSearchOnFlight(nowMs);
+      return;
     } else if (isProbe) {
       // A probe was served: capacity came back between the last rejected probe and it. One
       // served after a later probe was rejected (its answer slower: it waited in a worker
