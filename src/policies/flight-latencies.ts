@@ -55,14 +55,13 @@ export class FlightLatencies {
   }
 }
 
-/** The last `KEPT` round trips of one kind (a ring), and their median, worked out once per change. */
+/** The last `KEPT` round trips of one kind (a ring), sorted once per change for their median and quantiles. */
 class RecentLatencies {
   private readonly values: number[] = [];
   private next = 0;
   /** How many were ever added since the last `clear` (only the last `KEPT` are kept). */
   count = 0;
-  private cachedMedian = Number.NaN;
-  /** The kept values in order, sorted once per change (NaN-free); undefined when stale. */
+  /** The kept values in order, sorted once per change; undefined when stale. */
   private cachedSorted: number[] | undefined;
 
   add(latencyMs: number): void {
@@ -70,7 +69,6 @@ class RecentLatencies {
     else this.values[this.next] = latencyMs;
     this.next = (this.next + 1) % KEPT;
     this.count++;
-    this.cachedMedian = Number.NaN;
     this.cachedSorted = undefined;
   }
 
@@ -78,13 +76,13 @@ class RecentLatencies {
     this.values.length = 0;
     this.next = 0;
     this.count = 0;
-    this.cachedMedian = Number.NaN;
     this.cachedSorted = undefined;
   }
 
+  /** NaN with none kept. */
   median(): number {
-    if (Number.isNaN(this.cachedMedian) && this.values.length > 0) this.cachedMedian = median(this.sorted());
-    return this.cachedMedian;
+    const sorted = this.sorted();
+    return sorted.length === 0 ? Number.NaN : median(sorted);
   }
 
   quantile(q: number): number {
