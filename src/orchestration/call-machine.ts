@@ -31,6 +31,7 @@
  *   verified(now, applied) → as begin, after the verify hook answered
  *   resume(now)          → after a STEP_WAIT: the same as begin's admission, from the next stage
  *   slotGranted(now) / slotRefused(now, error) → after a STEP_QUEUE
+ *   waitCutByDeadline(now) → STEP_GIVE_UP   the caller's signal ended the wait at the deadline
  *   succeeded(now)                     the operation's value is the call's
  *   failed(now, error, classification) → STEP_SLEEP (then begin) | STEP_GIVE_UP
  *   cutByDeadline(now, error) → STEP_GIVE_UP
@@ -392,14 +393,21 @@ export class CallMachine implements StageCall {
     // A line's wait is bounded by the call's deadline: ended there, the deadline ended the
     // call, not the line (reported as `rejected`, a retryable cause, an outer layer retried a
     // call whose time was up).
-    if (nowMs >= this.deadline) {
-      return this.giveUp(
-        'deadline',
-        () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
-        undefined,
-      );
-    }
+    if (nowMs >= this.deadline) return this.waitCutByDeadline(nowMs);
     return this.giveUp('rejected', () => error, undefined);
+  }
+
+  /**
+   * The call's deadline ended its wait in a line: reason `deadline` — whether the line's own
+   * timer said so (`slotRefused`) or the caller's signal, aborted for that same deadline.
+   */
+  waitCutByDeadline(nowMs: number): Step {
+    this.unwind(nowMs);
+    return this.giveUp(
+      'deadline',
+      () => new DeadlineExceededError({ outcome: 'failed', attempts: this.attemptsMade, downstream: this.name }),
+      undefined,
+    );
   }
 
   /** The attempt succeeded. */

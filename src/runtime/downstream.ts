@@ -1,6 +1,6 @@
 import { classifyThrough } from '../classify/classifier-chain.js';
 import type { Classification } from '../classify/outcome.js';
-import { GiveUpError, type GiveUpReason, isConcurrencyLimitError } from '../errors/errors.js';
+import { GiveUpError, type GiveUpReason, isConcurrencyLimitError, isDeadlineExceededError } from '../errors/errors.js';
 import { callHook } from '../errors/report-hook-error.js';
 import { enabledOptions, InvalidOptionsError, OptionsValidator, optionKeys } from '../options/validate.js';
 import {
@@ -231,6 +231,8 @@ const KEYS = optionKeys<DownstreamOptions>({
 });
 
 /** What `hookAnswer` gives when the call's deadline came before the hook's answer. */
+/** How much earlier than the clock's reading a native timer may fire (see `abortedAtDeadline`). */
+const TIMER_EARLY_MS = 1;
 const PAST_DEADLINE: unique symbol = Symbol('past the deadline');
 
 /** Every per-call option; anything else is refused, like a downstream option typo. */
@@ -795,14 +797,15 @@ export class Downstream implements CallPlan {
     // The attempt ended while the operation runs on: what holds a slot for it (the
     // bulkhead) keeps it until the operation settles.
     if (context.running) call.operationSettles = (release) => context.whenSettled(release);
-    if (signal?.aborted) {
+    const deadlineAbort = signal?.aborted === true && this.abortedAtDeadline(signal, call, now);
+    if (signal?.aborted && !deadlineAbort) {
       call.abandon(now);
       return this.aborted(signal, call, startedAt);
     }
-    if (call.deadlineBound && error === context.expiredWith) {
+    if (deadlineAbort || (call.deadlineBound && error === context.expiredWith)) {
       // Our own deadline cut the attempt short: the caller's limit, not the callee's
       // failure, so the breaker does not count it and the reason is `deadline`.
-      call.cutByDeadline(now, error);
+      call.cutByDeadline(now, deadlineAbort ? (signal as AbortSignal).reason : error);
       callHook(options?.onAttemptError, error, { attempt, willRetry: false });
       return this.giveUp(call, startedAt, options);
     }
@@ -832,6 +835,11 @@ export class Downstream implements CallPlan {
     } catch (error) {
       const now = this.clock.monotonic();
       if (signal?.aborted) {
+        if (this.abortedAtDeadline(signal, call, now)) {
+          // As if the line's own wait had run out at the deadline (see `abortedAtDeadline`).
+          call.abandon(now);
+          return call.waitCutByDeadline(now);
+        }
         call.abandon(now);
         return this.aborted(signal, call, startedAt);
       }
@@ -1015,6 +1023,18 @@ export class Downstream implements CallPlan {
     if (context.running) hedge.operationSettles = (release) => context.whenSettled(release);
     const classification = result === RESULT_FAILED ? this.classifyFor(error, undefined) : undefined;
     call.hedgeEnded(hedge, this.clock.monotonic(), result, classification);
+  }
+
+  /**
+   * Whether the call's signal aborted because the call's own deadline came: a deadline as the
+   * reason, at the call's deadline. A request scope's signal and the call's own timer are set
+   * for the same instant, and either may fire first; the call must end the same way whichever
+   * does — a give-up with reason `deadline` that the scope is told of (its middleware answers
+   * 503, not 500), and the fallback's answer when there is one. Native timers run on a clock
+   * truncated to the millisecond, so the signal's may fire up to 1 ms before the reading.
+   */
+  private abortedAtDeadline(signal: AbortSignal, call: CallMachine, now: number): boolean {
+    return isDeadlineExceededError(signal.reason) && now >= call.deadline - TIMER_EARLY_MS;
   }
 
   private aborted(signal: AbortSignal, call: CallMachine, startedAt: number): never {

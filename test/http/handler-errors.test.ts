@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fastifyPlugin, fetchThrough, nodeHttpHandler } from '../../src/http/index.js';
 import { downstream } from '../../src/index.js';
+import { SeededRandom, VirtualClock } from '../../src/testing/index.js';
 import { listen } from './support/loopback.js';
 
 const closers: Array<() => Promise<unknown>> = [];
@@ -91,6 +92,33 @@ describe('nodeHttpHandler — errors escaping the handler (regression)', () => {
     const url = await serve(createServer(handler));
     expect((await fetch(url)).status).toBe(500);
     expect(answered).toBe(true);
+  });
+
+  it('the request’s deadline passing during a call inside: 503, whichever of the two timers for that instant fires first', async () => {
+    // The request's timer is armed first, so on the virtual clock it fires first: the call
+    // sees its signal abort before its own deadline timer. Under load this came out as a 500.
+    const clock = new VirtualClock();
+    let arrived!: () => void;
+    const dependencyReached = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const dep = await listen(() => arrived()); // never answers
+    closers.push(() => dep.close());
+    const calls = downstream('dep', { clock, random: new SeededRandom(21), retry: { maxAttempts: 2 }, budget: false });
+    const reported: unknown[] = [];
+    const handler = nodeHttpHandler(
+      async (_req, res) => {
+        const upstream = await fetchThrough(calls, dep.url);
+        res.writeHead(upstream.status).end();
+      },
+      { clock, onError: (error) => reported.push(error) },
+    );
+    const url = await serve(createServer(handler));
+    const answer = fetch(url, { headers: { 'x-request-timeout-ms': '300' } });
+    await dependencyReached;
+    await clock.advance(300);
+    expect((await answer).status).toBe(503);
+    expect(reported).toMatchObject([{ name: 'GiveUpError', reason: 'deadline' }]);
   });
 });
 
