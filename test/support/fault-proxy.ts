@@ -65,8 +65,10 @@ export async function faultProxy(target: { port: number }, fault: WireFault): Pr
         if (sent >= 300) return;
         const part = chunk.subarray(0, 300 - sent);
         sent += part.length;
-        client.write(part);
-        if (sent >= 300) client.resetAndDestroy();
+        // Reset once the part is handed to the kernel: a reset with the write still queued in
+        // Node would drop it, and the client would see no response at all.
+        if (sent >= 300) client.write(part, () => client.resetAndDestroy());
+        else client.write(part);
       });
     } else {
       const pending: number[] = [];
