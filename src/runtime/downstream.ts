@@ -230,9 +230,10 @@ const KEYS = optionKeys<DownstreamOptions>({
   store: true,
 });
 
-/** What `hookAnswer` gives when the call's deadline came before the hook's answer. */
 /** How much earlier than the clock's reading a native timer may fire (see `abortedAtDeadline`). */
 const TIMER_EARLY_MS = 1;
+
+/** What `hookAnswer` gives when the call's deadline came before the hook's answer. */
 const PAST_DEADLINE: unique symbol = Symbol('past the deadline');
 
 /** Every per-call option; anything else is refused, like a downstream option typo. */
