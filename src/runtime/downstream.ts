@@ -607,8 +607,8 @@ export class Downstream implements CallPlan {
         step = STEP_BEGIN;
       }
       if (step === STEP_BEGIN) {
-        if (run.options?.beforeAttempt !== undefined) await this.beforeAttempt(run);
-        step = this.begin(run);
+        const cut = run.options?.beforeAttempt === undefined ? undefined : await this.beforeAttempt(run);
+        step = cut ?? this.begin(run);
       }
       if (step !== STEP_ATTEMPT && step !== STEP_GIVE_UP) step = await this.admit(run, step);
       if (step === STEP_GIVE_UP) return this.giveUp(call, call.startedAt, run.options);
@@ -642,18 +642,20 @@ export class Downstream implements CallPlan {
     }
   }
 
-  /** The call's `beforeAttempt` hook, awaited before the next attempt is counted or admitted. */
-  private async beforeAttempt<T>(run: CallRun<T>): Promise<void> {
+  /**
+   * The call's `beforeAttempt` hook, awaited before the next attempt is counted or admitted:
+   * `STEP_GIVE_UP` when the deadline aborted the call's signal meanwhile (`abortedWaiting`).
+   */
+  private async beforeAttempt<T>(run: CallRun<T>): Promise<Step | undefined> {
     const call = run;
     const signal = run.signal;
     const deadline = call.deadline === Number.POSITIVE_INFINITY ? undefined : call.deadline;
     try {
       await run.options?.beforeAttempt?.({ attempt: call.attempt + 1, signal, deadline });
     } catch (error) {
-      if (signal?.aborted) this.aborted(signal, call, call.startedAt);
-      throw error;
+      if (!signal?.aborted) throw error;
     }
-    if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+    return signal?.aborted ? this.abortedWaiting(signal, call) : undefined;
   }
 
   /**
@@ -725,18 +727,21 @@ export class Downstream implements CallPlan {
         try {
           applied = await this.hookAnswer(run.options?.verify?.({ attempt: call.attemptsMade, signal }), run);
         } catch (error) {
-          if (signal?.aborted) this.aborted(signal, call, call.startedAt);
-          throw error;
+          if (!signal?.aborted) throw error;
+          applied = undefined;
         }
-        if (signal?.aborted) this.aborted(signal, call, call.startedAt);
+        if (signal?.aborted) {
+          step = this.abortedWaiting(signal, call);
+          continue;
+        }
         // Past the deadline: no verdict, and no attempt (the admission gives up, `deadline`).
         step = call.verified(this.clock.monotonic(), applied === true);
       } else if (step === STEP_WAIT) {
         try {
           await this.clock.sleep(call.waitMs, signal);
         } catch {
-          call.abandon(this.clock.monotonic());
-          this.aborted(signal as AbortSignal, call, call.startedAt);
+          step = this.abortedWaiting(signal as AbortSignal, call);
+          continue;
         }
         step = call.resume(this.clock.monotonic());
       } else {
@@ -835,15 +840,7 @@ export class Downstream implements CallPlan {
       value = 'acquire' in queue ? await queue.acquire(signal, call.queueWaitMs) : await queue;
     } catch (error) {
       const now = this.clock.monotonic();
-      if (signal?.aborted) {
-        if (this.abortedAtDeadline(signal, call, now)) {
-          // As if the line's own wait had run out at the deadline (see `abortedAtDeadline`).
-          call.abandon(now);
-          return call.waitCutByDeadline(now);
-        }
-        call.abandon(now);
-        return this.aborted(signal, call, startedAt);
-      }
+      if (signal?.aborted) return this.abortedWaiting(signal, call);
       if (isConcurrencyLimitError(error)) {
         // The adaptive limit's line (`concurrency.maxQueue`): full, or the wait ran out.
         this.stats_.concurrencyRejections++;
@@ -1036,6 +1033,18 @@ export class Downstream implements CallPlan {
    */
   private abortedAtDeadline(signal: AbortSignal, call: CallMachine, now: number): boolean {
     return isDeadlineExceededError(signal.reason) && now >= call.deadline - TIMER_EARLY_MS;
+  }
+
+  /**
+   * The call's signal aborted while it waited before an attempt (a hook, a pacing wait, a line):
+   * for its own deadline (`abortedAtDeadline`), the wait ends as one the deadline cut
+   * (`STEP_GIVE_UP`, reason `deadline`); for anything else, the call ends with the abort's reason.
+   */
+  private abortedWaiting(signal: AbortSignal, call: CallMachine): Step {
+    const now = this.clock.monotonic();
+    call.abandon(now);
+    if (this.abortedAtDeadline(signal, call, now)) return call.waitCutByDeadline(now);
+    return this.aborted(signal, call, call.startedAt);
   }
 
   private aborted(signal: AbortSignal, call: CallMachine, startedAt: number): never {

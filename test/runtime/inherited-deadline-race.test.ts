@@ -87,6 +87,52 @@ describe('a call inside a request scope, at the request’s deadline', () => {
     expect(await outcome).toBe('resolved fallback after deadline');
   });
 
+  it.each([false, true])(
+    'a verify hook that has not answered by then: the call gives up with reason deadline (scope signal: %s)',
+    async (withSignal) => {
+      const clock = new VirtualClock();
+      const d = downstream('api', {
+        clock,
+        random: new SeededRandom(15),
+        retry: { maxAttempts: 3 },
+        attemptTimeoutMs: 100,
+        idempotent: false,
+        budget: false,
+      });
+      const { scope, told } = request(clock, 300, withSignal);
+      // The first attempt times out (outcome unknown), so the hook is asked whether it took effect.
+      const outcome = settle(runWithDeadline(scope, () => d.call(never, { verify: never })));
+      await clock.advance(300);
+      expect(await outcome).toBe('GiveUpError deadline');
+      expect(told).toEqual(['deadline']);
+    },
+  );
+
+  it('a beforeAttempt hook waiting on the signal: the call gives up with reason deadline', async () => {
+    const clock = new VirtualClock();
+    const d = downstream('api', {
+      clock,
+      random: new SeededRandom(16),
+      retry: { maxAttempts: 3, backoff: { baseMs: 10, jitter: 'none' } },
+      budget: false,
+    });
+    const { scope, told } = request(clock, 300, true);
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const outcome = settle(
+      runWithDeadline(scope, () =>
+        d.call(() => Promise.reject(reset), {
+          beforeAttempt: ({ attempt, signal }) =>
+            attempt === 1
+              ? undefined
+              : new Promise<void>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
+        }),
+      ),
+    );
+    await clock.advance(300);
+    expect(await outcome).toBe('GiveUpError deadline');
+    expect(told).toEqual(['deadline']);
+  });
+
   it('an abort for another reason (the client left) still ends the call with that reason, no give-up told', async () => {
     const clock = new VirtualClock();
     const d = downstream('api', { clock, random: new SeededRandom(14), retry: { maxAttempts: 3 }, budget: false });
