@@ -145,6 +145,11 @@ export class PoolWindow {
    */
   private readonly othersBefore: { sentAt: number }[] = [];
   private beforeStaleMs = 0;
+  /**
+   * How long a first try holds its place at most (the stale time of the latest `otherSent` or
+   * `arrivedBefore`; ∞ before either): `othersHeld` lasts no longer after the last one left.
+   */
+  private othersStaleMs = Number.POSITIVE_INFINITY;
   /** When the latest of them left (−∞: none yet). */
   private lastOtherSentAt = Number.NEGATIVE_INFINITY;
   /**
@@ -226,6 +231,12 @@ export class PoolWindow {
     }
     const before = this.othersBefore;
     while (before.length > 0 && (before[0] as { sentAt: number }).sentAt < nowMs - this.beforeStaleMs) before.shift();
+    // No first try holds a place past the stale time after the last one left. `othersFilled`
+    // counts the whole window less those served as theirs, the places the window's own requests
+    // held included, and only first tries' answers give them back; the window's own answers
+    // keep freeing places, so `rescue` never comes. Simulated spread pool, seed 1067: 7 of 18
+    // places stayed held for 900 ms after the last first try (1.34× the bound on its draws).
+    if (this.othersHeld > 0 && nowMs - this.lastOtherSentAt > this.othersStaleMs) this.othersHeld = 0;
   }
 
   /**
@@ -242,6 +253,7 @@ export class PoolWindow {
     while (others.length > 0 && (others[0] as { sentAt: number }).sentAt < nowMs - staleMs) others.shift();
     others.push({ sentAt: nowMs });
     this.lastOtherSentAt = nowMs;
+    this.othersStaleMs = staleMs;
   }
 
   /**
@@ -265,7 +277,7 @@ export class PoolWindow {
     this.recentMs = serviceMs;
     for (const at of sentAtMs) if (at > nowMs - serviceMs) this.othersRecent.push(at);
     if (this.othersRecent.length > 0) this.lastOtherSentAt = this.othersRecent[this.othersRecent.length - 1] as number;
-    this.beforeStaleMs = staleMs;
+    this.beforeStaleMs = this.othersStaleMs = staleMs;
     for (const { sentAt } of unanswered) if (sentAt >= nowMs - staleMs) this.othersBefore.push({ sentAt });
   }
 
