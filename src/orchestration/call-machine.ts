@@ -31,7 +31,7 @@
  *   verified(now, applied) → as begin, after the verify hook answered
  *   resume(now)          → after a STEP_WAIT: the same as begin's admission, from the next stage
  *   slotGranted(now) / slotRefused(now, error) → after a STEP_QUEUE
- *   waitCutByDeadline(now) → STEP_GIVE_UP   the caller's signal ended the wait at the deadline
+ *   waitCutByDeadline(now) → STEP_GIVE_UP   the deadline ended a wait before an attempt
  *   succeeded(now)                     the operation's value is the call's
  *   failed(now, error, classification) → STEP_SLEEP (then begin) | STEP_GIVE_UP
  *   cutByDeadline(now, error) → STEP_GIVE_UP
@@ -398,8 +398,9 @@ export class CallMachine implements StageCall {
   }
 
   /**
-   * The call's deadline ended its wait in a line: reason `deadline` — whether the line's own
-   * timer said so (`slotRefused`) or the caller's signal, aborted for that same deadline.
+   * The call's deadline ended a wait before an attempt (a line, a pacing wait, a hook): reason
+   * `deadline` — whether a line's own timer said so (`slotRefused`) or the caller's signal,
+   * aborted for that same deadline.
    */
   waitCutByDeadline(nowMs: number): Step {
     this.unwind(nowMs);

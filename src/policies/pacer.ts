@@ -2190,7 +2190,6 @@ export class Pacer {
     this.readMaybeLow(nowMs);
   }
 
-  /** No reopening in cruise to read the callee's rate from, or to count from, yet. */
   /** No span between reopenings measured or begun: the next two reopenings read the callee afresh. */
   private forgetSpan(): void {
     this.forgetReopening();
@@ -2199,6 +2198,7 @@ export class Pacer {
     this.state.spanFrom = this.state.spanTo = Number.NaN;
   }
 
+  /** No reopening in cruise to read the callee's rate from, or to count from, yet. */
   private forgetReopening(): void {
     this.state.reopenedAt = this.state.reopenSent = Number.NaN;
     this.state.servedSinceReopen = 0;
