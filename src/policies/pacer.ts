@@ -1391,18 +1391,19 @@ export class Pacer {
       this.state.slowRun = true;
       x = this.flightLevel(nowMs);
       this.state.fromFlight = true;
-    } else if (isProbe && this.state.flightLatencies.slowerThanRejections(latency, 2) && this.slowFlightFoundLate()) {
-      this.endSearchOnFlight(nowMs);
-      return;
-    } else if (isProbe && this.slowFlightHeldAt() >= 0 && this.slowFlightFoundLate()) {
-      // A slow success is held to be read once the rejections stop (`slowFlightHeld`), and the
-      // flight's medians already say served slowly: a probe served meanwhile found a worker
-      // free, not a rate. Read as a rate, it brackets the few per second the probes' doubled
-      // gaps had come to while first tries kept the pool full, and start-up climbed from there
-      // one service time at a time (simulated pool, lognormal 100 ms services, first tries over
-      // 200 ms: probes served at 244 ms with the read due at 256 ms, 1.42× the bound on the
-      // services the pool ran; now 1.08×).
-      this.state.slowTooSoon = 0;
+    } else if (
+      isProbe &&
+      (this.state.flightLatencies.slowerThanRejections(latency, 2) || this.slowFlightHeldAt() >= 0) &&
+      this.slowFlightFoundLate()
+    ) {
+      // A probe served slowly itself, or while a slow success is held to be read once the
+      // rejections stop (`slowFlightHeld`), the flight's medians already saying served slowly:
+      // it found a worker free, not a rate. Read as a rate, it brackets the few per second the
+      // probes' doubled gaps had come to while first tries kept the pool full, and start-up
+      // climbed from there one service time at a time (simulated pool, lognormal 100 ms
+      // services, first tries over 200 ms: probes served at 244 ms with the read due at 256 ms,
+      // 1.42× the bound on the services the pool ran; now 1.08×). The held success needs no
+      // reading after this: leaving search ends its use, and `enter` clears it.
       this.endSearchOnFlight(nowMs);
       return;
     } else if (isProbe) {
