@@ -1175,7 +1175,7 @@ export class Pacer {
       // parked callers check again every quarter of a service time.
       return Math.min(wait, Math.max(RECHECK_MS, Math.min(this.state.gap, (this.okLatency ?? this.state.gap) / 4)));
     }
-    if ((this.state.startup || this.state.reprobe) && this.alone) {
+    if ((this.state.startup || this.state.reprobe || this.levelOnTrial()) && this.alone) {
       // In start-up the rate may grow every growthMs, moving every waiting slot earlier: a
       // caller that slept longer would send late, and the send rate would lag the allowed one
       // (measured: a fixed window's start-up sent one request per first gap, 51 ms, while the
@@ -1184,7 +1184,11 @@ export class Pacer {
       // booked at the reprobes' 42/s woke ~40 ms after their slots at 130/s, and the herd sent
       // at 84/s (simulated, normal 10 ms). Not while a fleet's shared queue releases this
       // pacer's sends (`alone`): its own tickets are then leftovers of the search, which must
-      // not race it.
+      // not race it. And while a level that may be low is on trial (`readMaybeLow`): passed,
+      // start-up goes on from it at once. Parked half their waits instead, callers booked at a
+      // window count's 33/s slept 750–900 ms, woke long after their slots had moved up, and
+      // sent at ~60/s of the 100–120/s allowed (simulated fixed window, normal 40 ms, first
+      // tries over 200 ms, seed 24: 1.56× the bound's time, now 1.39×).
       return Math.min(wait, Math.max(this.state.gap, this.growthMs / 2));
     }
     if (this.state.windowCount > 0 && ticket > this.state.baseTicket) {
@@ -2898,6 +2902,11 @@ export class Pacer {
   private readMaybeLow(nowMs: number): void {
     this.state.readLevel = this.state.level;
     this.state.plateauAt = nowMs;
+  }
+
+  /** A level read maybe low is on trial (`readMaybeLow`): passed, start-up goes on from it. */
+  private levelOnTrial(): boolean {
+    return this.state.level === this.state.readLevel;
   }
 
   /**

@@ -250,6 +250,18 @@ describe('adaptive pacing on every server model', () => {
     expect(mean(times)).toBeLessThanOrEqual(1.29);
   });
 
+  it('callers parked while a level that may be low is on trial check again as often as in start-up: fixed window, normal 40 ms, first tries over 200 ms, seed 24 ≤ 1.42× the time; token bucket, normal 10 ms, first tries over 500 ms, seed 2 ≤ 1.1× (were 1.56× and 1.31×: parked half their waits at the trial’s low rate, callers slept up to 900 ms past slots that start-up had moved up)', () => {
+    const spreadTime = (setup: HerdSetup) => {
+      const run = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
+      expect(run.gaveUp).toBe(0);
+      return run.allSucceededMs / herdSpreadLowerBound(setup, 1).allSucceededMs;
+    };
+    const window = herdOn('fixed-window', { latencyMs: 40, distribution: 'normal', arrivalMs: 200, seed: 24 });
+    expect(spreadTime(window), 'fixed window, seed 24').toBeLessThanOrEqual(1.42);
+    const bucket = herdOn('token-bucket', { latencyMs: 10, distribution: 'normal', arrivalMs: 500, seed: 2 });
+    expect(spreadTime(bucket), 'token bucket, seed 2').toBeLessThanOrEqual(1.1);
+  });
+
   it('a cut does not take the peak of a few paced successes as the callee’s rate (token bucket, exponential 2 ms, seed 7: ≤ 1.05× the time; trusting it took 1.25×)', () => {
     oneHerdWithin(herdOn('token-bucket', { latencyMs: 2, distribution: 'exponential', arrivalMs: 3, seed: 7 }), 1.05);
   });
