@@ -2904,7 +2904,7 @@ export class Pacer {
     this.state.plateauAt = nowMs;
   }
 
-  /** A level read maybe low is on trial (`readMaybeLow`): passed, start-up goes on from it. */
+  /** Whether the level is a reading on trial (`readMaybeLow`): passed, start-up goes on from it. */
   private levelOnTrial(): boolean {
     return this.state.level === this.state.readLevel;
   }
