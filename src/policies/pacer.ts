@@ -2865,7 +2865,7 @@ export class Pacer {
    */
   private readingOutgrown(nowMs: number, sent: number): void {
     const s = this.state;
-    if (s.level !== s.readLevel || !this.alone || s.pool !== undefined) return;
+    if (!this.levelOnTrial() || !this.alone || s.pool !== undefined) return;
     if (this.slotOf(s.nextTicket - 1) <= nowMs) {
       // Nobody waits: the rate is not what is sent.
       s.topSince = Number.NaN;
@@ -3019,7 +3019,7 @@ export class Pacer {
     // earlier are not counted in it (a fixed window's span while first tries still arrived
     // counted 5 of its 10). Kept as it was, a token bucket read at 29/s by a run cut short
     // stayed there for 450 ms after spans read 96 and 102/s (1.37× the bound's time).
-    const outread = this.state.level === this.state.readLevel && this.state.saturatedRate * (1 + 1 / served) > this.state.level;
+    const outread = this.levelOnTrial() && this.state.saturatedRate * (1 + 1 / served) > this.state.level;
     if (!this.state.startup && !this.state.rampLevel && !outread) return;
     this.state.startup = false;
     this.state.rampLevel = false;
@@ -3065,7 +3065,7 @@ export class Pacer {
     // A reading on trial stays on trial (`readMaybeLow`): the late answer raises it, it does not
     // prove it. Let go here, a real fixed window read at 58/s, raised to 73/s by a late answer,
     // was paced 62–70/s of its 100/s for a second (1.4× the bound's time).
-    const onTrial = this.state.level === this.state.readLevel;
+    const onTrial = this.levelOnTrial();
     this.fromReading(this.state.readingAt);
     if (onTrial) this.readMaybeLow(nowMs);
     this.adjust(nowMs);

@@ -839,8 +839,8 @@ export class Downstream implements CallPlan {
     try {
       value = 'acquire' in queue ? await queue.acquire(signal, call.queueWaitMs) : await queue;
     } catch (error) {
-      const now = this.clock.monotonic();
       if (signal?.aborted) return this.abortedWaiting(signal, call);
+      const now = this.clock.monotonic();
       if (isConcurrencyLimitError(error)) {
         // The adaptive limit's line (`concurrency.maxQueue`): full, or the wait ran out.
         this.stats_.concurrencyRejections++;
