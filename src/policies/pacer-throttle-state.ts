@@ -1,4 +1,5 @@
 import { FlightLatencies } from './flight-latencies.js';
+import { LateWakeQueue } from './late-wake-queue.js';
 import type { PoolWindow } from './pool-window.js';
 import { ProbeSends } from './probe-sends.js';
 import { ReleasedTickets } from './released-tickets.js';
@@ -313,6 +314,8 @@ export class PacerThrottleState {
   lastDueAt = Number.NEGATIVE_INFINITY;
   /** Tickets handed back while still ahead: the next bookings take them first, smallest first. */
   readonly released = new ReleasedTickets();
+  /** Due tickets held back so that callers waking late together do not send at once (cruise by rate). */
+  readonly lateWakes = new LateWakeQueue();
   /** Paced sends while reprobing or pacing by windows: how many went into a window. */
   readonly sends = new SendLog();
   respacedAt = Number.NaN;

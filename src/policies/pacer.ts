@@ -272,6 +272,13 @@ const IDLE_GAPS = 2;
 
 /** A wait that only yields: answers arriving at the same instant are read first. */
 const RECHECK_MS = 0.001;
+/**
+ * Paced by rate, a send may go while the next conforming one is at most this many gaps ahead
+ * (two at once), or `LATE_WAKE_SLACK_MS` when that is longer: timers fire a ms late on their
+ * own (`LateWakeQueue`).
+ */
+const LATE_WAKE_GAPS = 1;
+const LATE_WAKE_SLACK_MS = 2;
 
 /** A window's length is bracketed down to this, ms (or a hundredth of it). */
 const WINDOW_RESOLUTION_MS = 1;
@@ -758,10 +765,14 @@ export class Pacer {
       ticket = this.state.nextTicket++;
     }
     const wait = this.slotOf(ticket) - nowMs;
-    if ((wait <= 0 && !this.gated(ticket, nowMs)) || ticket < this.state.earlyTo) return this.sendNow(nowMs, ticket);
+    const late = wait <= 0 && ticket >= this.state.earlyTo ? this.lateWait(ticket, nowMs) : 0;
+    if (((wait <= 0 && !this.gated(ticket, nowMs)) || ticket < this.state.earlyTo) && late === 0)
+      return this.sendNow(nowMs, ticket);
     this.ticket = ticket;
     this.pacedCount++;
-    return wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
+    const told = late > 0 ? late : wait <= 0 ? this.placeWait(ticket, nowMs) : this.checkAfter(wait, nowMs, ticket);
+    if (told > 0) this.state.lateWakes.tell(ticket, nowMs + told);
+    return told;
   }
 
   /**
@@ -820,7 +831,21 @@ export class Pacer {
    * them in), so a long wait is split: the caller checks again half-way.
    */
   holdFor(ticket: number, nowMs: number): number {
-    if (ticket === 0 || this.mode === 0) return 0;
+    if (ticket === 0) return 0;
+    if (this.mode === 0) {
+      this.throttleState?.lateWakes.left(ticket);
+      return 0;
+    }
+    const wait = this.holdTicket(ticket, nowMs);
+    // Every way out of the queue forgets when the caller was told to come back (a chunk's due
+    // ticket goes without `sendNow`), so nothing is kept for tickets that left.
+    if (wait > 0) this.state.lateWakes.tell(ticket, nowMs + wait);
+    else this.state.lateWakes.left(ticket);
+    return wait;
+  }
+
+  /** `holdFor` of a ticket while throttling. */
+  private holdTicket(ticket: number, nowMs: number): number {
     if (ticket < this.state.earlyTo) return this.sendNow(nowMs, ticket);
     this.adjust(nowMs);
     if (this.state.chunk) {
@@ -829,7 +854,49 @@ export class Pacer {
     }
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0) return this.checkAfter(wait, nowMs, ticket);
-    return this.gated(ticket, nowMs) ? this.placeWait(ticket, nowMs) : this.sendNow(nowMs, ticket);
+    if (this.gated(ticket, nowMs)) return this.placeWait(ticket, nowMs);
+    const late = this.lateWait(ticket, nowMs);
+    return late > 0 ? late : this.sendNow(nowMs, ticket);
+  }
+
+  /** Whether cruise paces by rate alone: slots `gap` apart, nothing counted, probed or pooled. */
+  private get pacedByRate(): boolean {
+    const s = this.state;
+    return this.mode === CRUISE && !s.geometric && !s.chunk && !s.reprobe && s.windowCount === 0 && s.pool === undefined;
+  }
+
+  /**
+   * For a due `ticket`: 0 if it may go now, else how long it waits for a place behind others
+   * that came due together (`LateWakeQueue`). Paced by rate only: a count of a window, a pool's
+   * places and a search's probes let requests go together on purpose.
+   */
+  private lateWait(ticket: number, nowMs: number): number {
+    if (!this.pacedByRate) {
+      this.state.lateWakes.clear();
+      return 0;
+    }
+    const gap = this.state.gap;
+    const queued = this.state.lateWakes.size;
+    const wait = this.state.lateWakes.holdDue(ticket, nowMs, gap, Math.max(LATE_WAKE_GAPS * gap, LATE_WAKE_SLACK_MS));
+    if (this.state.lateWakes.size > queued) this.waitingAfterLateWakes(nowMs);
+    return wait;
+  }
+
+  /**
+   * Queued late wakers hold the rate's next places: the tickets still waiting for their slots
+   * move behind them, as they do behind a first try that left (`unpacedSent`) — else the
+   * schedule and the queue would each send at the rate.
+   */
+  private waitingAfterLateWakes(nowMs: number): void {
+    const s = this.state;
+    const end = s.lateWakes.end;
+    let first = s.baseTicket;
+    while (first < s.nextTicket && this.slotOf(first) <= nowMs) first++;
+    if (this.slotOf(first) >= end) return;
+    s.lastDueAt = first > s.baseTicket ? this.slotOf(first - 1) : s.lastDueAt;
+    s.baseTicket = first;
+    s.baseAt = end;
+    this.generationCount++;
   }
 
   /**
@@ -838,6 +905,7 @@ export class Pacer {
    */
   private sendNow(nowMs: number, ticket: number): number {
     const s = this.state;
+    if (ticket > 0) s.lateWakes.left(ticket);
     if (this.mode === SEARCH && ticket > 0) {
       s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
       if (ticket > s.probeSentTicket) s.probeSentTicket = ticket;
@@ -845,6 +913,7 @@ export class Pacer {
     }
     if (s.reprobe || s.windowCount > 0) s.sends.record(nowMs, nowMs - 3 * Math.max(s.windowHigh, s.chunkHigh, 1));
     if (s.pool !== undefined && this.mode === CRUISE) s.pool.sent(nowMs, ticket);
+    if (ticket > 0 && this.pacedByRate) s.lateWakes.sent(nowMs, s.gap);
     return 0;
   }
 
@@ -934,6 +1003,8 @@ export class Pacer {
   slotWait(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;
     if (this.state.chunk) return this.chunkWait(ticket, nowMs);
+    const place = this.pacedByRate ? this.state.lateWakes.placeOf(ticket) : undefined;
+    if (place !== undefined) return Math.max(0, place - nowMs);
     const wait = this.slotOf(ticket) - nowMs;
     if (wait > 0 || !this.gated(ticket, nowMs)) return Math.max(0, wait);
     return (this.state.pool as PoolWindow).expectedWait(ticket, this.serviceMs);
@@ -968,6 +1039,7 @@ export class Pacer {
   release(ticket: number, nowMs: number): boolean {
     // Its caller will not send it: no probe of a search will leave on it either.
     this.throttleState?.probeSends.forget(ticket);
+    this.throttleState?.lateWakes.forget(ticket);
     if (ticket === 0 || this.mode === 0 || ticket < this.state.baseTicket || ticket >= this.state.nextTicket) return false;
     if ((this.slotOf(ticket) <= nowMs && !this.gated(ticket, nowMs)) || this.state.released.has(ticket)) return false;
     if (this.ticket === ticket) this.ticket = 0;
@@ -1293,6 +1365,16 @@ export class Pacer {
     if (!geometric && this.state.baseAt < this.hintUntil) this.state.baseAt = this.hintUntil;
     // Requests booked in a followed queue leave until its end: local bookings come after them.
     if (this.state.baseAt < this.followedUntil) this.state.baseAt = this.followedUntil - (geometric ? gap : 0);
+    this.respaceLateWakes(nowMs, geometric, gap);
+  }
+
+  /** The queue of late wakers follows a re-spaced schedule; probes and a count's hold empty it. */
+  private respaceLateWakes(nowMs: number, geometric: boolean, gap: number): void {
+    if (geometric || gap >= CHUNK_HOLD_MS) this.state.lateWakes.clear();
+    else if (this.state.lateWakes.size > 0) {
+      this.state.lateWakes.respace(nowMs, gap);
+      this.waitingAfterLateWakes(nowMs);
+    }
   }
 
   /** Cruise: re-spaces the queue when the allowed rate drifted from the one it was spaced at. */
@@ -1797,6 +1879,7 @@ export class Pacer {
     s.geometric = false;
     s.gap = gap;
     s.baseAt = nowMs;
+    this.respaceLateWakes(nowMs, false, gap);
     return first;
   }
 
