@@ -273,9 +273,9 @@ const IDLE_GAPS = 2;
 /** A wait that only yields: answers arriving at the same instant are read first. */
 const RECHECK_MS = 0.001;
 /**
- * Paced by rate, a send may go while the next conforming one is at most this many gaps ahead
- * (two at once), or `LATE_WAKE_SLACK_MS` when that is longer: timers fire a ms late on their
- * own (`LateWakeQueue`).
+ * Paced by rate, a caller that asks more than this many gaps after it was told (or
+ * `LATE_WAKE_SLACK_MS`, when longer: timers fire a ms late on their own) woke late; it goes only
+ * while the next conforming send is at most as far ahead — two at once (`LateWakeQueue`).
  */
 const LATE_WAKE_GAPS = 1;
 const LATE_WAKE_SLACK_MS = 2;
@@ -828,7 +828,9 @@ export class Pacer {
   /**
    * For a caller holding `ticket` whose wait ended: ms to wait before asking again, or 0 to
    * send now. Slots move as the pacer learns (a cut spaces them out, a better estimate brings
-   * them in), so a long wait is split: the caller checks again half-way.
+   * them in), so a long wait is split: the caller checks again half-way. Paced by rate, a
+   * caller that asks long after it was told may wait for a place behind others that woke late
+   * with it (`LateWakeQueue`).
    */
   holdFor(ticket: number, nowMs: number): number {
     if (ticket === 0) return 0;
@@ -997,8 +999,8 @@ export class Pacer {
   }
 
   /**
-   * The wait until `ticket`'s slot as booked now (not split), 0 when due: what a caller
-   * compares with its deadline. Searching, a slot is provisional (`searching`).
+   * The wait until `ticket`'s slot as booked now (not split) — or its place among callers that
+   * woke late together — 0 when due: what a caller compares with its deadline. Searching, a slot is provisional (`searching`).
    */
   slotWait(ticket: number, nowMs: number): number {
     if (ticket === 0 || this.mode === 0 || ticket < this.state.earlyTo) return 0;

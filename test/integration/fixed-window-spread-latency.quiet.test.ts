@@ -12,11 +12,8 @@
 // trial, and read its own slow sending as the callee's rate: medians of 1.37–1.56× the
 // bound's time over 9–13 herds (five runs; now 1.21–1.29× over nine, on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SeededRandom } from '../../src/random/random.js';
-import { lognormal } from '../../src/sim/distributions.js';
-import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
-import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { herdBesideTwin, herdTwin, median, twinFigure, warmUpThrough } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, median, twinFigure } from '../support/real-herd.js';
+import { type SpreadWindow, startSpreadWindow } from '../support/spread-window.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -25,17 +22,12 @@ const ARRIVAL_MS = 200;
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
 
 describe('adaptive pacing against a real fixed window across latencies that spread', () => {
-  let limiter: LimitedServer;
-  let proxy: DelayProxy;
+  let spread: SpreadWindow;
   beforeAll(async () => {
-    limiter = await startFixedWindowServer({ limit: 10, windowMs: 100 });
-    const random = new SeededRandom(7);
-    proxy = await jitterProxy({ port: Number(new URL(limiter.url).port) }, () => lognormal(random, 10, 0.5));
-    await warmUpThrough(proxy.url, 'spread-window-warm-up');
+    spread = await startSpreadWindow('spread-window-warm-up');
   });
   afterAll(async () => {
-    await proxy?.close();
-    await limiter?.close();
+    await spread?.close();
   });
 
   it(`${CALLERS} callers over ${ARRIVAL_MS} ms, ${SEEDS.length} herds: at the median ≤ 1.33× the bound's time (regression: 1.37–1.56×) and ≤ 1.12× its requests`, {
@@ -45,7 +37,7 @@ describe('adaptive pacing against a real fixed window across latencies that spre
     const times: number[] = [];
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 20, distribution: 'lognormal' }, CALLERS, ARRIVAL_MS, seed);
-      const herd = await herdBesideTwin(limiter, proxy.url, `spread-window-${seed}`, setup, 300);
+      const herd = await herdBesideTwin(spread.limiter, spread.proxy.url, `spread-window-${seed}`, setup, 300);
       const { real, allSucceededMs: last, failed, bound } = herd;
       console.log(
         twinFigure(

@@ -11,11 +11,8 @@
 // medians of 1.19× and 1.23× the bound's requests, herds up to 1.32×; now 1.06× and 1.08×, up
 // to 1.16× (Node 24). The stall's own 300 ms is lost either way: the time is not checked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SeededRandom } from '../../src/random/random.js';
-import { lognormal } from '../../src/sim/distributions.js';
-import { type DelayProxy, jitterProxy } from '../support/delay-proxy.js';
-import { type LimitedServer, startFixedWindowServer } from '../support/limiter-servers.js';
-import { herdBesideTwin, herdTwin, median, twinFigure, warmUpThrough } from '../support/real-herd.js';
+import { herdBesideTwin, herdTwin, median, twinFigure } from '../support/real-herd.js';
+import { type SpreadWindow, startSpreadWindow } from '../support/spread-window.js';
 
 const CALLERS = 100;
 const ARRIVAL_MS = 200;
@@ -35,17 +32,12 @@ function stallAt(atMs: number, ms: number): void {
 }
 
 describe('adaptive pacing against a real fixed window when the calling process stalls', () => {
-  let limiter: LimitedServer;
-  let proxy: DelayProxy;
+  let spread: SpreadWindow;
   beforeAll(async () => {
-    limiter = await startFixedWindowServer({ limit: 10, windowMs: 100 });
-    const random = new SeededRandom(7);
-    proxy = await jitterProxy({ port: Number(new URL(limiter.url).port) }, () => lognormal(random, 10, 0.5));
-    await warmUpThrough(proxy.url, 'stall-window-warm-up');
+    spread = await startSpreadWindow('stall-window-warm-up');
   });
   afterAll(async () => {
-    await proxy?.close();
-    await limiter?.close();
+    await spread?.close();
   });
 
   it(`${CALLERS} callers over ${ARRIVAL_MS} ms, the process blocked ${STALL_MS} ms in each of ${SEEDS.length} herds: at the median ≤ 1.12× the bound's requests (regression: 1.19–1.23×), none lost`, {
@@ -55,7 +47,7 @@ describe('adaptive pacing against a real fixed window when the calling process s
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 20, distribution: 'lognormal' }, CALLERS, ARRIVAL_MS, seed);
       stallAt(PAUSE_MS + STALL_AT_MS, STALL_MS);
-      const herd = await herdBesideTwin(limiter, proxy.url, `stall-window-${seed}`, setup, PAUSE_MS);
+      const herd = await herdBesideTwin(spread.limiter, spread.proxy.url, `stall-window-${seed}`, setup, PAUSE_MS);
       console.log(twinFigure(`express-rate-limit 10 / 100 ms, a ${STALL_MS} ms stall at ${STALL_AT_MS} ms`, seed, herd));
       expect(herd.failed).toBe(0);
       expect(herd.real.served).toBe(CALLERS);
