@@ -72,8 +72,9 @@ describe('pacing by rate when callers wake late together', () => {
 
   it('a cut while late callers drain re-spaces them at its own gap, in the same order', () => {
     const { p, tickets } = cruisingWithQueue();
-    tickets.map((t) => p.holdFor(t, 400));
-    p.onResult(401, 'rejected', undefined, 395);
+    for (const t of tickets) p.holdFor(t, 400);
+    // One of the two that went when the stall ended is rejected: a cut.
+    p.onResult(401, 'rejected', undefined, 400, true);
     const places = tickets.map((t) => p.slotWait(t, 401)).filter((w) => w > 0);
     expect(places.length).toBeGreaterThan(10);
     const gaps = places.slice(1).map((w, i) => w - (places[i] as number));
