@@ -38,11 +38,6 @@ export class LateWakeQueue {
     this.nextSendAt = Math.max(this.nextSendAt, nowMs) + gap;
   }
 
-  /** `ticket` left (by whatever schedule). */
-  left(ticket: number): void {
-    this.told.delete(ticket);
-  }
-
   /**
    * For a due `ticket`: 0 if it may go now, else the ms to wait for its place (it is queued,
    * or already was). `gap`: the schedule's spacing now; `tolerance`: how late a caller may wake
@@ -81,7 +76,7 @@ export class LateWakeQueue {
     return this.places.get(ticket);
   }
 
-  /** `ticket` will not be sent (its caller gave up). */
+  /** `ticket` left (by whatever schedule), or will not be sent (its caller gave up). */
   forget(ticket: number): void {
     this.places.delete(ticket);
     this.told.delete(ticket);

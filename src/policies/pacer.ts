@@ -835,14 +835,14 @@ export class Pacer {
   holdFor(ticket: number, nowMs: number): number {
     if (ticket === 0) return 0;
     if (this.mode === 0) {
-      this.throttleState?.lateWakes.left(ticket);
+      this.throttleState?.lateWakes.forget(ticket);
       return 0;
     }
     const wait = this.holdTicket(ticket, nowMs);
     // Every way out of the queue forgets when the caller was told to come back (a chunk's due
     // ticket goes without `sendNow`), so nothing is kept for tickets that left.
     if (wait > 0) this.state.lateWakes.tell(ticket, nowMs + wait);
-    else this.state.lateWakes.left(ticket);
+    else this.state.lateWakes.forget(ticket);
     return wait;
   }
 
@@ -907,7 +907,7 @@ export class Pacer {
    */
   private sendNow(nowMs: number, ticket: number): number {
     const s = this.state;
-    if (ticket > 0) s.lateWakes.left(ticket);
+    if (ticket > 0) s.lateWakes.forget(ticket);
     if (this.mode === SEARCH && ticket > 0) {
       s.probeSends.left(ticket, nowMs, this.slotOf(ticket));
       if (ticket > s.probeSentTicket) s.probeSentTicket = ticket;
