@@ -2895,10 +2895,14 @@ export class Pacer {
         if (d < s.windowHigh) s.windowHigh = d;
         this.openWindow(nowMs, sent);
       } else if (sent < s.windowOpen && sent >= s.windowPrevOpen + s.windowLow) {
-        // The opener, answered after a request sent behind it: the window opened at its send.
+        // The opener, answered after a request sent behind it: the window opened at its send,
+        // and the next opener is due a bracket after that, not after the later request. Left
+        // due where it was, it went 40 ms after the window had ended (simulated, normal 40 ms:
+        // answers out of order took three later requests for the opener, one after the other).
         const d = sent - s.windowPrevOpen;
         if (d < s.windowHigh) s.windowHigh = d;
         s.windowOpen = sent;
+        this.windowRespace(nowMs);
       }
       return;
     }
