@@ -402,7 +402,7 @@ const CRUISE = 2;
  * served in between: the callee had just run out and has capacity again (a fixed window's
  * boundary, a bucket's next token). Between two reopenings it restored exactly what it served,
  * so S successes sent between them over the time between them (each taken half-way from the
- * last rejected send) is its rate, Dₛ — a fixed window's N per window, which no flow peak
+ * last rejected send; a start after a pause in sending, as wide as the end) is its rate, Dₛ — a fixed window's N per window, which no flow peak
  * measures (its bursts at a window's start inflate D̂); a success of that span answered after
  * the reopening that ended it (answers out of order) still counts. The probe that ended the
  * search is a reopening too (the flight's rejections, then capacity), from its send time — as
@@ -3096,11 +3096,28 @@ export class Pacer {
     const widestInGaps = (served * widest) / (at - from);
     if (fromProbe ? widestInGaps > SEED_GAP_SLACK : widestInGaps > SPAN_GAP_SLACK && widest > SPAN_GAP_RTTS * (this.srtt ?? 0))
       return;
-    this.state.saturatedRate = served / (at - from);
+    // Each end is taken half-way between its rejected send and the served one after it, which
+    // is right within about one gap while the pacer sends evenly. A start whose rejected send
+    // came long before its opener (a pause in sending: the search's widening probe gaps, or a
+    // queue that ran dry) put half that pause into the span, and a window that opens at the
+    // first request after it expired restored nothing in it: simulated, first tries over
+    // 200 ms, 5 ms latencies, a window reopened 114 ms after the last rejected probe read 62/s
+    // of its 100/s, and the herd was paced at 62–68/s to its end (1.63× the bound's time). So
+    // a start wider than the end and than a pause in demand (`SPAN_GAP_SLACK` mean gaps and
+    // `SPAN_GAP_RTTS` round trips) is as wide as the end, ending at its opener: a bucket that
+    // saved tokens in that pause reads a little high, and its next rejection reads it again.
+    // (Without the round trips, answers processed out of order at a slot's end made brackets
+    // look wide that held no pause: the slot server's herd took 1 more request at the median.)
+    const endWidth = sent - this.state.lastRejectSent;
+    const startWidth = 2 * (prevOpener - from);
+    const loose =
+      startWidth > SPAN_GAP_SLACK * ((at - from) / served) && startWidth > SPAN_GAP_RTTS * (this.srtt ?? 0) && startWidth > endWidth;
+    const start = loose ? prevOpener - endWidth / 2 : from;
+    this.state.saturatedRate = served / (at - start);
     // A new reading: a level set from the one before no longer follows late answers (`lateInSpan`).
     this.state.readingTop = Number.NaN;
     this.state.saturatedAt = nowMs;
-    this.state.spanFrom = from;
+    this.state.spanFrom = start;
     this.state.spanTo = at;
     this.state.spanServed = served;
     // A level read maybe low (`readMaybeLow`) that this span outreads follows it, still to be
