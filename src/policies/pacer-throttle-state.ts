@@ -67,6 +67,13 @@ export class PacerThrottleState {
   spanFrom = Number.NaN;
   spanTo = Number.NaN;
   spanServed = 0;
+  /**
+   * The last rejected send when a cut went to the reading (`Pacer.cut`; NaN: none, or the next
+   * reading has come), and the rate sent at then (per ms): the reopening right after it reads
+   * a span that ends there, newer than the reading cut to (`Pacer.saturation`).
+   */
+  cutReadingRejectSent = Number.NaN;
+  cutReadingSending = Number.NaN;
   /** The level a reading set (`Pacer.fromReading`; NaN: none, or the level moved on since), and when. */
   readingTop = Number.NaN;
   readingAt = Number.NEGATIVE_INFINITY;

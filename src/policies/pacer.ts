@@ -416,7 +416,9 @@ const CRUISE = 2;
  *         W = D̂ < rate(now), a pacer alone: the callee served all it would)
  *     a cut to Dₛ over S successes sends at Dₛ as it is, not β below it, and climbs to the
  *     top of what that reading allows: W = min(Dₛ × (1 + 1/S), Dₛ / β),
- *         tₚ = now + K × ∛((1 − Dₛ / W) / (1 − β)), so that rate(now) = Dₛ
+ *         tₚ = now + K × ∛((1 − Dₛ / W) / (1 − β)), so that rate(now) = Dₛ;
+ *     the reopening right after it, read over more successes, between that level and the
+ *     rate that was rejected, replaces Dₛ there
  *
  * After a lull (the queue empty for more than `IDLE_GAPS` gaps, outside start-up and a pool's
  * window), D̂ is what callers asked for, not what the callee allows: W = min(rate(now), Dₛ if
@@ -3113,7 +3115,23 @@ export class Pacer {
     const loose =
       startWidth > SPAN_GAP_SLACK * ((at - from) / served) && startWidth > SPAN_GAP_RTTS * (this.srtt ?? 0) && startWidth > endWidth;
     const start = loose ? prevOpener - endWidth / 2 : from;
-    this.state.saturatedRate = served / (at - start);
+    // The reopening right after a cut to the last reading ends a span at the rejection that cut:
+    // a newer reading, and over more successes, a closer one. Between the rate that was
+    // rejected and the level the cut left, it replaces that level (simulated token bucket,
+    // 5 ms, first tries over 100 ms: a cut went to 78/s, read over 4 successes 200 ms before
+    // while first tries still arrived; 13 ms later the reopening read 102/s over 23, and the herd
+    // climbed from 78/s for the rest of its second, 1.12× the bound's time, now 1.00×). Above
+    // the rate rejected it is no reading of the callee (a slot server's span that began in a
+    // run of first tries counted them: 190/s of 100/s), and below the level it only repeats
+    // the cut.
+    const rate = served / (at - start);
+    const afterCut =
+      this.state.lastRejectSent === this.state.cutReadingRejectSent &&
+      served > this.state.spanServed &&
+      rate < this.state.cutReadingSending &&
+      rate > this.state.level;
+    this.state.cutReadingRejectSent = Number.NaN;
+    this.state.saturatedRate = rate;
     // A new reading: a level set from the one before no longer follows late answers (`lateInSpan`).
     this.state.readingTop = Number.NaN;
     this.state.saturatedAt = nowMs;
@@ -3126,7 +3144,7 @@ export class Pacer {
     // counted 5 of its 10). Kept as it was, a token bucket read at 29/s by a run cut short
     // stayed there for 450 ms after spans read 96 and 102/s (1.37× the bound's time).
     const outread = this.levelOnTrial() && this.state.saturatedRate * (1 + 1 / served) > this.state.level;
-    if (!this.state.startup && !this.state.rampLevel && !outread) return;
+    if (!this.state.startup && !this.state.rampLevel && !outread && !afterCut) return;
     this.state.startup = false;
     this.state.rampLevel = false;
     this.state.measuredShare = this.state.cutMeasured = true;
@@ -3282,6 +3300,9 @@ export class Pacer {
       // fixed window read at 52/s was paced at 55–60/s of its 100/s to the end (1.74×).
       if (this.state.level === maybeLow) this.readMaybeLow(nowMs);
       this.raiseCeiling(this.state.level);
+      // The reopening after this rejection reads a newer span (`saturation`).
+      this.state.cutReadingRejectSent = this.state.lastRejectSent;
+      this.state.cutReadingSending = sending;
     }
     // Requests sent within one service time of the cut may still meet the load from before
     // it (a server busy with earlier requests): only answers to later ones cut again.
