@@ -401,13 +401,14 @@ const CRUISE = 2;
  * **Saturation** — a reopening is a paced success sent after a rejected request with nothing
  * served in between: the callee had just run out and has capacity again (a fixed window's
  * boundary, a bucket's next token). Between two reopenings it restored exactly what it served,
- * so S successes sent between them over the time between them (each taken half-way from the
- * last rejected send; a start after a pause in sending, as wide as the end) is its rate, Dₛ — a fixed window's N per window, which no flow peak
- * measures (its bursts at a window's start inflate D̂); a success of that span answered after
- * the reopening that ended it (answers out of order) still counts. The probe that ended the
- * search is a reopening too (the flight's rejections, then capacity), from its send time — as
- * long as no send since left a gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in
- * which a window expires half-used, and what was served then is not what the callee had.
+ * so S successes sent between them over the time between them (each end taken half-way from
+ * the last rejected send; a start after a pause in sending, as wide as the end) is its rate,
+ * Dₛ — a fixed window's N per window, which no flow peak measures (its bursts at a window's
+ * start inflate D̂); a success of that span answered after the reopening that ended it
+ * (answers out of order) still counts. The probe that ended the search is a reopening too (the
+ * flight's rejections, then capacity), from its send time — as long as no send since left a
+ * gap longer than 2 / Dₛ: start-up from a low guess leaves gaps in which a window expires
+ * half-used, and what was served then is not what the callee had.
  *
  * **Cutting** — when a request sent after the last cut is rejected or times out:
  *
@@ -3098,39 +3099,9 @@ export class Pacer {
     const widestInGaps = (served * widest) / (at - from);
     if (fromProbe ? widestInGaps > SEED_GAP_SLACK : widestInGaps > SPAN_GAP_SLACK && widest > SPAN_GAP_RTTS * (this.srtt ?? 0))
       return;
-    // Each end is taken half-way between its rejected send and the served one after it, which
-    // is right within about one gap while the pacer sends evenly. A start whose rejected send
-    // came long before its opener (a pause in sending: the search's widening probe gaps, or a
-    // queue that ran dry) put half that pause into the span, and a window that opens at the
-    // first request after it expired restored nothing in it: simulated, first tries over
-    // 200 ms, 5 ms latencies, a window reopened 114 ms after the last rejected probe read 62/s
-    // of its 100/s, and the herd was paced at 62–68/s to its end (1.63× the bound's time). So
-    // a start wider than the end and than a pause in demand (`SPAN_GAP_SLACK` mean gaps and
-    // `SPAN_GAP_RTTS` round trips) is as wide as the end, ending at its opener: a bucket that
-    // saved tokens in that pause reads a little high, and its next rejection reads it again.
-    // (Without the round trips, answers processed out of order at a slot's end made brackets
-    // look wide that held no pause: the slot server's herd took 1 more request at the median.)
-    const endWidth = sent - this.state.lastRejectSent;
-    const startWidth = 2 * (prevOpener - from);
-    const loose =
-      startWidth > SPAN_GAP_SLACK * ((at - from) / served) && startWidth > SPAN_GAP_RTTS * (this.srtt ?? 0) && startWidth > endWidth;
-    const start = loose ? prevOpener - endWidth / 2 : from;
-    // The reopening right after a cut to the last reading ends a span at the rejection that cut:
-    // a newer reading, and over more successes, a closer one. Between the rate that was
-    // rejected and the level the cut left, it replaces that level (simulated token bucket,
-    // 5 ms, first tries over 100 ms: a cut went to 78/s, read over 4 successes 200 ms before
-    // while first tries still arrived; 13 ms later the reopening read 102/s over 23, and the herd
-    // climbed from 78/s for the rest of its second, 1.12× the bound's time, now 1.00×). Above
-    // the rate rejected it is no reading of the callee (a slot server's span that began in a
-    // run of first tries counted them: 190/s of 100/s), and below the level it only repeats
-    // the cut.
+    const start = this.spanStart(from, prevOpener, sent, at, served);
     const rate = served / (at - start);
-    const afterCut =
-      this.state.lastRejectSent === this.state.cutReadingRejectSent &&
-      served > this.state.spanServed &&
-      rate < this.state.cutReadingSending &&
-      rate > this.state.level;
-    this.state.cutReadingRejectSent = Number.NaN;
+    const afterCut = this.replacesCutReading(rate, served);
     this.state.saturatedRate = rate;
     // A new reading: a level set from the one before no longer follows late answers (`lateInSpan`).
     this.state.readingTop = Number.NaN;
@@ -3152,6 +3123,51 @@ export class Pacer {
     if (outread) this.readMaybeLow(nowMs);
     this.raiseCeiling(this.pacedRate?.peak(nowMs, true) ?? this.state.level);
     this.adjust(nowMs);
+  }
+
+  /**
+   * Where the span that ends at this reopening (`at`, its opener sent at `sent`) begins. Each
+   * end is taken half-way between its rejected send and the served one after it, which is
+   * right within about one gap while the pacer sends evenly. A start whose rejected send came
+   * long before its opener (`prevOpener`: a pause in sending — the search's widening probe
+   * gaps, or a queue that ran dry) put half that pause into the span, and a window that opens
+   * at the first request after it expired restored nothing in it: simulated, first tries over
+   * 200 ms, 5 ms latencies, a window reopened 114 ms after the last rejected probe read 62/s of
+   * its 100/s, and the herd was paced at 62–68/s to its end (1.63× the bound's time). So a
+   * start wider than the end and than a pause in demand (`SPAN_GAP_SLACK` mean gaps and
+   * `SPAN_GAP_RTTS` round trips) is as wide as the end, ending at its opener: a bucket that
+   * saved tokens in that pause reads a little high, and its next rejection reads it again.
+   * (Without the round trips, answers processed out of order at a slot's end made brackets
+   * look wide that held no pause: the slot server's herd took 1 more request at the median.)
+   */
+  private spanStart(from: number, prevOpener: number, sent: number, at: number, served: number): number {
+    const endWidth = sent - this.state.lastRejectSent;
+    const startWidth = 2 * (prevOpener - from);
+    const loose =
+      startWidth > SPAN_GAP_SLACK * ((at - from) / served) &&
+      startWidth > SPAN_GAP_RTTS * (this.srtt ?? 0) &&
+      startWidth > endWidth;
+    return loose ? prevOpener - endWidth / 2 : from;
+  }
+
+  /**
+   * Whether the reading just made (`rate` over `served` successes) replaces the level of a cut
+   * to the reading before, once (the cut's mark is spent here). The reopening right after such
+   * a cut ends a span at the rejection that cut: a newer reading, and over more successes, a
+   * closer one. Between the rate that was rejected and the level the cut left, it replaces
+   * that level (simulated token bucket, 5 ms, first tries over 100 ms: a cut went to 78/s,
+   * read over 4 successes 200 ms before while first tries still arrived; 13 ms later the
+   * reopening read 102/s over 23, and the herd climbed from 78/s for the rest of its second,
+   * 1.12× the bound's time, now 1.00×). Above the rate rejected it is no reading of the callee
+   * (a slot server's span that began in a run of first tries counted them: 190/s of 100/s),
+   * and below the level it only repeats the cut.
+   */
+  private replacesCutReading(rate: number, served: number): boolean {
+    const s = this.state;
+    const replaces =
+      s.lastRejectSent === s.cutReadingRejectSent && served > s.spanServed && rate < s.cutReadingSending && rate > s.level;
+    s.cutReadingRejectSent = Number.NaN;
+    return replaces;
   }
 
   /**
