@@ -430,7 +430,8 @@ const CRUISE = 2;
  *     top of what that reading allows: W = min(Dₛ × (1 + 1/S), Dₛ / β),
  *         tₚ = now + K × ∛((1 − Dₛ / W) / (1 − β)), so that rate(now) = Dₛ;
  *     the reopening right after it, read over more successes, between that level and the
- *     rate that was rejected, replaces Dₛ there
+ *     rate that was rejected, replaces Dₛ there; a Dₛ read while first tries outnumbered
+ *     its S successes `CROWDED_FIRST_TRIES` to one sets W = Dₛ × (1 + 2/S) at once, tₚ = now
  *
  * After a lull (the queue empty for more than `IDLE_GAPS` gaps, outside start-up and a pool's
  * window), D̂ is what callers asked for, not what the callee allows: W = min(rate(now), Dₛ if
@@ -3145,6 +3146,9 @@ export class Pacer {
    */
   private firstTriesCrowded(from: number, to: number, served: number): boolean {
     if (!(this.state.othersSentAt > from)) return false;
+    // Only the last `OTHERS_RECENT_MAX` first tries are kept (the older half dropped beyond it),
+    // so a span of more than that over `CROWDED_FIRST_TRIES` successes (32) is never found
+    // crowded: over that many, ±2 / n is within 7 %.
     let crowd = 0;
     for (const sentAt of this.state.othersRecent) if (sentAt >= from && sentAt < to) crowd++;
     return crowd >= CROWDED_FIRST_TRIES * served;
