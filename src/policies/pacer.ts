@@ -51,11 +51,12 @@ export interface PacerOptions {
   /**
    * Longest gap between two paced sends, in ms: while throttling, at least one request per
    * `maxSpacingMs` goes out, so a callee rejecting everything is still probed (a floor on
-   * the learned rate, expressed as a time). Two exceptions: a search for the callee's rate that
+   * the learned rate, expressed as a time). Three exceptions: a search for the callee's rate that
    * has found nothing served for longer than this spaces its probes a quarter of the time
    * waited apart, up to 30 × this (a limit metered per minute costs ~20 probes a minute, not
-   * 60); and a callee that serves, yet still rejects at the floor, is paced below it by each
-   * cut, down to one request per 30 × this. @default 1_000
+   * 60); a callee that serves, yet still rejects at the floor, is paced below it by each
+   * cut, down to one request per 30 × this; and a fixed window found to hold S requests is paced
+   * at S per window, however long the window. @default 1_000
    */
   maxSpacingMs?: number;
   /** Whether the runtime paces first attempts too, not only retries. @default false */

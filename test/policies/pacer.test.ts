@@ -1222,6 +1222,10 @@ describe('Pacer', () => {
         const p = new Pacer();
         let now = 0;
         let reservations = 0;
+        // The lowest rate an answer took the pacer to below its floor: a cut at the floor for
+        // a callee that serves, or pacing by windows that hold few. Time and bookings alone
+        // never take it lower.
+        let under = Number.POSITIVE_INFINITY;
         for (const { dt, signal, latency, hint } of steps) {
           now += dt;
           if (signal === 'reserve') {
@@ -1234,13 +1238,43 @@ describe('Pacer', () => {
           }
           const rate = p.rate(now);
           if (rate !== undefined && !(rate > 0 && Number.isFinite(rate))) return false;
-          // At least 1 / maxSpacingMs, or while the search has waited long, a probe per 30 of it.
+          if (!p.throttling(now)) continue;
+          // At least 1 / maxSpacingMs; while the search has waited long, a probe per 30 of it.
           const floor = p.searching ? 1_000 / (30 * p.maxSpacingMs) : 1_000 / p.maxSpacingMs;
-          if (p.throttling(now) && rate! < floor - 1e-9) return false;
+          if (rate! >= floor - 1e-9) under = Number.POSITIVE_INFINITY;
+          else if (signal !== 'reserve' && !p.searching) under = rate!;
+          else if (rate! < under - 1e-9) return false;
         }
         return true;
       }),
     );
+  });
+
+  it('a callee that serves at the floor and still rejects is cut β below it, each cut again, down to one request per 30 maxSpacingMs (the property above once read that as a rate under the floor)', () => {
+    const p = new Pacer();
+    // Found by the property: a timeout and a success end the search, a rejection cuts to the
+    // floor of 1/s, three successes, then a rejection still at the floor.
+    p.onResult(0, 'timeout', undefined, -867);
+    p.onResult(0, 'ok', undefined, 0);
+    p.onResult(1, 'rejected', undefined, 1);
+    expect(p.rate(1)).toBeCloseTo(1, 9);
+    for (const at of [24, 658, 665]) p.onResult(at, 'ok');
+    p.onResult(665, 'rejected');
+    expect(p.searching).toBe(false);
+    expect(p.rate(665)).toBeCloseTo(0.85, 9);
+    let now = 665;
+    const rates: number[] = [];
+    for (let k = 0; k < 30; k++) {
+      now += 10;
+      p.onResult(now, 'ok', undefined, now - 5);
+      now += 10;
+      p.onResult(now, 'rejected', undefined, now - 5);
+      rates.push(p.rate(now) as number);
+    }
+    expect(rates[0]).toBeCloseTo(0.85 * 0.85, 6);
+    for (let k = 1; k < rates.length; k++) expect(rates[k]).toBeLessThanOrEqual((rates[k - 1] as number) + 1e-9);
+    expect(Math.min(...rates)).toBeCloseTo(1 / 30, 9);
+    expect(rates.at(-1)).toBeCloseTo(1 / 30, 9);
   });
 
   it('only successes: never throttles, never waits (property)', () => {
