@@ -3146,12 +3146,13 @@ export class Pacer {
    * read its rate roughly (`fromCrowdedReading`).
    */
   private firstTriesCrowded(from: number, to: number, served: number): boolean {
-    if (!(this.state.othersSentAt > from)) return false;
     // Only the last `OTHERS_RECENT_MAX` first tries are kept (the older half dropped beyond it),
     // so a span of more than that over `CROWDED_FIRST_TRIES` successes (32) is never found
-    // crowded: over that many, ±2 / n is within 7 %.
+    // crowded: over that many, ±2 / n is within 7 %. Kept in time order: counted from the
+    // newest back to the span's start, as `othersFillWindow` counts.
+    const recent = this.state.othersRecent;
     let crowd = 0;
-    for (const sentAt of this.state.othersRecent) if (sentAt >= from && sentAt < to) crowd++;
+    for (let i = recent.length - 1; i >= 0 && (recent[i] as number) >= from; i--) if ((recent[i] as number) < to) crowd++;
     return crowd >= CROWDED_FIRST_TRIES * served;
   }
 
