@@ -1228,6 +1228,9 @@ describe('Pacer', () => {
         let under = Number.POSITIVE_INFINITY;
         for (const { dt, signal, latency, hint } of steps) {
           now += dt;
+          // Time passing alone, answered or not: never under the floor or the last answer's rate.
+          const idle = p.rate(now);
+          if (p.throttling(now) && !p.searching && idle! < 1_000 / p.maxSpacingMs - 1e-9 && idle! < under - 1e-9) return false;
           if (signal === 'reserve') {
             const wait = p.reserve(now);
             reservations++;
