@@ -1226,11 +1226,14 @@ describe('Pacer', () => {
         // a callee that serves, or pacing by windows that hold few. Time and bookings alone
         // never take it lower.
         let under = Number.POSITIVE_INFINITY;
+        // At least 1 / maxSpacingMs; while the search has waited long, a probe per 30 of it.
+        const cruiseFloor = 1_000 / p.maxSpacingMs;
+        const searchFloor = cruiseFloor / 30;
         for (const { dt, signal, latency, hint } of steps) {
           now += dt;
           // Time passing alone, answered or not: never under the floor or the last answer's rate.
           const idle = p.rate(now);
-          if (p.throttling(now) && !p.searching && idle! < 1_000 / p.maxSpacingMs - 1e-9 && idle! < under - 1e-9) return false;
+          if (p.throttling(now) && !p.searching && idle! < cruiseFloor - 1e-9 && idle! < under - 1e-9) return false;
           if (signal === 'reserve') {
             const wait = p.reserve(now);
             reservations++;
@@ -1242,8 +1245,7 @@ describe('Pacer', () => {
           const rate = p.rate(now);
           if (rate !== undefined && !(rate > 0 && Number.isFinite(rate))) return false;
           if (!p.throttling(now)) continue;
-          // At least 1 / maxSpacingMs; while the search has waited long, a probe per 30 of it.
-          const floor = p.searching ? 1_000 / (30 * p.maxSpacingMs) : 1_000 / p.maxSpacingMs;
+          const floor = p.searching ? searchFloor : cruiseFloor;
           if (rate! >= floor - 1e-9) under = Number.POSITIVE_INFINITY;
           else if (signal !== 'reserve' && !p.searching) under = rate!;
           else if (rate! < under - 1e-9) return false;
