@@ -4,7 +4,7 @@
  * (100/s, bucket 10), `express-rate-limit` (10 per 100 ms, a fixed window), `express-queue`
  * (10 at once, 100 ms each, one waiting), nginx `limit_req` (100 r/s, burst 9, nodelay) or
  * `redis-gcra` (100/s, burst 10, on a real redis-server). The strategy is kindly's adaptive
- * pacing (`pacing: {}`, the default) or one of the herd's jittered retry policies. Prints each
+ * pacing (`pacing: {}`, the default) or one of the herd's retry policies. Prints each
  * herd's requests (counted by the server) and the time until the last caller was served —
  * the spread over several herds is the figure, since one herd on a loaded machine says little
  * — then the medians beside the simulator's model of that limiter (same strategy, 200 seeds;
@@ -14,7 +14,13 @@
  * time (full jitter: the model's own seeds span 1.2–3.7 s) moves by ±15 % from run to run,
  * so the ranks say more than one median.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|full|decorrelated|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0]
+ * Then the model once more, fed how long each herd's first tries took to reach the limiter
+ * (logged there: kindly marks a first try `x-retry-attempt: 0`) as its `arrivalMs`: sent at
+ * once, 100 requests from one process reach a limiter over ~10–120 ms, and a herd in lockstep
+ * (`fixed`, `exponential`) keeps that spread in every round — the model deciding them at one
+ * instant sent 550 requests where real herds sent 350–460.
+ *
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|fixed|exponential|full|equal|decorrelated|floor|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0] [--rounds]
  *
  * `--arrival-ms=N` spreads the callers' first tries uniformly over N ms (a seeded stream per
  * herd), as the simulator's `--arrival-ms` does, instead of sending all 100 at once: a herd
@@ -45,6 +51,8 @@ import { systemClock } from '../src/time/system-clock.js';
 import { withReturnDelay } from '../test/support/delay-proxy.js';
 import { startLimiterProcess } from '../test/support/limiter-process.js';
 import {
+  type Arrival,
+  firstTriesSpanMs,
   type LimitedServer,
   startConcurrencyServer,
   startFixedWindowServer,
@@ -64,6 +72,7 @@ interface Limiter {
   url: string;
   requests(): Counts | Promise<Counts>;
   serviceTimes?(): number[] | Promise<number[]>;
+  arrivals?(): Arrival[] | Promise<Arrival[]>;
   resetCounts(): void | Promise<void>;
   close(): Promise<void>;
 }
@@ -99,7 +108,13 @@ const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; m
     label: 'nginx limit_req',
     async start() {
       const nginx = await startNginx({ ratePerSecond: 100, burst: 9, nodelay: true });
-      return { url: nginx.url, requests: () => nginx.requests(), resetCounts: () => nginx.resetLog(), close: () => nginx.stop() };
+      return {
+        url: nginx.url,
+        requests: () => nginx.requests(),
+        arrivals: () => nginx.arrivals(),
+        resetCounts: () => nginx.resetLog(),
+        close: () => nginx.stop(),
+      };
     },
     model: { model: 'leaky-bucket' },
   },
@@ -120,12 +135,18 @@ const STRATEGIES: Record<string, DownstreamOptions> = {
     retry: { ...UNTIL_SERVED, backoff: { shape: 'constant', baseMs: 0, jitter: 'none' } },
     pacing: {},
   },
-  full: { budget: false, attemptTimeoutMs: 10_000, retry: HERD_RETRY_OPTIONS.full },
-  decorrelated: { budget: false, attemptTimeoutMs: 10_000, retry: HERD_RETRY_OPTIONS.decorrelated },
+  // The herd's plain retry policies, every one of its rows: the two without jitter as much as
+  // the jittered ones, since lockstep is exactly what a real server's timing might break up.
+  ...Object.fromEntries(
+    Object.entries(HERD_RETRY_OPTIONS).map(([name, retry]) => [name, { budget: false, attemptTimeoutMs: 10_000, retry }]),
+  ),
 };
 
 /** The limiters' rate, per second: what the `fixed-rate` strategy is told in advance. */
 const KNOWN_RATE = 100;
+
+/** Callers in every herd, each with one request. */
+const CALLERS = 100;
 
 /**
  * One herd of 100 with plain `fetch`, every retry on one shared schedule at the limiter's rate,
@@ -157,9 +178,9 @@ let shared: ReturnType<typeof downstream> | undefined;
 
 /** The callers' first tries, ms after the herd's start: all at once, or spread over `--arrival-ms`. */
 function arrivals(herdIndex: number): number[] {
-  if (arrivalMs === 0) return new Array<number>(100).fill(0);
+  if (arrivalMs === 0) return new Array<number>(CALLERS).fill(0);
   const random = new SeededRandom(1 + herdIndex);
-  return Array.from({ length: 100 }, () => random.next() * arrivalMs);
+  return Array.from({ length: CALLERS }, () => random.next() * arrivalMs);
 }
 
 /** One herd of 100: ms until the last caller was served. */
@@ -192,6 +213,31 @@ const serverProcess = process.argv.includes('--server-process');
  * herd gets a fresh downstream, as the simulator's herd does).
  */
 const oneDownstream = process.argv.includes('--one-downstream');
+/**
+ * `--rounds`: after each timed herd, its requests as the limiter met them, in rounds (runs of
+ * arrivals with no gap of `ROUND_GAP_MS` between them): when each round began, over how long
+ * its requests arrived, and how many of them were served.
+ */
+const showRounds = process.argv.includes('--rounds');
+const ROUND_GAP_MS = 50;
+
+function printRounds(herd: number, arrivals: Arrival[]): void {
+  const rounds: { from: number; to: number; served: number; total: number }[] = [];
+  for (const a of arrivals) {
+    const last = rounds.at(-1);
+    if (last === undefined || a.atMs - last.to > ROUND_GAP_MS) rounds.push({ from: a.atMs, to: a.atMs, served: 0, total: 0 });
+    const round = rounds.at(-1)!;
+    round.to = a.atMs;
+    round.total++;
+    if (a.served) round.served++;
+  }
+  const first = rounds[0]?.from ?? 0;
+  console.log(
+    `  herd ${herd} rounds (start ms +over ms served/arrived): ` +
+      rounds.map((r) => `${(r.from - first).toFixed(0)} +${(r.to - r.from).toFixed(1)} ${r.served}/${r.total}`).join(' · '),
+  );
+}
+
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const name = positional[0] ?? 'token-bucket';
 const herds = Number(positional[1] ?? 8);
@@ -234,6 +280,8 @@ for (let i = 0; i < warmupHerds; i++) {
 const requests: number[] = [];
 const times: number[] = [];
 const serviceTimes: number[] = [];
+/** Per timed herd: over how many ms its first tries reached the limiter (`firstTriesSpanMs`). */
+const spans: number[] = [];
 for (let i = 0; i < herds; i++) {
   // Lets the limiter fill or reset completely before the next herd.
   await systemClock.sleep(300);
@@ -241,6 +289,9 @@ for (let i = 0; i < herds; i++) {
   times.push(await herd(server.url, options, warmupHerds + i));
   requests.push((await server.requests()).total);
   serviceTimes.push(...((await server.serviceTimes?.()) ?? []));
+  const herdArrivals = (await server.arrivals?.()) ?? [];
+  if (herdArrivals.length > 0) spans.push(firstTriesSpanMs(herdArrivals, CALLERS));
+  if (showRounds) printRounds(times.length, herdArrivals);
 }
 await server.close();
 const limiterModel: Server = returnDelayMs > 0 ? { ...limiter.model, latencyMs: returnDelayMs } : limiter.model;
@@ -248,7 +299,7 @@ const model: Server =
   serviceTimes.length === 0
     ? limiterModel
     : { ...limiterModel, service: { ms: serviceTimes.reduce((a, b) => a + b, 0) / serviceTimes.length, samples: serviceTimes } };
-const setup = { clients: 100, capacity: 10, slotMs: 100, seed: 1, arrivalMs, server: model };
+const setup = { clients: CALLERS, capacity: 10, slotMs: 100, seed: 1, arrivalMs, server: model };
 const strategyRow =
   strategy === 'fixed-rate' ? fixedRateStrategy(KNOWN_RATE) : HERD_STRATEGIES.find((st) => st.name === strategy)!;
 const SEEDS = 200;
@@ -301,3 +352,42 @@ const pct = (real: number, model: number) => `${real >= model ? '+' : ''}${((rea
 console.log(
   `  median ${realRequests} requests / ${s(realTime)}; model median ${row.totalRequests.median} / ${s(row.allSucceededMs.median)} (real ${pct(realRequests, row.totalRequests.median)} requests, ${pct(realTime, row.allSucceededMs.median)} time)`,
 );
+// The model decides a burst the instant it arrives; the real herd's first tries reach the
+// limiter over tens of ms, and a herd in lockstep keeps that spread in every round after (its
+// rejections come back as spread, so its retries do). So the model runs again with each herd's
+// own measured spread as `arrivalMs` — an input measured at the limiter, like express-queue's
+// service times, not fitted to the outcome — and each real herd is ranked among the runs of
+// its own spread.
+if (spans.length === herds) {
+  const SEEDS_PER_HERD = 25;
+  const fedRuns = spans.map((span, i) =>
+    Array.from({ length: SEEDS_PER_HERD }, (_, k) =>
+      runHerd({ ...setup, arrivalMs: span, seed: 1 + i * SEEDS_PER_HERD + k }, strategyRow),
+    ),
+  );
+  const fed = fedRuns.flat();
+  const fedRequests = median(fed.map((m) => m.totalRequests));
+  const fedTime = median(fed.map((m) => m.allSucceededMs));
+  const fedRequestRank = mean(
+    requests.map((r, i) =>
+      rank(
+        fedRuns[i]!.map((m) => m.totalRequests),
+        r,
+      ),
+    ),
+  );
+  const fedTimeRank = mean(
+    times.map((t, i) =>
+      rank(
+        fedRuns[i]!.map((m) => m.allSucceededMs),
+        t,
+      ),
+    ),
+  );
+  const sorted = [...spans].sort((a, b) => a - b);
+  console.log(
+    `  first tries reached the limiter over ${sorted[0]!.toFixed(1)}–${sorted.at(-1)!.toFixed(1)} ms (median ${median(spans).toFixed(1)}); ` +
+      `the model fed each herd's: median ${fedRequests} / ${s(fedTime)} (real ${pct(realRequests, fedRequests)} requests, ${pct(realTime, fedTime)} time), ` +
+      `mean rank ${fedRequestRank.toFixed(2)} · ${fedTimeRank.toFixed(2)}`,
+  );
+}

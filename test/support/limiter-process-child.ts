@@ -21,7 +21,12 @@ if (start === undefined) throw new Error(`unknown limiter ${kind}`);
 const server = await start(options as never);
 process.on('message', async (message: { type: string }) => {
   if (message.type === 'requests')
-    process.send?.({ type: 'requests', requests: server.requests(), serviceTimes: server.serviceTimes?.() });
+    process.send?.({
+      type: 'requests',
+      requests: server.requests(),
+      serviceTimes: server.serviceTimes?.(),
+      arrivals: server.arrivals(),
+    });
   else if (message.type === 'reset') {
     server.resetCounts();
     process.send?.({ type: 'reset' });

@@ -3,6 +3,7 @@
 // answers delay the limiter's timers, and the limiter's work delays the callers' reads).
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Arrival } from './limiter-servers.js';
 
 type Counts = { total: number; served: number; rejected: number };
 
@@ -12,6 +13,8 @@ export interface LimiterProcess {
   requests(): Promise<Counts>;
   /** The concurrency server only (else empty): see `LimitedServer.serviceTimes`. */
   serviceTimes(): Promise<number[]>;
+  /** See `LimitedServer.arrivals` (times on the limiter process's clock). */
+  arrivals(): Promise<Arrival[]>;
   resetCounts(): Promise<void>;
   close(): Promise<void>;
 }
@@ -37,7 +40,7 @@ export async function startLimiterProcess(
     });
   const { url } = await next<{ url: string }>('listening');
   const ask = async () => {
-    const answer = next<{ requests: Counts; serviceTimes?: number[] }>('requests');
+    const answer = next<{ requests: Counts; serviceTimes?: number[]; arrivals: Arrival[] }>('requests');
     child.send({ type: 'requests' });
     return answer;
   };
@@ -45,6 +48,7 @@ export async function startLimiterProcess(
     url,
     requests: async () => (await ask()).requests,
     serviceTimes: async () => (await ask()).serviceTimes ?? [],
+    arrivals: async () => (await ask()).arrivals,
     async resetCounts() {
       const done = next('reset');
       child.send({ type: 'reset' });

@@ -5,7 +5,7 @@
 // - `express-queue` on Express (a concurrency limit with a bounded queue, 503 when full).
 // All answer 429/503 without any wait hint, like the simulator's models. Requests are counted
 // here, at the server.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import expressQueue from 'express-queue';
@@ -18,6 +18,14 @@ import { connectRedis, RedisServer } from './redis-server.js';
 export interface LimitedServer {
   url: string;
   requests(): { total: number; served: number; rejected: number };
+  /**
+   * Every request since the last `resetCounts`, in the order they reached this server: when
+   * (ms after the reset, this process's monotonic clock) and whether it was served (false while
+   * it waits or was rejected). How far a herd sent at once has spread by the time it reaches the
+   * limiter is what the simulator's herd takes as `arrivalMs`; the model decides a burst at one
+   * instant otherwise.
+   */
+  arrivals(): Arrival[];
   resetCounts(): void;
   close(): Promise<void>;
   /**
@@ -28,20 +36,88 @@ export interface LimitedServer {
   serviceTimes?(): number[];
 }
 
-async function serve(
-  server: Server,
-  counts: { served: number; rejected: number },
-  after: () => Promise<void> = async () => {},
-): Promise<LimitedServer> {
+export interface Arrival {
+  atMs: number;
+  served: boolean;
+  /** Attempts the caller made before this one (kindly's `x-retry-attempt`); absent if not sent. */
+  previousAttempts?: number;
+}
+
+/** The `x-retry-attempt` header kindly sends with every attempt: 0 on a first try. */
+function previousAttempts(req: IncomingMessage): number | undefined {
+  const value = req.headers['x-retry-attempt'];
+  return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/**
+ * How long a herd's first tries took to reach the limiter, first to last, ms: they leave the
+ * callers at once (or spread on purpose), and arrive spread by the callers' event loop, their
+ * connections and the limiter's own. kindly marks a first try `x-retry-attempt: 0`; without
+ * that mark (a plain `fetch`) the first `callers` requests stand in for them.
+ */
+export function firstTriesSpanMs(arrivals: readonly Arrival[], callers: number): number {
+  const marked = arrivals.filter((a) => a.previousAttempts === 0);
+  const firstTries = marked.length > 0 ? marked : arrivals.slice(0, callers);
+  return firstTries.length === 0 ? 0 : firstTries.at(-1)!.atMs - firstTries[0]!.atMs;
+}
+
+/** A limiter's requests, logged as they arrive and counted as it answers them. */
+class Tally {
+  served = 0;
+  rejected = 0;
+  log: Arrival[] = [];
+  private since = systemClock.monotonic();
+
+  /** `req` reached the server now: its entry, to answer with `serve` or `reject`. */
+  arrive(req: IncomingMessage): Arrival {
+    const attempts = previousAttempts(req);
+    const arrival: Arrival = { atMs: systemClock.monotonic() - this.since, served: false };
+    if (attempts !== undefined) arrival.previousAttempts = attempts;
+    this.log.push(arrival);
+    return arrival;
+  }
+
+  serve(arrival: Arrival): void {
+    this.served++;
+    arrival.served = true;
+  }
+
+  reject(_arrival: Arrival): void {
+    this.rejected++;
+  }
+
+  reset(): void {
+    this.served = 0;
+    this.rejected = 0;
+    this.log = [];
+    this.since = systemClock.monotonic();
+  }
+}
+
+/** An Express app whose every request is logged in `counts` on arrival (`res.locals.arrival`). */
+function loggedApp(counts: Tally): express.Express {
+  const app = express();
+  app.use((req, res, next) => {
+    res.locals.arrival = counts.arrive(req);
+    next();
+  });
+  return app;
+}
+
+/** Keeps this process's event loop busy for `ms`: a request's own work, done one at a time. */
+function busyFor(ms: number): void {
+  const until = systemClock.monotonic() + ms;
+  while (systemClock.monotonic() < until) {}
+}
+
+async function serve(server: Server, counts: Tally, after: () => Promise<void> = async () => {}): Promise<LimitedServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/`,
     requests: () => ({ total: counts.served + counts.rejected, served: counts.served, rejected: counts.rejected }),
-    resetCounts() {
-      counts.served = 0;
-      counts.rejected = 0;
-    },
+    arrivals: () => counts.log,
+    resetCounts: () => counts.reset(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -51,16 +127,24 @@ async function serve(
 }
 
 /** `limiter`'s TokenBucket: `burst` tokens, `ratePerSecond` dripped in continuously. */
-export async function startTokenBucketServer(options: { ratePerSecond: number; burst: number }): Promise<LimitedServer> {
+export async function startTokenBucketServer(options: {
+  ratePerSecond: number;
+  burst: number;
+  /** CPU time each request costs before the bucket decides it, ms (a server with work to do per request). */
+  workMs?: number;
+}): Promise<LimitedServer> {
   // It starts empty and fills at the rate: callers let it fill (burst / rate) before a herd.
   const bucket = new TokenBucket({ bucketSize: options.burst, tokensPerInterval: options.ratePerSecond, interval: 'second' });
-  const counts = { served: 0, rejected: 0 };
-  const server = createServer((_req, res) => {
+  const counts = new Tally();
+  const workMs = options.workMs ?? 0;
+  const server = createServer((req, res) => {
+    const arrival = counts.arrive(req);
+    if (workMs > 0) busyFor(workMs);
     if (bucket.tryRemoveTokens(1)) {
-      counts.served++;
+      counts.serve(arrival);
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else {
-      counts.rejected++;
+      counts.reject(arrival);
       res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
     }
   });
@@ -69,8 +153,8 @@ export async function startTokenBucketServer(options: { ratePerSecond: number; b
 
 /** express-rate-limit's memory store: `limit` per `windowMs`, one key for every caller. */
 export async function startFixedWindowServer(options: { limit: number; windowMs: number }): Promise<LimitedServer> {
-  const counts = { served: 0, rejected: 0 };
-  const app = express();
+  const counts = new Tally();
+  const app = loggedApp(counts);
   app.use(
     rateLimit({
       windowMs: options.windowMs,
@@ -80,13 +164,13 @@ export async function startFixedWindowServer(options: { limit: number; windowMs:
       standardHeaders: false,
       keyGenerator: () => 'herd',
       handler: (_req, res) => {
-        counts.rejected++;
+        counts.reject(res.locals.arrival);
         res.status(429).send('slow down\n');
       },
     }),
   );
   app.get('/', (_req, res) => {
-    counts.served++;
+    counts.serve(res.locals.arrival);
     res.send('ok\n');
   });
   return serve(createServer(app), counts);
@@ -100,15 +184,16 @@ export async function startGcraServer(options: { ratePerSecond: number; burst: n
   const redisServer = await RedisServer.start();
   const redis = await connectRedis(redisServer.port);
   const limiter = redisGcra({ redis, keyPrefix: 'herd', burst: options.burst, rate: options.ratePerSecond, period: 1_000 });
-  const counts = { served: 0, rejected: 0 };
-  const server = createServer((_req, res) => {
+  const counts = new Tally();
+  const server = createServer((req, res) => {
+    const arrival = counts.arrive(req);
     limiter.limit({ key: 'all' }).then(
       ({ limited }: { limited: boolean }) => {
         if (limited) {
-          counts.rejected++;
+          counts.reject(arrival);
           res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
         } else {
-          counts.served++;
+          counts.serve(arrival);
           res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
         }
       },
@@ -131,15 +216,15 @@ export async function startConcurrencyServer(options: {
   /** One service time, or a draw of one per request. */
   serviceMs: number | (() => number);
 }): Promise<LimitedServer> {
-  const counts = { served: 0, rejected: 0 };
+  const counts = new Tally();
   let serviceTimes: number[] = [];
-  const app = express();
+  const app = loggedApp(counts);
   app.use(
     expressQueue({
       activeLimit: options.concurrency,
       queuedLimit: options.queue,
       rejectHandler: (_req: unknown, res: express.Response) => {
-        counts.rejected++;
+        counts.reject(res.locals.arrival);
         res.status(503).send('busy\n');
       },
     }),
@@ -153,7 +238,7 @@ export async function startConcurrencyServer(options: {
     const times = serviceTimes;
     const index = times.push(Number.NaN) - 1;
     systemClock.sleep(serviceMs).then(() => {
-      counts.served++;
+      counts.serve(res.locals.arrival);
       res.send('ok\n');
       times[index] = systemClock.monotonic() - start;
     });

@@ -8,6 +8,7 @@ import { type AddressInfo, createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scheduler } from 'node:timers/promises';
+import type { Arrival } from './limiter-servers.js';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -15,6 +16,11 @@ export interface Nginx {
   url: string;
   /** Requests nginx logged (served and rejected) since start or the last `resetLog`. */
   requests(): { total: number; served: number; rejected: number };
+  /**
+   * Every request logged since start or the last `resetLog`, in log order: when (ms after the
+   * first of them; nginx logs to the millisecond, when it has answered) and whether it was served.
+   */
+  arrivals(): Arrival[];
   resetLog(): void;
   stop(): Promise<void>;
 }
@@ -45,6 +51,13 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string)
   throw new Error(`nginx did not listen on ${port}: ${log()}`);
 }
 
+/** The access log's lines so far. */
+function logLines(logFile: string): string[] {
+  return readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
+}
+
 /** The whole config: `zones` (the limit's zone and status) and `server` in its `http` block, logs and temp paths under `prefix`. */
 function httpBlock(prefix: string, zones: string, server: string): string {
   return `daemon off;
@@ -54,7 +67,9 @@ pid ${join(prefix, 'nginx.pid')};
 error_log ${join(prefix, 'logs', 'error.log')} warn;
 events { worker_connections 4096; }
 http {
-  access_log ${join(prefix, 'logs', 'access.log')};
+  # The time first (to the ms), so that a herd's arrivals can be read back.
+  log_format timed '$msec "$request" $status $body_bytes_sent "$http_x_retry_attempt"';
+  access_log ${join(prefix, 'logs', 'access.log')} timed;
   client_body_temp_path ${join(prefix, 'tmp-body')};
   proxy_temp_path ${join(prefix, 'tmp-proxy')};
   fastcgi_temp_path ${join(prefix, 'tmp-fcgi')};
@@ -103,12 +118,22 @@ async function runNginx(
   return {
     url: `http://127.0.0.1:${port}${path}`,
     requests() {
-      const lines = readFileSync(logFile, 'utf8')
-        .split('\n')
-        .filter((l) => l.length > 0);
+      const lines = logLines(logFile);
       const served = lines.filter((l) => l.includes('" 200 ')).length;
       const rejectedCount = lines.filter((l) => l.includes(`" ${rejected} `)).length;
       return { total: lines.length, served, rejected: rejectedCount };
+    },
+    arrivals() {
+      const entries = logLines(logFile).map((line): Arrival => {
+        const attempts = /"(\d+)"$/.exec(line)?.[1];
+        return {
+          atMs: Number(line.slice(0, line.indexOf(' '))) * 1000,
+          served: line.includes('" 200 '),
+          ...(attempts === undefined ? {} : { previousAttempts: Number(attempts) }),
+        };
+      });
+      const first = entries[0]?.atMs ?? 0;
+      return entries.map((e) => ({ ...e, atMs: e.atMs - first }));
     },
     resetLog() {
       writeFileSync(logFile, '');
