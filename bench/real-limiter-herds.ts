@@ -20,7 +20,7 @@
  * (`fixed`, `exponential`) keeps that spread in every round — the model deciding them at one
  * instant sent 550 requests where real herds sent 350–460.
  *
- *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|fixed|exponential|full|equal|decorrelated|floor|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0] [--rounds]
+ *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|fixed|exponential|full|equal|decorrelated|floor|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0] [--rounds] [--work-ms=0]
  *
  * `--arrival-ms=N` spreads the callers' first tries uniformly over N ms (a seeded stream per
  * herd), as the simulator's `--arrival-ms` does, instead of sending all 100 at once: a herd
@@ -78,6 +78,14 @@ interface Limiter {
 }
 
 const BUCKET = { ratePerSecond: 100, burst: 10 };
+/**
+ * `--work-ms=N` (token-bucket only): the limiter's server spends N ms of CPU on each request
+ * before the bucket decides it, one request at a time — a server with real work per request,
+ * which takes a burst over 100 × N ms more.
+ */
+const workMs = Number(process.argv.find((a) => a.startsWith('--work-ms='))?.slice('--work-ms='.length) ?? 0);
+if (!(workMs >= 0)) throw new Error('--work-ms must be a number of ms, 0 or more');
+const WORKING_BUCKET = { ...BUCKET, workMs };
 const WINDOW = { limit: 10, windowMs: 100 };
 const QUEUE = { concurrency: 10, queue: 1, serviceMs: 100 };
 
@@ -88,9 +96,9 @@ const QUEUE = { concurrency: 10, queue: 1, serviceMs: 100 };
 const LIMITERS: Record<string, { label: string; start: () => Promise<Limiter>; model: Server; processOptions?: object }> = {
   'token-bucket': {
     label: "limiter's TokenBucket",
-    start: () => startTokenBucketServer(BUCKET),
+    start: () => startTokenBucketServer(WORKING_BUCKET),
     model: { model: 'token-bucket' },
-    processOptions: BUCKET,
+    processOptions: WORKING_BUCKET,
   },
   'fixed-window': {
     label: 'express-rate-limit',
@@ -328,7 +336,7 @@ const timeRanks = times.map((t) =>
 );
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
-  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}${returnDelayMs > 0 ? `, answers ${returnDelayMs} ms on the way back` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
+  `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}${returnDelayMs > 0 ? `, answers ${returnDelayMs} ms on the way back` : ''}${workMs > 0 && name === 'token-bucket' ? `, ${workMs} ms of work per request` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );
 console.log(
   `  (${warmupHerds} warm-up herds first, not counted: ${warmupTimes.map((t, i) => `${s(t)} (${warmupRequests[i]})`).join(', ')})`,
