@@ -18,7 +18,7 @@
  * (logged there: kindly marks a first try `x-retry-attempt: 0`) as its `arrivalMs`: sent at
  * once, 100 requests from one process reach a limiter over ~10–120 ms, and a herd in lockstep
  * (`fixed`, `exponential`) keeps that spread in every round — the model deciding them at one
- * instant sent 550 requests where real herds sent 350–460.
+ * instant sent 550 requests where the real herds' medians were 350–460.
  *
  *     npx tsx bench/real-limiter-herds.ts token-bucket|fixed-window|concurrency|leaky-bucket|gcra [herds=8] [adaptive|fixed|exponential|full|equal|decorrelated|floor|fixed-rate] [--server-process] [--warmup=20] [--one-downstream] [--arrival-ms=0] [--return-delay-ms=0] [--rounds] [--work-ms=0]
  *

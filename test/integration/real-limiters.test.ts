@@ -50,10 +50,10 @@ type Server = Omit<ServerSpec, 'capacity' | 'slotMs'>;
  * The same herd against the model: 100 clients, 10 per 100 ms, the first tries arriving over
  * `arrivalMs` — as long as the real herd's took to reach the limiter. Sent at once, they do
  * not arrive at once: one process's 100 sends, their connections and the limiter's event loop
- * spread them over ~10–80 ms on this machine. A herd in lockstep (`fixed`) keeps that spread
- * in every round (its rejections come back as spread, and so do its retries), and the bucket
+ * spread them over ~5–120 ms on this machine. A herd in lockstep (`fixed`) keeps that spread
+ * in every round (its rejections come back as spread, and so do its retries), and a bucket
  * refills while a round arrives: decided at one instant, the model sent 550 requests where the
- * real herds sent 340–440.
+ * real herds against the buckets sent 340–480.
  */
 function simulated(
   server: Server,

@@ -68,7 +68,7 @@ class Tally {
   log: Arrival[] = [];
   private since = systemClock.monotonic();
 
-  /** `req` reached the server now: its entry, to answer with `serve` or `reject`. */
+  /** `req` reached the server now: its entry, for `serve` if it is served. */
   arrive(req: IncomingMessage): Arrival {
     const attempts = previousAttempts(req);
     const arrival: Arrival = { atMs: systemClock.monotonic() - this.since, served: false };
@@ -82,7 +82,7 @@ class Tally {
     arrival.served = true;
   }
 
-  reject(_arrival: Arrival): void {
+  reject(): void {
     this.rejected++;
   }
 
@@ -144,7 +144,7 @@ export async function startTokenBucketServer(options: {
       counts.serve(arrival);
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else {
-      counts.reject(arrival);
+      counts.reject();
       res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
     }
   });
@@ -164,7 +164,7 @@ export async function startFixedWindowServer(options: { limit: number; windowMs:
       standardHeaders: false,
       keyGenerator: () => 'herd',
       handler: (_req, res) => {
-        counts.reject(res.locals.arrival);
+        counts.reject();
         res.status(429).send('slow down\n');
       },
     }),
@@ -190,7 +190,7 @@ export async function startGcraServer(options: { ratePerSecond: number; burst: n
     limiter.limit({ key: 'all' }).then(
       ({ limited }: { limited: boolean }) => {
         if (limited) {
-          counts.reject(arrival);
+          counts.reject();
           res.writeHead(429, { 'content-type': 'text/plain' }).end('slow down\n');
         } else {
           counts.serve(arrival);
@@ -224,7 +224,7 @@ export async function startConcurrencyServer(options: {
       activeLimit: options.concurrency,
       queuedLimit: options.queue,
       rejectHandler: (_req: unknown, res: express.Response) => {
-        counts.reject(res.locals.arrival);
+        counts.reject();
         res.status(503).send('busy\n');
       },
     }),
