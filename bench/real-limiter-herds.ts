@@ -43,7 +43,7 @@
 import { fetchThrough } from '../src/http/index.js';
 import { SeededRandom } from '../src/random/random.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
-import { herdLowerBound, runHerd } from '../src/sim/herd-run.js';
+import { type HerdRun, herdLowerBound, runHerd } from '../src/sim/herd-run.js';
 import { HERD_RETRY_OPTIONS } from '../src/sim/herd-strategies.js';
 import type { ServerSpec } from '../src/sim/models/index.js';
 import { HERD_STRATEGIES } from '../src/sim/scenarios/herd.js';
@@ -376,22 +376,11 @@ if (spans.length === herds) {
   const fed = fedRuns.flat();
   const fedRequests = median(fed.map((m) => m.totalRequests));
   const fedTime = median(fed.map((m) => m.allSucceededMs));
-  const fedRequestRank = mean(
-    requests.map((r, i) =>
-      rank(
-        fedRuns[i]!.map((m) => m.totalRequests),
-        r,
-      ),
-    ),
-  );
-  const fedTimeRank = mean(
-    times.map((t, i) =>
-      rank(
-        fedRuns[i]!.map((m) => m.allSucceededMs),
-        t,
-      ),
-    ),
-  );
+  /** The mean of each real herd's rank among the runs of its own span. */
+  const meanRank = (reals: number[], figure: (run: HerdRun) => number) =>
+    mean(reals.map((x, i) => rank(fedRuns[i]!.map(figure), x)));
+  const fedRequestRank = meanRank(requests, (m) => m.totalRequests);
+  const fedTimeRank = meanRank(times, (m) => m.allSucceededMs);
   const sorted = [...spans].sort((a, b) => a - b);
   console.log(
     `  first tries reached the limiter over ${sorted[0]!.toFixed(1)}–${sorted.at(-1)!.toFixed(1)} ms (median ${median(spans).toFixed(1)}); ` +

@@ -12,6 +12,7 @@ import expressQueue from 'express-queue';
 import { rateLimit } from 'express-rate-limit';
 import { TokenBucket } from 'limiter';
 import redisGcra from 'redis-gcra';
+import { ATTEMPT_HEADER, readPreviousAttempts } from '../../src/http/attempt-header.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { connectRedis, RedisServer } from './redis-server.js';
 
@@ -43,10 +44,9 @@ export interface Arrival {
   previousAttempts?: number;
 }
 
-/** The `x-retry-attempt` header kindly sends with every attempt: 0 on a first try. */
+/** What kindly's `x-retry-attempt` says (0 on a first try), read as kindly's servers read it; absent if not sent. */
 function previousAttempts(req: IncomingMessage): number | undefined {
-  const value = req.headers['x-retry-attempt'];
-  return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+  return req.headers[ATTEMPT_HEADER] === undefined ? undefined : readPreviousAttempts(req.headers);
 }
 
 /**
