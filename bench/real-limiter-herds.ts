@@ -40,7 +40,7 @@
  * child process instead, as a real callee is: its timers and the herd's reads then do not
  * share one event loop.
  */
-import { fetchThrough } from '../src/http/index.js';
+import { createFetch } from '../src/http/index.js';
 import { SeededRandom } from '../src/random/random.js';
 import { type DownstreamOptions, downstream } from '../src/runtime/downstream.js';
 import { type HerdRun, herdLowerBound, runHerd } from '../src/sim/herd-run.js';
@@ -53,6 +53,7 @@ import { startLimiterProcess } from '../test/support/limiter-process.js';
 import {
   type Arrival,
   firstTriesSpanMs,
+  herdCallerUrl,
   type LimitedServer,
   startConcurrencyServer,
   startFixedWindowServer,
@@ -166,10 +167,10 @@ async function fixedRateHerd(url: string, firstTries: number[]): Promise<number>
   const start = systemClock.monotonic();
   let last = 0;
   await Promise.all(
-    firstTries.map(async (at) => {
+    firstTries.map(async (at, caller) => {
       if (at > 0) await systemClock.sleep(at);
       for (;;) {
-        const response = await fetch(url);
+        const response = await fetch(herdCallerUrl(url, caller));
         await response.arrayBuffer();
         if (response.ok) break;
         const now = systemClock.monotonic();
@@ -195,12 +196,16 @@ function arrivals(herdIndex: number): number[] {
 async function herd(url: string, options: DownstreamOptions | 'fixed-rate', herdIndex: number): Promise<number> {
   if (options === 'fixed-rate') return fixedRateHerd(url, arrivals(herdIndex));
   const api = oneDownstream ? (shared ??= downstream('herd', options)) : downstream('herd', options);
+  // Each attempt carries kindly's `x-retry-attempt` (it is not sent to a host outside a
+  // deadline scope by default), so the limiter's log tells first tries from retries; each
+  // caller names itself in the query, so `--rounds` can follow callers from round to round.
+  const fetchMarked = createFetch(api, { propagateHeaders: true });
   const start = systemClock.monotonic();
   let last = 0;
   await Promise.all(
-    arrivals(herdIndex).map(async (at) => {
+    arrivals(herdIndex).map(async (at, caller) => {
       if (at > 0) await systemClock.sleep(at);
-      const response = await fetchThrough(api, url);
+      const response = await fetchMarked(herdCallerUrl(url, caller));
       await response.arrayBuffer();
       last = Math.max(last, systemClock.monotonic() - start);
     }),
@@ -222,29 +227,85 @@ const serverProcess = process.argv.includes('--server-process');
  */
 const oneDownstream = process.argv.includes('--one-downstream');
 /**
- * `--rounds`: after each timed herd, its requests as the limiter met them, in rounds (runs of
- * arrivals with no gap of `ROUND_GAP_MS` between them): when each round began, over how long
- * its requests arrived, and how many of them were served.
+ * `--rounds`: after each timed herd, its requests as the limiter met them, in rounds: by attempt
+ * number where kindly marked them (every first try, every second try, …: a lockstep herd's
+ * waves), else runs of arrivals with no gap of `ROUND_GAP_MS` between them (a plain `fetch`).
+ * For each round: when it began, over how long its requests arrived, how many were served; with
+ * marks, also whether its callers came in the order they had in the round before (the
+ * correlation of their positions, 1 when the order is kept).
  */
 const showRounds = process.argv.includes('--rounds');
 const ROUND_GAP_MS = 50;
 
-function printRounds(herd: number, arrivals: Arrival[]): void {
-  const rounds: { from: number; to: number; served: number; total: number }[] = [];
+interface Round {
+  from: number;
+  to: number;
+  served: number;
+  total: number;
+  /** Callers in arrival order (marked rounds only). */
+  callers: number[];
+}
+
+function roundsOf(arrivals: Arrival[]): Round[] {
+  const marked = arrivals.length > 0 && arrivals.every((a) => a.previousAttempts !== undefined);
+  const rounds: Round[] = [];
   for (const a of arrivals) {
-    const last = rounds.at(-1);
-    if (last === undefined || a.atMs - last.to > ROUND_GAP_MS) rounds.push({ from: a.atMs, to: a.atMs, served: 0, total: 0 });
-    const round = rounds.at(-1)!;
+    let round: Round | undefined;
+    if (marked) round = rounds[a.previousAttempts!] ??= { from: a.atMs, to: a.atMs, served: 0, total: 0, callers: [] };
+    else {
+      const last = rounds.at(-1);
+      if (last === undefined || a.atMs - last.to > ROUND_GAP_MS)
+        rounds.push({ from: a.atMs, to: a.atMs, served: 0, total: 0, callers: [] });
+      round = rounds.at(-1)!;
+    }
     round.to = a.atMs;
     round.total++;
     if (a.served) round.served++;
+    if (marked && a.caller !== undefined) round.callers.push(a.caller);
   }
-  const first = rounds[0]?.from ?? 0;
+  return rounds.filter((r) => r !== undefined);
+}
+
+/** Pearson correlation of the positions (0–1) of the callers two rounds share; NaN with fewer than 3. */
+function orderKept(before: number[], after: number[]): number {
+  const position = (order: number[]) => new Map(order.map((c, i) => [c, i / Math.max(1, order.length - 1)]));
+  const was = position(before);
+  const is = position(after);
+  const shared = after.filter((c) => was.has(c));
+  if (shared.length < 3) return Number.NaN;
+  const xs = shared.map((c) => was.get(c)!);
+  const ys = shared.map((c) => is.get(c)!);
+  const mx = mean(xs);
+  const my = mean(ys);
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < xs.length; i++) {
+    sxy += (xs[i]! - mx) * (ys[i]! - my);
+    sxx += (xs[i]! - mx) ** 2;
+    syy += (ys[i]! - my) ** 2;
+  }
+  return sxy / Math.sqrt(sxx * syy);
+}
+
+function printRounds(herd: number, arrivals: Arrival[]): void {
+  const rounds = roundsOf(arrivals);
+  const first = Math.min(...rounds.map((r) => r.from));
+  const kept = (r: Round, i: number) => {
+    const previous = rounds[i - 1];
+    if (previous === undefined || r.callers.length === 0) return '';
+    const rho = orderKept(previous.callers, r.callers);
+    return Number.isNaN(rho) ? '' : ` ρ ${rho.toFixed(2)}`;
+  };
   console.log(
-    `  herd ${herd} rounds (start ms +over ms served/arrived): ` +
-      rounds.map((r) => `${(r.from - first).toFixed(0)} +${(r.to - r.from).toFixed(1)} ${r.served}/${r.total}`).join(' · '),
+    `  herd ${herd} rounds (start ms +over ms served/arrived${rounds[0]?.callers.length ? ', ρ: order kept' : ''}): ` +
+      rounds
+        .map((r, i) => `${(r.from - first).toFixed(0)} +${(r.to - r.from).toFixed(1)} ${r.served}/${r.total}${kept(r, i)}`)
+        .join(' · '),
   );
 }
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const name = positional[0] ?? 'token-bucket';
@@ -334,7 +395,6 @@ const timeRanks = times.map((t) =>
     t,
   ),
 );
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(
   `${name} (${limiter.label}${processOptions !== undefined ? ', in its own process' : ''}${oneDownstream ? ', every herd through one downstream' : ''}${arrivalMs > 0 ? `, first tries over ${arrivalMs} ms` : ''}${returnDelayMs > 0 ? `, answers ${returnDelayMs} ms on the way back` : ''}${workMs > 0 && name === 'token-bucket' ? `, ${workMs} ms of work per request` : ''}), ${strategy} (lower bound ${bound.totalRequests} requests / ${s(bound.allSucceededMs)}):`,
 );

@@ -120,7 +120,7 @@ for (const limiter of limiters) {
       // A first herd opens the pooled connections: measured herds then reach the server as
       // fast as a warm client's do (a cold herd's connection set-up spreads it over tens of ms).
       await rest();
-      await realHerd(server.url, 100, { ...STRATEGIES.decorrelated, budget: false });
+      await realHerd(server.url, 100, { ...STRATEGIES.decorrelated, budget: false }, true);
     });
     afterAll(async () => {
       await server?.close();
@@ -130,10 +130,15 @@ for (const limiter of limiters) {
       it(`${strategy}: every caller served; the model is not optimistic`, async () => {
         await rest();
         server.resetCounts();
-        const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeoutMs: 10_000 });
+        // Marked: the limiter's log then tells the first tries (`x-retry-attempt: 0`) from retries.
+        const run = await realHerd(server.url, 100, { ...STRATEGIES[strategy], budget: false, attemptTimeoutMs: 10_000 }, true);
         const real = server.requests();
         const model = measuredModel(limiter, server);
-        const arrivalMs = firstTriesSpanMs(server.arrivals(), 100);
+        const arrivals = server.arrivals();
+        // The span is the first tries' own (each marked, by caller), not the first 100 arrivals'.
+        const firstTries = arrivals.filter((a) => a.previousAttempts === 0);
+        expect(new Set(firstTries.map((a) => a.caller)).size).toBe(100);
+        const arrivalMs = firstTriesSpanMs(arrivals, 100);
         // The adaptive row's model is only printed (its check is against the bound).
         const sim = simulated(model, strategy, strategy === 'adaptive' ? 50 : SEEDS, arrivalMs);
         const service = model.service === undefined ? '' : ` (service ${model.service.ms.toFixed(1)} ms mean)`;

@@ -42,6 +42,19 @@ export interface Arrival {
   served: boolean;
   /** Attempts the caller made before this one (kindly's `x-retry-attempt`); absent if not sent. */
   previousAttempts?: number;
+  /** Which caller sent it (the herd's `?caller=N`, `herdCallerUrl`); absent if not sent. */
+  caller?: number;
+}
+
+/** `url` as herd caller `caller` requests it, so that the limiter's log can tell callers apart. */
+export function herdCallerUrl(url: string, caller: number): string {
+  return `${url}${url.includes('?') ? '&' : '?'}caller=${caller}`;
+}
+
+/** The caller a request's target names (`herdCallerUrl`); undefined if it names none. */
+export function callerOf(target: string): number | undefined {
+  const id = /[?&]caller=(\d{1,9})(?:&|$)/.exec(target)?.[1];
+  return id === undefined ? undefined : Number(id);
 }
 
 /** What kindly's `x-retry-attempt` says (0 on a first try), read as kindly's servers read it; absent if not sent. */
@@ -52,8 +65,9 @@ function previousAttempts(req: IncomingMessage): number | undefined {
 /**
  * How long a herd's first tries took to reach the limiter, first to last, ms: they leave the
  * callers at once (or spread on purpose), and arrive spread by the callers' event loop, their
- * connections and the limiter's own. kindly marks a first try `x-retry-attempt: 0`; without
- * that mark (a plain `fetch`) the first `callers` requests stand in for them.
+ * connections and the limiter's own. kindly marks a first try `x-retry-attempt: 0` when it
+ * propagates its headers to the limiter (`propagateHeaders`); without that mark (a plain
+ * `fetch`) the first `callers` requests stand in for them.
  */
 export function firstTriesSpanMs(arrivals: readonly Arrival[], callers: number): number {
   const marked = arrivals.filter((a) => a.previousAttempts === 0);
@@ -73,6 +87,8 @@ class Tally {
     const attempts = previousAttempts(req);
     const arrival: Arrival = { atMs: systemClock.monotonic() - this.since, served: false };
     if (attempts !== undefined) arrival.previousAttempts = attempts;
+    const caller = callerOf(req.url ?? '');
+    if (caller !== undefined) arrival.caller = caller;
     this.log.push(arrival);
     return arrival;
   }

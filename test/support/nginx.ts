@@ -8,7 +8,7 @@ import { type AddressInfo, createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scheduler } from 'node:timers/promises';
-import type { Arrival } from './limiter-servers.js';
+import { type Arrival, callerOf } from './limiter-servers.js';
 
 export const NGINX = '/usr/sbin/nginx';
 
@@ -126,10 +126,12 @@ async function runNginx(
     arrivals() {
       const entries = logLines(logFile).map((line): Arrival => {
         const attempts = /"(\d+)"$/.exec(line)?.[1];
+        const caller = callerOf(/"\S+ (\S+)/.exec(line)?.[1] ?? '');
         return {
           atMs: Number(line.slice(0, line.indexOf(' '))) * 1000,
           served: line.includes('" 200 '),
           ...(attempts === undefined ? {} : { previousAttempts: Number(attempts) }),
+          ...(caller === undefined ? {} : { caller }),
         };
       });
       const first = entries[0]?.atMs ?? 0;

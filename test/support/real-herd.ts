@@ -1,7 +1,7 @@
 // The herd against a real server: `clients` callers in this process, all at once (or arriving
 // over time: `arrivalsThrough`), each one `downstream().fetch` until it succeeds. Requests are counted by the server (its log).
 
-import { fetchThrough } from '../../src/http/index.js';
+import { createFetch, fetchThrough } from '../../src/http/index.js';
 import type { Downstream, DownstreamOptions } from '../../src/runtime/downstream.js';
 import { downstream } from '../../src/runtime/downstream.js';
 import { ADAPTIVE_HERD_STRATEGY } from '../../src/sim/herd-adaptive.js';
@@ -9,6 +9,7 @@ import { firstTryTimes, type HerdRun, type HerdSetup, herdSpreadLowerBound, runH
 import { workConservingFinish } from '../../src/sim/models/concurrency.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
+import { herdCallerUrl } from './limiter-servers.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
 export const PACED_UNTIL_SERVED: DownstreamOptions = {
@@ -128,7 +129,12 @@ export interface RealHerdRun {
   firstTrySpreadMs: number;
 }
 
-export async function realHerd(url: string, clients: number, options: DownstreamOptions): Promise<RealHerdRun> {
+/**
+ * `clients` callers at once through a fresh downstream with `options`, each until served or
+ * given up. `marked`: each attempt carries kindly's `x-retry-attempt` and each caller names
+ * itself in the query (`herdCallerUrl`), so a limiter's log tells first tries from retries.
+ */
+export async function realHerd(url: string, clients: number, options: DownstreamOptions, marked = false): Promise<RealHerdRun> {
   const api = downstream(`herd-${clients}`, options);
   let latencySum = 0;
   let answers = 0;
@@ -147,6 +153,7 @@ export async function realHerd(url: string, clients: number, options: Downstream
     api,
     url,
     Array.from({ length: clients }, () => 0),
+    marked,
   );
   return {
     allSucceededMs,
@@ -159,21 +166,24 @@ export async function realHerd(url: string, clients: number, options: Downstream
 /**
  * One caller per entry of `times`, each starting that many ms after now (0: at once) and
  * calling `url` through `api` until served or given up. Returns when the last success
- * arrived (ms after now) and how many callers failed.
+ * arrived (ms after now) and how many callers failed. `marked`: as `realHerd`'s.
  */
 export async function arrivalsThrough(
   api: Downstream,
   url: string,
   times: readonly number[],
+  marked = false,
 ): Promise<{ allSucceededMs: number; failed: number }> {
+  // kindly sends its attempt header only where told to (or inside a deadline scope).
+  const send = marked ? createFetch(api, { propagateHeaders: true }) : (target: string) => fetchThrough(api, target);
   const start = systemClock.monotonic();
   let last = 0;
   let failed = 0;
   await Promise.all(
-    times.map(async (at) => {
+    times.map(async (at, caller) => {
       if (at > 0) await systemClock.sleep(at);
       try {
-        const res = await fetchThrough(api, url);
+        const res = await send(marked ? herdCallerUrl(url, caller) : url);
         await res.arrayBuffer();
         if (res.ok) last = Math.max(last, systemClock.monotonic() - start);
         else failed++;
