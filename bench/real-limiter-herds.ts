@@ -78,14 +78,25 @@ interface Limiter {
   close(): Promise<void>;
 }
 
+/** The value of `--NAME=…`, if given. */
+function flag(name: string): string | undefined {
+  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+/** `--NAME=N`: a number of ms, 0 or more; `fallback` when absent. */
+function msFlag(name: string, fallback = 0): number {
+  const ms = Number(flag(name) ?? fallback);
+  if (!(ms >= 0)) throw new Error(`--${name} must be a number of ms, 0 or more`);
+  return ms;
+}
+
 const BUCKET = { ratePerSecond: 100, burst: 10 };
 /**
  * `--work-ms=N` (token-bucket only): the limiter's server spends N ms of CPU on each request
  * before the bucket decides it, one request at a time — a server with real work per request,
  * which takes a burst over 100 × N ms more.
  */
-const workMs = Number(process.argv.find((a) => a.startsWith('--work-ms='))?.slice('--work-ms='.length) ?? 0);
-if (!(workMs >= 0)) throw new Error('--work-ms must be a number of ms, 0 or more');
+const workMs = msFlag('work-ms');
 const WORKING_BUCKET = { ...BUCKET, workMs };
 const WINDOW = { limit: 10, windowMs: 100 };
 const QUEUE = { concurrency: 10, queue: 1, serviceMs: 100 };
@@ -250,7 +261,7 @@ function roundsOf(arrivals: Arrival[]): Round[] {
   const marked = arrivals.length > 0 && arrivals.every((a) => a.previousAttempts !== undefined);
   const rounds: Round[] = [];
   for (const a of arrivals) {
-    let round: Round | undefined;
+    let round: Round;
     if (marked) round = rounds[a.previousAttempts!] ??= { from: a.atMs, to: a.atMs, served: 0, total: 0, callers: [] };
     else {
       const last = rounds.at(-1);
@@ -311,16 +322,12 @@ const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const name = positional[0] ?? 'token-bucket';
 const herds = Number(positional[1] ?? 8);
 const strategy = positional[2] ?? 'adaptive';
-/** Herds run before the timed ones (`--warmup=N`). */
 /** `--arrival-ms=N`: the first tries spread over N ms. */
-const arrivalMs = Number(process.argv.find((a) => a.startsWith('--arrival-ms='))?.slice('--arrival-ms='.length) ?? 0);
-if (!(arrivalMs >= 0)) throw new Error('--arrival-ms must be a number of ms, 0 or more');
+const arrivalMs = msFlag('arrival-ms');
 /** `--return-delay-ms=N`: every answer held N ms on its way back (`delayProxy`). */
-const returnDelayMs = Number(
-  process.argv.find((a) => a.startsWith('--return-delay-ms='))?.slice('--return-delay-ms='.length) ?? 0,
-);
-if (!(returnDelayMs >= 0)) throw new Error('--return-delay-ms must be a number of ms, 0 or more');
-const warmupHerds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice('--warmup='.length) ?? 20);
+const returnDelayMs = msFlag('return-delay-ms');
+/** Herds run before the timed ones (`--warmup=N`). */
+const warmupHerds = Number(flag('warmup') ?? 20);
 if (!Number.isInteger(warmupHerds) || warmupHerds < 1) throw new Error('--warmup must be a whole number of herds, at least 1');
 const limiter = LIMITERS[name];
 if (limiter === undefined) throw new Error(`Unknown limiter '${name}': one of ${Object.keys(LIMITERS).join(', ')}`);

@@ -138,7 +138,7 @@ for (const limiter of limiters) {
         // The span is the first tries' own (each marked, by caller), not the first 100 arrivals'.
         const firstTries = arrivals.filter((a) => a.previousAttempts === 0);
         expect(new Set(firstTries.map((a) => a.caller)).size).toBe(100);
-        const arrivalMs = firstTriesSpanMs(arrivals, 100);
+        const arrivalMs = firstTriesSpanMs(firstTries, 100);
         // The adaptive row's model is only printed (its check is against the bound).
         const sim = simulated(model, strategy, strategy === 'adaptive' ? 50 : SEEDS, arrivalMs);
         const service = model.service === undefined ? '' : ` (service ${model.service.ms.toFixed(1)} ms mean)`;

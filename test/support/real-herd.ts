@@ -175,7 +175,7 @@ export async function arrivalsThrough(
   marked = false,
 ): Promise<{ allSucceededMs: number; failed: number }> {
   // kindly sends its attempt header only where told to (or inside a deadline scope).
-  const send = marked ? createFetch(api, { propagateHeaders: true }) : (target: string) => fetchThrough(api, target);
+  const send = createFetch(api, marked ? { propagateHeaders: true } : undefined);
   const start = systemClock.monotonic();
   let last = 0;
   let failed = 0;
