@@ -21,6 +21,7 @@
 // full pool, and each rejection took a place from it for good (a mean of 1.34–1.39× the
 // bound's time over 13 herds, three runs; now 1.26–1.28× on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BusyReruns, describeLoad } from '../support/machine-load.js';
 import { herdBesideTwin, herdOnWorkDone, twinFigure } from '../support/real-herd.js';
 import {
   SPREAD_POOL_ARRIVAL_MS as ARRIVAL_MS,
@@ -34,6 +35,8 @@ import {
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read means of 1.253–1.288×, against a bound of 1.31×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
+/** Herds run again when the machine was busy while they ran (`BusyReruns`). */
+const BUSY_RERUNS = 3;
 
 describe('adaptive pacing against a real worker pool whose service times spread', () => {
   let spread: SpreadPool;
@@ -61,11 +64,12 @@ describe('adaptive pacing against a real worker pool whose service times spread'
     let timeOnWork = 0;
     let twinOnWork = 0;
     let timeOnDraws = 0;
+    const reruns = new BusyReruns(BUSY_RERUNS);
     for (const seed of SEEDS) {
       const { pool, proxy } = spread;
       const setup = spreadPoolHerd(seed);
       // 500 ms apart: the last herd's requests are answered.
-      const herd = await herdBesideTwin(pool, proxy.url, `spread-pool-${seed}`, setup, 500);
+      const herd = await reruns.run(`seed ${seed}`, () => herdBesideTwin(pool, proxy.url, `spread-pool-${seed}`, setup, 500));
       const { real, allSucceededMs: last, failed, bound } = herd;
       console.log(
         twinFigure(
@@ -76,7 +80,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       );
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);
-      expect(real.total / bound.totalRequests, `seed ${seed}`).toBeLessThanOrEqual(1.1);
+      expect(real.total / bound.totalRequests, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.1);
       time += last / bound.allSucceededMs;
       const served = pool.serviceTimes?.() ?? [];
       expect(served, `seed ${seed}: a service time per request served`).toHaveLength(CALLERS);
@@ -93,7 +97,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       const strict = onWork.drawsBoundMs - SPREAD_POOL_WAY_BACK_MS;
       expect(last / strict, `seed ${seed}: no herd beats the bound on the work the pool did`).toBeGreaterThanOrEqual(1);
       // One herd of a loaded machine may run long; the mean below is the target's.
-      expect(onDraws, `seed ${seed}`).toBeLessThanOrEqual(1.25);
+      expect(onDraws, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.25);
     }
     const mean = (sum: number) => (sum / SEEDS.length).toFixed(3);
     console.log(`[figure] express-queue, service times that spread: mean ${mean(time)}× the bound's time`);

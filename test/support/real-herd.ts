@@ -10,6 +10,7 @@ import { workConservingFinish } from '../../src/sim/models/concurrency.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { herdCallerUrl } from './limiter-servers.js';
+import { cpuMark, describeLoad, loadBetween, type MachineLoad } from './machine-load.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
 export const PACED_UNTIL_SERVED: DownstreamOptions = {
@@ -39,6 +40,8 @@ export interface TwinHerd {
   failed: number;
   simulated: HerdRun;
   bound: LowerBound;
+  /** What the rest of the machine did while the real herd ran. */
+  load: MachineLoad;
 }
 
 /**
@@ -59,9 +62,11 @@ export async function herdBesideTwin(
   const api = downstream(name, TWIN_HERD_OPTIONS);
   await systemClock.sleep(pauseMs);
   limiter.resetCounts();
+  const from = cpuMark();
   const { allSucceededMs, failed } = await arrivalsThrough(api, url, firstTryTimes(setup, setup.seed));
+  const load = loadBetween(from, cpuMark());
   const { total, served } = limiter.requests();
-  return { real: { total, served }, allSucceededMs, failed, simulated, bound };
+  return { real: { total, served }, allSucceededMs, failed, simulated, bound, load };
 }
 
 /** The figure line of one herd beside its twin (`what`: the limiter and the herd). */
@@ -70,7 +75,8 @@ export function twinFigure(what: string, seed: number, herd: TwinHerd): string {
   return (
     `[figure] ${what}, seed ${seed}: real ${real.total} requests, ${(last / 1000).toFixed(3)} s ` +
     `(${(last / bound.allSucceededMs).toFixed(2)}×); simulated ${simulated.totalRequests}, ` +
-    `${(simulated.allSucceededMs / 1000).toFixed(3)} s; bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s`
+    `${(simulated.allSucceededMs / 1000).toFixed(3)} s; bound ${bound.totalRequests}, ${(bound.allSucceededMs / 1000).toFixed(3)} s ` +
+    `(${describeLoad(herd.load)})`
   );
 }
 
