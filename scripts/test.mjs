@@ -35,6 +35,8 @@ const json = (report) => ['--reporter=default', '--reporter=json', `--outputFile
 // Files named *.quiet.test.ts time real herds across a path whose delays are timers of this
 // process: with the other test files running beside them on two cores those timers run late,
 // and what the herd measures is the machine's load. They run after the rest, one at a time.
+// Each herd also reads what other processes did meanwhile, and one that shared the machine
+// is run again, a few times at most (test/support/machine-load.ts).
 step('tests', bin('vitest'), ['run', '--exclude', QUIET, ...json(reports[0])]);
 step('tests on a quiet machine', bin('vitest'), ['run', '--no-file-parallelism', QUIET_FILTER, ...json(reports[1])]);
 let passed = 0;
