@@ -96,7 +96,8 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       // proxy's mean): no herd can beat that on this server, or it is no bound.
       const strict = onWork.drawsBoundMs - SPREAD_POOL_WAY_BACK_MS;
       expect(last / strict, `seed ${seed}: no herd beats the bound on the work the pool did`).toBeGreaterThanOrEqual(1);
-      // One herd of a loaded machine may run long; the mean below is the target's.
+      // A herd the machine was busy for ran again (`BusyReruns`); this bound is a runaway guard, the
+      // mean below is the target's.
       expect(onDraws, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.25);
     }
     const mean = (sum: number) => (sum / SEEDS.length).toFixed(3);

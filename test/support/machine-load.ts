@@ -54,11 +54,11 @@ export function loadBetween(from: CpuMark, to: CpuMark): MachineLoad {
 
 /**
  * Others' CPU, in cores over a herd, from which the herd measured the machine. Quiet herds here
- * read 0.00–0.09 (the test runner's own process included). With one other core busy (0.94–1.07),
- * 2 of 21 herds against the spread pool took 1.68–1.78× the bound on its draws, against
- * 1.07–1.14× for the rest: the herd's own process, server and proxy included, ran short of a
- * core, its rejections came back in up to 129 ms instead of ~50, and the search no longer read
- * the pool's successes as slow.
+ * read 0.00–0.09 (0.00–0.03 under vitest, the runner's own process included). With one other
+ * core busy (0.94–1.07), 4 of 63 herds against the spread pool took 1.64–1.81× the bound on its
+ * draws, the rest at most 1.14×: the herd's process (callers, proxy and server) ran short of a
+ * core, and the search no longer read the pool's successes as slow (traced: rejections back in
+ * 11–129 ms, median 73, where the same seed's herd that found its pool met 9–56 ms, median 24).
  */
 export const BUSY_OTHERS_CORES = 0.25;
 /** The same for CPU time the hypervisor took away (a neighbour on the host). */
