@@ -22,7 +22,7 @@ describe('the machine-load meter of the quiet tests', () => {
     const from: CpuMark = { atMs: 1_000, busyMs: 50_000, stealMs: 10, ownMs: 200 };
     const to: CpuMark = { atMs: 2_000, busyMs: 51_500, stealMs: 110, ownMs: 900 };
     expect(loadBetween(from, to)).toEqual({ othersCores: 0.8, stealCores: 0.1 });
-    // The kernel's ticks are coarser than this process's own count: never below nothing.
+    // The kernel's ticks are coarser than this process's own count: never below zero.
     expect(loadBetween(from, { ...to, busyMs: 50_600 }).othersCores).toBe(0);
   });
 
@@ -51,7 +51,10 @@ describe('the machine-load meter of the quiet tests', () => {
     const loads = [busy, busy, quiet];
     let runs = 0;
     const reruns = new BusyReruns(3);
-    const first = await reruns.run('seed 1', async () => ({ load: loads[runs++] as MachineLoad, run: runs }));
+    const first = await reruns.run('seed 1', async () => {
+      runs++;
+      return { load: loads[runs - 1] as MachineLoad, run: runs };
+    });
     expect(first).toEqual({ load: quiet, run: 3 });
     // One rerun left of three: the next busy herd runs once more, and the one after counts.
     const second = await reruns.run('seed 2', async () => ({ load: busy, run: ++runs }));
