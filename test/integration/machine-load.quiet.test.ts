@@ -50,7 +50,8 @@ describe('the machine-load meter of the quiet tests', () => {
     const quiet: MachineLoad = { othersCores: 0.02, stealCores: 0 };
     const loads = [busy, busy, quiet];
     let runs = 0;
-    const reruns = new BusyReruns(3);
+    const said: string[] = [];
+    const reruns = new BusyReruns(3, (line) => said.push(line));
     const first = await reruns.run('seed 1', async () => {
       runs++;
       return { load: loads[runs - 1] as MachineLoad, run: runs };
@@ -61,5 +62,10 @@ describe('the machine-load meter of the quiet tests', () => {
     expect(second.run).toBe(5);
     const third = await reruns.run('seed 3', async () => ({ load: busy, run: ++runs }));
     expect(third.run).toBe(6);
+    expect(said).toEqual([
+      '[figure] seed 1: others used 1.00 cores, steal 0.00 while it ran; run again (2 more allowed)',
+      '[figure] seed 1: others used 1.00 cores, steal 0.00 while it ran; run again (1 more allowed)',
+      '[figure] seed 2: others used 1.00 cores, steal 0.00 while it ran; run again (0 more allowed)',
+    ]);
   });
 });

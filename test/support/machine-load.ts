@@ -79,14 +79,18 @@ export function describeLoad(load: MachineLoad): string {
  * once none are left, a busy herd counts as it came out, and its checks apply as to any other.
  */
 export class BusyReruns {
-  constructor(private left: number) {}
+  /** @param log where each rerun is said (the test's output; a test of this class reads it) */
+  constructor(
+    private left: number,
+    private readonly log: (line: string) => void = console.log,
+  ) {}
 
   async run<T extends { load: MachineLoad }>(what: string, once: () => Promise<T>): Promise<T> {
     for (;;) {
       const result = await once();
       if (!machineBusy(result.load) || this.left === 0) return result;
       this.left--;
-      console.log(`[figure] ${what}: ${describeLoad(result.load)} while it ran; run again (${this.left} more allowed)`);
+      this.log(`[figure] ${what}: ${describeLoad(result.load)} while it ran; run again (${this.left} more allowed)`);
     }
   }
 }
