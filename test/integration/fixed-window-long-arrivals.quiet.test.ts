@@ -21,8 +21,6 @@ const ARRIVAL_MS = 500;
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 12, runs of one build read medians of 1.060–1.093×, against a bound of 1.10×.
 const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
-/** Herds run again when the machine was busy while they ran (`BusyReruns`). */
-const BUSY_RERUNS = 3;
 
 describe('adaptive pacing against a real fixed window while callers keep arriving', () => {
   let limiter: LimitedServer;
@@ -39,7 +37,7 @@ describe('adaptive pacing against a real fixed window while callers keep arrivin
   }, async () => {
     const requests: number[] = [];
     let time = 0;
-    const reruns = new BusyReruns(BUSY_RERUNS);
+    const reruns = new BusyReruns();
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 1 }, CALLERS, ARRIVAL_MS, seed);
       // 300 ms apart: the last herd's windows are over.

@@ -21,8 +21,6 @@ const ARRIVAL_MS = 200;
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read medians of 1.20–1.31×, against a bound of 1.33×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
-/** Herds run again when the machine was busy while they ran (`BusyReruns`). */
-const BUSY_RERUNS = 3;
 
 describe('adaptive pacing against a real fixed window across latencies that spread', () => {
   let spread: SpreadWindow;
@@ -38,7 +36,7 @@ describe('adaptive pacing against a real fixed window across latencies that spre
   }, async () => {
     const requests: number[] = [];
     const times: number[] = [];
-    const reruns = new BusyReruns(BUSY_RERUNS);
+    const reruns = new BusyReruns();
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 20, distribution: 'lognormal' }, CALLERS, ARRIVAL_MS, seed);
       const herd = await reruns.run(`seed ${seed}`, () =>

@@ -21,8 +21,6 @@ const PAUSE_MS = 300;
 const STALL_AT_MS = 600;
 const STALL_MS = 300;
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
-/** Herds run again when the machine was busy while they ran (`BusyReruns`). */
-const BUSY_RERUNS = 3;
 
 /** Blocks the event loop for `ms`, `atMs` from now: nothing runs meanwhile, timers fire late. */
 function stallAt(atMs: number, ms: number): void {
@@ -47,7 +45,7 @@ describe('adaptive pacing against a real fixed window when the calling process s
     timeout: 90_000,
   }, async () => {
     const requests: number[] = [];
-    const reruns = new BusyReruns(BUSY_RERUNS);
+    const reruns = new BusyReruns();
     for (const seed of SEEDS) {
       const setup = herdTwin({ model: 'fixed-window', latencyMs: 20, distribution: 'lognormal' }, CALLERS, ARRIVAL_MS, seed);
       const herd = await reruns.run(`seed ${seed}`, () => {

@@ -35,8 +35,6 @@ import {
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read means of 1.253–1.288×, against a bound of 1.31×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
-/** Herds run again when the machine was busy while they ran (`BusyReruns`). */
-const BUSY_RERUNS = 3;
 
 describe('adaptive pacing against a real worker pool whose service times spread', () => {
   let spread: SpreadPool;
@@ -64,7 +62,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
     let timeOnWork = 0;
     let twinOnWork = 0;
     let timeOnDraws = 0;
-    const reruns = new BusyReruns(BUSY_RERUNS);
+    const reruns = new BusyReruns();
     for (const seed of SEEDS) {
       const { pool, proxy } = spread;
       const setup = spreadPoolHerd(seed);

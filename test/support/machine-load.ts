@@ -79,9 +79,12 @@ export function describeLoad(load: MachineLoad): string {
  * once none are left, a busy herd counts as it came out, and its checks apply as to any other.
  */
 export class BusyReruns {
-  /** @param log where each rerun is said (the test's output; a test of this class reads it) */
+  /**
+   * @param left reruns allowed over the test's run (three: a few seconds of herds at most)
+   * @param log where each rerun is said (the test's output; a test of this class reads it)
+   */
   constructor(
-    private left: number,
+    private left = 3,
     private readonly log: (line: string) => void = console.log,
   ) {}
 
