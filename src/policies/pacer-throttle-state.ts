@@ -28,6 +28,9 @@ export class PacerThrottleState {
   lastCutAt = Number.NEGATIVE_INFINITY;
   /** A request sent after the last cut was served. */
   servedSinceCut = true;
+  /** Paced requests sent after the last cut and answered in cruise: served, and rejected. */
+  pacedServedSinceCut = 0;
+  pacedRejectedSinceCut = 0;
   /** Paced requests of this cruise rejected so far. */
   cruiseRejects = 0;
   /** When a request this pacer never held (a first try) was last rejected in cruise. */

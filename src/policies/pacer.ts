@@ -106,6 +106,10 @@ const STALL_GAPS = 16;
 
 /** A cut with nothing measured on paced requests yet halves (TCP's multiplicative decrease). */
 const BLIND_CUT = 0.5;
+/** Paced answers since the last cut before their served share may deepen a cut (`mostlyRejected`). */
+const SHARE_MIN_ANSWERS = 8;
+/** Below this share of paced answers served since the last cut, a cut halves (`mostlyRejected`). */
+const MOSTLY_REJECTED_SHARE = 0.5;
 
 /** Flight successes in a row, each slower than every rejection, that make a slow flight. */
 const FLIGHT_RUN = 3;
@@ -620,10 +624,13 @@ export class Pacer {
           latency,
           sent,
         );
-        // Served as fast as rejected, or far faster than the flight: no pool after all
-        // (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`). The rate it spaced the
-        // queue at, without a pool's lead, paces from here, and this answer is read as any other.
-        if ((!ok && pool.servesAsFastAsRejects) || (ok && pool.servesFasterThanFlight)) this.dropPool(nowMs, pool, ok);
+        // Served as fast as rejected, far faster than the flight, or a lone request rejected
+        // again and again: no pool after all (`PoolWindow.servesAsFastAsRejects`,
+        // `servesFasterThanFlight`, `rejectsAlone`). The rate it spaced the queue at, without a
+        // pool's lead, paces from here (or what the callee served, if lower: `dropPool`), and
+        // this answer is read as any other.
+        const noPool = ok ? pool.servesFasterThanFlight : pool.servesAsFastAsRejects || pool.rejectsAlone(nowMs);
+        if (noPool) this.dropPool(nowMs, pool, ok);
       }
     } else if (
       this.mode === CRUISE &&
@@ -725,6 +732,7 @@ export class Pacer {
     // high. After a lull they do cut, to the rate that held (`cut`): a new herd meets a curve
     // that kept climbing while nothing was sent.
     if (paced === false && !this.queueIdle(nowMs)) return;
+    if (paced !== false && sent > this.state.lastCutAt && sent >= this.state.cruiseAt) this.state.pacedRejectedSinceCut++;
     // One cut per episode: after a cut, only once a request sent since has been served (the
     // callee serves again: a fixed window reset, a bucket refilled) may a later rejection cut
     // again — or, if nothing is served at all, after a long stretch at the new rate.
@@ -936,8 +944,8 @@ export class Pacer {
   }
 
   /**
-   * No pool after all (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`): paced by
-   * rate from here. The tickets the window held back are re-spaced from now; their slots, at
+   * No pool after all (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`,
+   * `rejectsAlone`): paced by rate from here. The tickets the window held back are re-spaced from now; their slots, at
    * the pool's lead over the flight's rate, had long passed, and re-spaced as due they all went
    * at once (real express-rate-limit, a cold process's first herd: 45–70 requests, 255–280 in
    * the herd). Dropped on a fast success, the level was the flight's (its successes over the
@@ -946,9 +954,18 @@ export class Pacer {
    */
   private dropPool(nowMs: number, pool: PoolWindow, onSuccess: boolean): void {
     this.state.pool = undefined;
+    const from = this.estimator.earliestServedSend(nowMs);
+    const served = from === undefined || nowMs <= from ? Number.POSITIVE_INFINITY : this.estimator.served(nowMs) / (nowMs - from);
     if (onSuccess) {
       const asPool = pool.placesRate;
       this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
+      this.resumeStartup(nowMs);
+    } else if (served < this.state.level) {
+      // Dropped on rejections: the rate taken for the pool's came from its flight, which the
+      // callee has since refuted. What it served over the estimator's window is a rate it did
+      // keep up (a fixed window misread as a pool: ~290/s of 100/s, against the flight's
+      // 10,800/s); start-up grows from there.
+      this.state.level = Math.max(served, this.minRate);
       this.resumeStartup(nowMs);
     }
     // The tickets from the gate on waited for places whatever their slots said, and the queue's
@@ -2754,6 +2771,7 @@ export class Pacer {
     this.state.level = Math.max(x, this.minRate);
     this.state.ceiling = Number.POSITIVE_INFINITY;
     this.state.cruiseAt = nowMs;
+    this.state.pacedServedSinceCut = this.state.pacedRejectedSinceCut = 0;
     this.state.cruiseAnswersBefore = this.pacedAnswers[0] + this.pacedAnswers[1];
     this.state.grewAt = nowMs;
     this.state.cutGateAt = nowMs;
@@ -2782,7 +2800,10 @@ export class Pacer {
   }
 
   private cruiseSuccess(nowMs: number, sent: number, latency: number, paced?: boolean): void {
-    if (sent > this.state.lastCutAt) this.state.servedSinceCut = true;
+    if (sent > this.state.lastCutAt) {
+      this.state.servedSinceCut = true;
+      if (paced !== false && sent >= this.state.cruiseAt) this.state.pacedServedSinceCut++;
+    }
     if (sent < this.state.cruiseAt && !this.ofFlight(sent)) {
       // Another probe of the search, answered with the one that ended it (answers read in any
       // order): an earlier probe served, with none rejected before it, means a higher rate.
@@ -3284,6 +3305,13 @@ export class Pacer {
     );
   }
 
+  /** The share of paced requests sent since the last cut that were served (1 with too few answered to say). */
+  private servedShareSinceCut(): number {
+    const served = this.state.pacedServedSinceCut;
+    const answered = served + this.state.pacedRejectedSinceCut;
+    return answered < SHARE_MIN_ANSWERS ? 1 : served / answered;
+  }
+
   private cut(nowMs: number): void {
     const sending = this.allowed(nowMs);
     let level = sending;
@@ -3309,6 +3337,14 @@ export class Pacer {
       // bracketed by probes may be 2× high — but after a lull, the rate that held stands.
       level *= this.state.bracketed && !idle ? BLIND_CUT : 1;
     }
+    // Most paced requests since the last cut were rejected: the rate is twice the callee's or
+    // more, whatever the peak says. A fixed window serves its 10 at once when it opens, and
+    // answered within a few ms that burst reads as thousands a second; cut 15 % at a time from
+    // there, each cut a dozen rejections after the last, a simulated herd (exponential 2 ms
+    // latencies) sent 2.34× the bound's requests. Halved, as TCP halves on loss; start-up then
+    // grows back no higher than the halved rate (below).
+    const mostlyRejected = this.servedShareSinceCut() < MOSTLY_REJECTED_SHARE && !saturated && this.alone;
+    if (mostlyRejected) level = Math.min(level, sending * BLIND_CUT);
     // Nothing served since the last cut (a stall): cut β below the level, not from wherever
     // CUBIC's climb got meanwhile — stall cuts come STALL_GAPS gaps apart, which may be past K,
     // and each then raised the level. A simulated fleet of four sharing its queue against 10 per
@@ -3342,9 +3378,9 @@ export class Pacer {
     // the ramp delivered — the cap cruise keeps too (2× overshot more: fixed window 1.24× the
     // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests) —
     // a ceiling that rises with what paced requests deliver, up to the rate that overshot.
-    if (ramp) this.state.ceiling = Math.min(sending, this.probeGain * (peak as number));
+    if (ramp) this.state.ceiling = Math.min(mostlyRejected ? level : sending, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.state.level);
-    this.state.followCap = blind ? Number.POSITIVE_INFINITY : ramp ? sending : 0;
+    this.state.followCap = blind ? Number.POSITIVE_INFINITY : ramp ? (mostlyRejected ? level : sending) : 0;
     this.state.stepsAtCap = 0;
     // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
     // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
@@ -3374,6 +3410,7 @@ export class Pacer {
     this.state.cutGateAt = nowMs + (this.okLatency ?? 0);
     this.state.lastCutAt = nowMs;
     this.state.servedSinceCut = false;
+    this.state.pacedServedSinceCut = this.state.pacedRejectedSinceCut = 0;
     this.cutCount++;
     this.respace(nowMs, false, 1 / this.allowed(nowMs));
   }

@@ -16,6 +16,15 @@ const GROW_AFTER = 4;
 const LATENCY_ANSWERS_MIN = 8;
 
 /**
+ * Service times of the flight over which rejections in a row at one place say the callee is
+ * no pool (`rejectsAlone`): a pool frees a worker at least once per service time, and first
+ * tries this pacer did not see leave (a herd still arriving) may hold them all for a while —
+ * simulated, 10 workers, first tries over 100 ms: eight rejections at one place within 1.2
+ * service times, from a real pool.
+ */
+const LONE_REJECTS_SERVICES = 4;
+
+/**
  * The window's own successes, smoothed, this many times faster than the flight's that made it
  * a pool: the flight was slow for another reason (`servesFasterThanFlight`).
  */
@@ -182,6 +191,9 @@ export class PoolWindow {
   /** Smoothed latency of the window's rejected requests, and how many were counted. */
   private rejectLatency = 0;
   private rejects = 0;
+  /** Rejections in a row at one place with no first try holding any, since when (`rejectsAlone`). */
+  private loneRejects = 0;
+  private loneRejectsFrom = 0;
   /** The requests this window let go and not yet answered, oldest first. */
   private readonly inFlight: InFlight[] = [];
   /** Factor on the estimated service time after which a request is taken as done (`aheadOfAnswer`). */
@@ -454,20 +466,48 @@ export class PoolWindow {
     // (simulated, 1,000 callers over 5 s, lognormal 20 ms: 2.56× the bound's requests; 1.10×).
     if (said !== 'rejected' || this.size > 1 || this.inFlight.length === 0) this.answered++;
     if (said === 'rejected') {
+      // Counted only where the pool should have had room: the window down to one place, and
+      // none held by first tries this pacer let go or saw arriving.
+      if (
+        this.size <= 1 &&
+        this.othersHeld === 0 &&
+        this.othersInFlight.length === 0 &&
+        this.othersBefore.length === 0 &&
+        this.othersRecent.length === 0
+      ) {
+        if (this.loneRejects++ === 0) this.loneRejectsFrom = nowMs;
+      }
       this.okRun = 0;
       this.step = 0;
       if (this.size > 1) {
         this.size--;
         if (this.othersInFlight.length > 0) this.lentToOthers++;
       }
-    } else if (said === 'ok' && waiting && ++this.okRun >= (this.step > 0 ? 1 : GROW_AFTER) * this.size) {
-      this.okRun = 0;
-      if (this.step === 0) this.size++;
-      else {
-        this.size += this.step;
-        if (this.step < this.size) this.step *= 2;
+    } else if (said === 'ok') {
+      this.loneRejects = 0;
+      if (waiting && ++this.okRun >= (this.step > 0 ? 1 : GROW_AFTER) * this.size) {
+        this.okRun = 0;
+        if (this.step === 0) this.size++;
+        else {
+          this.size += this.step;
+          if (this.step < this.size) this.step *= 2;
+        }
       }
     }
+  }
+
+  /**
+   * Whether the window, down to one place with no first try holding any, had its lone request
+   * rejected again and again: a pool serves a request sent into an empty pool. A fixed window
+   * misread as a pool (its burst of 10 served across exponential 2 ms latencies, the slowest a
+   * few times the fastest rejection) rejects everything until it reopens; held at one place,
+   * the window sent one request per round trip into it, all rejected — 84 in 117 ms, the herd
+   * 1.59× the bound's requests (simulated, first tries over 3 ms).
+   */
+  rejectsAlone(nowMs: number): boolean {
+    return (
+      this.loneRejects >= LATENCY_ANSWERS_MIN && nowMs - this.loneRejectsFrom >= LONE_REJECTS_SERVICES * this.flightServiceMs
+    );
   }
 
   /**

@@ -80,6 +80,41 @@ describe('PoolWindow', () => {
     expect(w.servesAsFastAsRejects).toBe(false);
   });
 
+  it('is no pool once its lone request is rejected again and again, over four of the flight’s service times', () => {
+    // The flight was served in 2 ms. Down to one place, nothing of the window's or of first
+    // tries in flight, and every request rejected: a pool would have served one.
+    const lone = (rejections: number, everyMs: number) => {
+      const w = new PoolWindow(1, 1, 0, 2);
+      for (let i = 0; i < rejections; i++) w.answer(1 + i * everyMs, 'rejected', true, 0.5);
+      return w;
+    };
+    expect(lone(8, 1).rejectsAlone(8)).toBe(false);
+    expect(lone(8, 1).rejectsAlone(9)).toBe(true);
+    // Eight, but within four service times (8 ms): a herd's first tries may hold every worker
+    // that long.
+    expect(lone(8, 0.5).rejectsAlone(4.5)).toBe(false);
+    // Seven only.
+    expect(lone(7, 2).rejectsAlone(20)).toBe(false);
+    // A success between them starts the count again.
+    const served = lone(5, 1);
+    served.answer(6, 'ok', true, 2);
+    for (let i = 0; i < 5; i++) served.answer(7 + i, 'rejected', true, 0.5);
+    expect(served.rejectsAlone(12)).toBe(false);
+    // Rejections while the window still held places are the pool being full, not empty.
+    const full = new PoolWindow(4, 1, 0, 2);
+    for (let i = 0; i < 3; i++) full.answer(1 + i, 'rejected', true, 0.5);
+    expect(full.size).toBe(1);
+    for (let i = 0; i < 7; i++) full.answer(4 + i, 'rejected', true, 0.5);
+    expect(full.rejectsAlone(20)).toBe(false);
+    full.answer(11, 'rejected', true, 0.5);
+    expect(full.rejectsAlone(20)).toBe(true);
+    // First tries this pacer let go hold places of the pool: their rejections say it is full.
+    const others = new PoolWindow(1, 1, 0, 2);
+    others.otherSent(0, 100, 100);
+    for (let i = 0; i < 12; i++) others.answer(1 + i, 'rejected', true, 0.5);
+    expect(others.rejectsAlone(13)).toBe(false);
+  });
+
   it('averages its first latencies rather than taking the first for all of them', () => {
     // Service times that spread: the first success may come back fast. Its 2 ms taken as the
     // mean and smoothed by 1/8 from there, eight successes read 15.4 ms, under twice the
