@@ -945,28 +945,30 @@ export class Pacer {
 
   /**
    * No pool after all (`PoolWindow.servesAsFastAsRejects`, `servesFasterThanFlight`,
-   * `rejectsAlone`): paced by rate from here. The tickets the window held back are re-spaced from now; their slots, at
-   * the pool's lead over the flight's rate, had long passed, and re-spaced as due they all went
-   * at once (real express-rate-limit, a cold process's first herd: 45–70 requests, 255–280 in
-   * the herd). Dropped on a fast success, the level was the flight's (its successes over the
+   * `rejectsAlone`): paced by rate from here. The tickets the window held back are re-spaced
+   * from now; their slots, at the pool's lead over the flight's rate, had long passed, and
+   * re-spaced as due they all went at once (real express-rate-limit, a cold process's first
+   * herd: 45–70 requests, 255–280 in the herd). Dropped on a fast success, the level was the flight's (its successes over the
    * span they came back in), no rate: start-up goes on from the rate the pool was taken for,
    * its places per the flight's service time, until a rejection.
    */
   private dropPool(nowMs: number, pool: PoolWindow, onSuccess: boolean): void {
     this.state.pool = undefined;
-    const from = this.estimator.earliestServedSend(nowMs);
-    const served = from === undefined || nowMs <= from ? Number.POSITIVE_INFINITY : this.estimator.served(nowMs) / (nowMs - from);
     if (onSuccess) {
       const asPool = pool.placesRate;
       this.state.level = Math.max(Number.isNaN(asPool) ? 0 : asPool, this.minRate);
       this.resumeStartup(nowMs);
-    } else if (served < this.state.level) {
+    } else {
       // Dropped on rejections: the rate taken for the pool's came from its flight, which the
-      // callee has since refuted. What it served over the estimator's window is a rate it did
-      // keep up (a fixed window misread as a pool: ~290/s of 100/s, against the flight's
-      // 10,800/s); start-up grows from there.
-      this.state.level = Math.max(served, this.minRate);
-      this.resumeStartup(nowMs);
+      // callee has since refuted. What it served over the estimator's window, counted from the
+      // earliest of those successes' sends, is a rate it did keep up (a fixed window misread as
+      // a pool: ~290/s of 100/s, against the flight's 10,800/s); start-up grows from there.
+      const from = this.estimator.earliestServedSend(nowMs);
+      const served = from === undefined || nowMs <= from ? Number.NaN : this.estimator.served(nowMs) / (nowMs - from);
+      if (served < this.state.level) {
+        this.state.level = Math.max(served, this.minRate);
+        this.resumeStartup(nowMs);
+      }
     }
     // The tickets from the gate on waited for places whatever their slots said, and the queue's
     // base may have moved past them meanwhile (their slots came due while the window held

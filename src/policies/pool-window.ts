@@ -501,8 +501,8 @@ export class PoolWindow {
    * rejected again and again: a pool serves a request sent into an empty pool. A fixed window
    * misread as a pool (its burst of 10 served across exponential 2 ms latencies, the slowest a
    * few times the fastest rejection) rejects everything until it reopens; held at one place,
-   * the window sent one request per round trip into it, all rejected — 84 in 117 ms, the herd
-   * 1.59× the bound's requests (simulated, first tries over 3 ms).
+   * the window sent one request per round trip into it, all rejected — 84 in its first 100 ms,
+   * the herd 1.59× the bound's requests (simulated, first tries over 3 ms).
    */
   rejectsAlone(nowMs: number): boolean {
     return (
