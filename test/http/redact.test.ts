@@ -80,7 +80,10 @@ describe('redactUrl', () => {
       'ws:',
     );
     const path = fc.stringMatching(/^[/\\][a-z0-9@/\\:.]{0,16}$/);
-    const password = fc.stringMatching(/^[A-Za-z0-9]{8,16}$/);
+    // A capital letter in every password: the paths have none, so a path never holds the
+    // password by chance (CI drew "prototyp" for both, and the check below read the path's as
+    // a leak).
+    const password = fc.stringMatching(/^[A-Z][A-Za-z0-9]{7,15}$/);
     fc.assert(
       fc.property(opener, password, path, (prefix, secret, tail) => {
         const url = `${prefix}me:${secret}@h.example${tail}`;
@@ -96,6 +99,7 @@ describe('redactUrl', () => {
         ]);
         expect(secretValues(url).sort()).toEqual([secret, `me:${secret}`].sort());
       }),
+      { seed: 0x7ed4c7 },
     );
   });
 
