@@ -3380,9 +3380,11 @@ export class Pacer {
     // the ramp delivered — the cap cruise keeps too (2× overshot more: fixed window 1.24× the
     // bound's time against 1.21×, and a simulated fleet with a pacer each 3 % more requests) —
     // a ceiling that rises with what paced requests deliver, up to the rate that overshot.
-    if (ramp) this.state.ceiling = Math.min(mostlyRejected ? level : sending, this.probeGain * (peak as number));
+    // Where start-up may grow back to: the rate that overshot, or the halved one (above).
+    const rampCap = mostlyRejected ? level : sending;
+    if (ramp) this.state.ceiling = Math.min(rampCap, this.probeGain * (peak as number));
     else this.raiseCeiling(peak ?? this.state.level);
-    this.state.followCap = blind ? Number.POSITIVE_INFINITY : ramp ? (mostlyRejected ? level : sending) : 0;
+    this.state.followCap = blind ? Number.POSITIVE_INFINITY : ramp ? rampCap : 0;
     this.state.stepsAtCap = 0;
     // Cut to Dₛ, the callee's own rate, the pacer sends at it at once: β below it (CUBIC's
     // decrease from the rate that overshot) held real TokenBucket herds ~15 % under the
