@@ -5,14 +5,16 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/time/system-clock.js';
 import {
   BUSY_OTHERS_CORES,
   BusyReruns,
   type CpuMark,
   cpuMark,
+  herdDisturbed,
   loadBetween,
+  loopHeldMeter,
   type MachineLoad,
-  machineBusy,
 } from '../support/machine-load.js';
 
 const linux = existsSync('/proc/stat');
@@ -32,7 +34,7 @@ describe('the machine-load meter of the quiet tests', () => {
     await once(child, 'exit');
     const load = loadBetween(from, cpuMark());
     expect(load.othersCores).toBeGreaterThanOrEqual(0.5);
-    expect(machineBusy(load)).toBe(true);
+    expect(herdDisturbed(load)).toBe(true);
   });
 
   it.runIf(linux)("does not count this process's own work", () => {
@@ -45,13 +47,31 @@ describe('the machine-load meter of the quiet tests', () => {
     expect(load.othersCores).toBeLessThan(BUSY_OTHERS_CORES);
   });
 
+  it("reads this process's event loop held for 120 ms as a disturbed herd, unless the test held it on purpose", async () => {
+    const held = loopHeldMeter();
+    // The meter takes its first sample as its start, not as a hold: a herd's loop turns first.
+    await systemClock.sleep(20);
+    const end = performance.now() + 120;
+    while (performance.now() < end) {
+      // a major GC or a long task in the herd's own process
+    }
+    // The meter's timer reads the hold when the loop turns again.
+    await systemClock.sleep(10);
+    const load: MachineLoad = { othersCores: 0, stealCores: 0, loopHeldMs: held() };
+    // Sampled every 5 ms: the hold reads at most that much short.
+    expect(load.loopHeldMs).toBeGreaterThanOrEqual(114);
+    expect(herdDisturbed(load)).toBe(true);
+    expect(herdDisturbed(load, 120)).toBe(false);
+    expect(herdDisturbed({ ...load, loopHeldMs: 20 })).toBe(false);
+  });
+
   it('runs a herd again while the machine was busy, as long as reruns are left, then keeps what came', async () => {
     const busy: MachineLoad = { othersCores: 1, stealCores: 0 };
     const quiet: MachineLoad = { othersCores: 0.02, stealCores: 0 };
     const loads = [busy, busy, quiet];
     let runs = 0;
     const said: string[] = [];
-    const reruns = new BusyReruns(3, (line) => said.push(line));
+    const reruns = new BusyReruns({ left: 3, log: (line) => said.push(line) });
     const first = await reruns.run('seed 1', async () => {
       runs++;
       return { load: loads[runs - 1] as MachineLoad, run: runs };

@@ -2,6 +2,7 @@
 // whose delays are timers of this process; a herd that shared the cores with other work
 // measured the machine, not the pacer. Linux only (`/proc/stat`); elsewhere nothing is known.
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { systemClock } from '../../src/time/system-clock.js';
 
 /** `/proc/stat` counts CPU time in ticks of 1/100 s (USER_HZ) on every Linux kernel Node runs on. */
@@ -42,6 +43,24 @@ export interface MachineLoad {
   othersCores: number;
   /** CPU time the hypervisor took from this machine, cores. */
   stealCores: number;
+  /**
+   * The longest this process's event loop was held at once, ms (`loopHeldMeter`): callers,
+   * proxy and server of a herd all wait on it. Unknown (undefined) where it was not watched.
+   */
+  loopHeldMs?: number;
+}
+
+/**
+ * Starts watching how long this process's event loop is held at once; the function returned
+ * stops and gives the longest, ms. Sampled every 5 ms: shorter holds read as up to 5 ms.
+ */
+export function loopHeldMeter(): () => number {
+  const delays = monitorEventLoopDelay({ resolution: 5 });
+  delays.enable();
+  return () => {
+    delays.disable();
+    return delays.max / 1e6;
+  };
 }
 
 export function loadBetween(from: CpuMark, to: CpuMark): MachineLoad {
@@ -64,34 +83,57 @@ export const BUSY_OTHERS_CORES = 0.25;
 /** The same for CPU time the hypervisor took away (a neighbour on the host). */
 export const BUSY_STEAL_CORES = 0.1;
 
-/** Whether the machine was busy enough that a timed herd measured it rather than the pacer. */
-export function machineBusy(load: MachineLoad): boolean {
-  return load.othersCores >= BUSY_OTHERS_CORES || load.stealCores >= BUSY_STEAL_CORES;
+/**
+ * A hold of this process's event loop, ms, beyond any the test makes itself, from which a herd
+ * measured this process rather than the pacer: its callers, proxy and server all wait while the
+ * loop is held (a major GC, a page fault storm). Quiet herds against the spread pool read 7–20 ms.
+ */
+export const HELD_LOOP_MS = 50;
+
+/**
+ * Whether a timed herd measured the machine or its own process rather than the pacer: others
+ * took cores, the hypervisor took time, or this process's loop was held `HELD_LOOP_MS` longer
+ * than the `plannedHoldMs` the test held it for on purpose.
+ */
+export function herdDisturbed(load: MachineLoad, plannedHoldMs = 0): boolean {
+  return (
+    load.othersCores >= BUSY_OTHERS_CORES ||
+    load.stealCores >= BUSY_STEAL_CORES ||
+    (load.loopHeldMs ?? 0) >= plannedHoldMs + HELD_LOOP_MS
+  );
 }
 
 export function describeLoad(load: MachineLoad): string {
-  return `others used ${load.othersCores.toFixed(2)} cores, steal ${load.stealCores.toFixed(2)}`;
+  const held = load.loopHeldMs === undefined ? '' : `, this process's loop held ≤ ${Math.round(load.loopHeldMs)} ms`;
+  return `others used ${load.othersCores.toFixed(2)} cores, steal ${load.stealCores.toFixed(2)}${held}`;
 }
 
 /**
- * Timed herds a quiet test may run again, over its whole run, when the machine was busy while
- * they ran (`machineBusy`). A herd run again is said so in the log with what the machine did;
- * once none are left, a busy herd counts as it came out, and its checks apply as to any other.
+ * Timed herds a quiet test may run again, over its whole run, when they were disturbed while
+ * they ran (`herdDisturbed`). A herd run again is said so in the log with what disturbed it;
+ * once none are left, a disturbed herd counts as it came out, and its checks apply as to any
+ * other.
  */
 export class BusyReruns {
+  private left: number;
+  private readonly log: (line: string) => void;
+  private readonly plannedHoldMs: number;
+
   /**
-   * @param left reruns allowed over the test's run (three: a few seconds of herds at most)
-   * @param log where each rerun is said (the test's output; a test of this class reads it)
+   * @param options.left reruns allowed over the test's run (three: a few seconds of herds at most)
+   * @param options.log where each rerun is said (the test's output; a test of this class reads it)
+   * @param options.plannedHoldMs how long the test itself holds the loop in each herd, ms
    */
-  constructor(
-    private left = 3,
-    private readonly log: (line: string) => void = console.log,
-  ) {}
+  constructor(options: { left?: number; log?: (line: string) => void; plannedHoldMs?: number } = {}) {
+    this.left = options.left ?? 3;
+    this.log = options.log ?? console.log;
+    this.plannedHoldMs = options.plannedHoldMs ?? 0;
+  }
 
   async run<T extends { load: MachineLoad }>(what: string, once: () => Promise<T>): Promise<T> {
     for (;;) {
       const result = await once();
-      if (!machineBusy(result.load) || this.left === 0) return result;
+      if (!herdDisturbed(result.load, this.plannedHoldMs) || this.left === 0) return result;
       this.left--;
       this.log(`[figure] ${what}: ${describeLoad(result.load)} while it ran; run again (${this.left} more allowed)`);
     }

@@ -10,7 +10,7 @@ import { workConservingFinish } from '../../src/sim/models/concurrency.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
 import { herdCallerUrl } from './limiter-servers.js';
-import { cpuMark, describeLoad, loadBetween, type MachineLoad } from './machine-load.js';
+import { cpuMark, describeLoad, loadBetween, loopHeldMeter, type MachineLoad } from './machine-load.js';
 
 /** Adaptive pacing as a herd's callers use it: retried until served, when is the pacer's business. */
 export const PACED_UNTIL_SERVED: DownstreamOptions = {
@@ -63,8 +63,9 @@ export async function herdBesideTwin(
   await systemClock.sleep(pauseMs);
   limiter.resetCounts();
   const from = cpuMark();
+  const loopHeld = loopHeldMeter();
   const { allSucceededMs, failed } = await arrivalsThrough(api, url, firstTryTimes(setup, setup.seed));
-  const load = loadBetween(from, cpuMark());
+  const load = { ...loadBetween(from, cpuMark()), loopHeldMs: loopHeld() };
   const { total, served } = limiter.requests();
   return { real: { total, served }, allSucceededMs, failed, simulated, bound, load };
 }
