@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Property tests draw from a named seed (test/support/property-seed.ts).
+    setupFiles: ['test/support/property-seed.ts'],
   },
 });
