@@ -12,8 +12,8 @@
 // trial, and read its own slow sending as the callee's rate: medians of 1.37–1.56× the
 // bound's time over 9–13 herds (five runs; now 1.21–1.29× over nine, on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BusyReruns, describeLoad } from '../support/machine-load.js';
-import { herdBesideTwin, herdTwin, median, twinFigure } from '../support/real-herd.js';
+import { BusyReruns } from '../support/machine-load.js';
+import { herdBesideTwin, herdGuardMessage, herdTwin, median, twinFigure } from '../support/real-herd.js';
 import { type SpreadWindow, startSpreadWindow } from '../support/spread-window.js';
 
 const CALLERS = 100;
@@ -53,7 +53,7 @@ describe('adaptive pacing against a real fixed window across latencies that spre
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);
       // Each herd: a guard against a runaway (one read 1.18× here); the median below is the target.
-      expect(real.total / bound.totalRequests, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.25);
+      expect(real.total / bound.totalRequests, herdGuardMessage(`seed ${seed}`, herd)).toBeLessThanOrEqual(1.25);
       requests.push(real.total / bound.totalRequests);
       times.push(last / bound.allSucceededMs);
     }

@@ -21,8 +21,8 @@
 // full pool, and each rejection took a place from it for good (a mean of 1.34–1.39× the
 // bound's time over 13 herds, three runs; now 1.26–1.28× on Node 20, 24 and 26).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BusyReruns, describeLoad } from '../support/machine-load.js';
-import { herdBesideTwin, herdOnWorkDone, twinFigure } from '../support/real-herd.js';
+import { BusyReruns } from '../support/machine-load.js';
+import { herdBesideTwin, herdGuardMessage, herdOnWorkDone, twinFigure } from '../support/real-herd.js';
 import {
   SPREAD_POOL_ARRIVAL_MS as ARRIVAL_MS,
   SPREAD_POOL_CALLERS as CALLERS,
@@ -78,7 +78,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       );
       expect(failed).toBe(0);
       expect(real.served).toBe(CALLERS);
-      expect(real.total / bound.totalRequests, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.1);
+      expect(real.total / bound.totalRequests, herdGuardMessage(`seed ${seed}`, herd)).toBeLessThanOrEqual(1.1);
       time += last / bound.allSucceededMs;
       const served = pool.serviceTimes?.() ?? [];
       expect(served, `seed ${seed}: a service time per request served`).toHaveLength(CALLERS);
@@ -96,7 +96,7 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       expect(last / strict, `seed ${seed}: no herd beats the bound on the work the pool did`).toBeGreaterThanOrEqual(1);
       // A herd the machine was busy for ran again (`BusyReruns`); this bound is a runaway guard, the
       // mean below is the target's.
-      expect(onDraws, `seed ${seed} (${describeLoad(herd.load)})`).toBeLessThanOrEqual(1.25);
+      expect(onDraws, herdGuardMessage(`seed ${seed}`, herd)).toBeLessThanOrEqual(1.25);
     }
     const mean = (sum: number) => (sum / SEEDS.length).toFixed(3);
     console.log(`[figure] express-queue, service times that spread: mean ${mean(time)}× the bound's time`);

@@ -9,6 +9,7 @@ import { firstTryTimes, type HerdRun, type HerdSetup, herdSpreadLowerBound, runH
 import { workConservingFinish } from '../../src/sim/models/concurrency.js';
 import type { LowerBound, ServerSpec } from '../../src/sim/models/index.js';
 import { systemClock } from '../../src/time/system-clock.js';
+import { HerdTimeline } from './herd-timeline.js';
 import { herdCallerUrl } from './limiter-servers.js';
 import { cpuMark, describeLoad, loadBetween, loopHeldMeter, type MachineLoad } from './machine-load.js';
 
@@ -42,6 +43,8 @@ export interface TwinHerd {
   bound: LowerBound;
   /** What the rest of the machine did while the real herd ran. */
   load: MachineLoad;
+  /** What the herd's downstream did, 100 ms at a time: said with a herd that broke a guard. */
+  timeline: HerdTimeline;
 }
 
 /**
@@ -60,6 +63,7 @@ export async function herdBesideTwin(
   const bound = herdSpreadLowerBound(setup, 1);
   const simulated = runHerd(setup, ADAPTIVE_HERD_STRATEGY);
   const api = downstream(name, TWIN_HERD_OPTIONS);
+  const timeline = new HerdTimeline(api);
   await systemClock.sleep(pauseMs);
   limiter.resetCounts();
   const from = cpuMark();
@@ -67,7 +71,12 @@ export async function herdBesideTwin(
   const { allSucceededMs, failed } = await arrivalsThrough(api, url, firstTryTimes(setup, setup.seed));
   const load = { ...loadBetween(from, cpuMark()), loopHeldMs: loopHeld() };
   const { total, served } = limiter.requests();
-  return { real: { total, served }, allSucceededMs, failed, simulated, bound, load };
+  return { real: { total, served }, allSucceededMs, failed, simulated, bound, load, timeline };
+}
+
+/** What a per-herd guard says when `herd` breaks it: `what`, the machine's load, the timeline. */
+export function herdGuardMessage(what: string, herd: TwinHerd): string {
+  return `${what} (${describeLoad(herd.load)})\n${herd.timeline.describe()}`;
 }
 
 /** The figure line of one herd beside its twin (`what`: the limiter and the herd). */
