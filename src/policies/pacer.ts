@@ -948,9 +948,10 @@ export class Pacer {
    * `rejectsAlone`): paced by rate from here. The tickets the window held back are re-spaced
    * from now; their slots, at the pool's lead over the flight's rate, had long passed, and
    * re-spaced as due they all went at once (real express-rate-limit, a cold process's first
-   * herd: 45–70 requests, 255–280 in the herd). Dropped on a fast success, the level was the flight's (its successes over the
-   * span they came back in), no rate: start-up goes on from the rate the pool was taken for,
-   * its places per the flight's service time, until a rejection.
+   * herd: 45–70 requests, 255–280 in the herd). Dropped on a fast success, the level was the
+   * flight's (its successes over the span they came back in), no rate: start-up goes on from
+   * the rate the pool was taken for, its places per the flight's service time, until a
+   * rejection.
    */
   private dropPool(nowMs: number, pool: PoolWindow, onSuccess: boolean): void {
     this.state.pool = undefined;
