@@ -56,8 +56,13 @@ for (const report of reports) {
   }
 }
 // Named again here, next to the count: a CI log is often read from its end, and vitest's own
-// account of a failure may have scrolled far above it.
-for (const failure of failures) console.log(`FAILED ${failure}`);
+// account of a failure may have scrolled far above it. A message's further lines (a herd's
+// timeline, say) follow it, each marked "  | ", its stack left out.
+for (const failure of failures) {
+  const [first, ...rest] = failure.split('\n');
+  console.log(`FAILED ${first}`);
+  for (const line of rest) console.log(`  | ${line}`);
+}
 // A failing non-test step (types, lint, build) counts as one failed check.
 for (const s of steps) if (!s.ok && !s.name.startsWith('tests')) failed += 1;
 const broken = steps.filter((s) => !s.ok).map((s) => s.name);
@@ -70,16 +75,22 @@ function failedTests(result) {
   for (const file of result.testResults ?? []) {
     const where = file.name.startsWith(root) ? file.name.slice(root.length) : file.name;
     const failedAssertions = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
-    if (failedAssertions.length === 0 && file.status === 'failed') names.push(`${where}: ${firstLine(file.message)}`);
+    if (failedAssertions.length === 0 && file.status === 'failed') names.push(`${where}: ${message(file.message)}`);
     for (const a of failedAssertions) {
-      names.push(`${where} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+      names.push(`${where} > ${a.fullName}: ${message(a.failureMessages?.[0])}`);
     }
   }
   return names;
 }
 
-function firstLine(text) {
-  return String(text ?? '')
-    .split('\n')[0]
-    .slice(0, 300);
+// A failure's message without its stack: its lines up to the first "    at …" frame (at most
+// 60, each cut at 300 characters).
+function message(text) {
+  const lines = String(text ?? '').split('\n');
+  const stack = lines.findIndex((line) => /^\s+at /.test(line));
+  return (stack === -1 ? lines : lines.slice(0, stack))
+    .slice(0, 60)
+    .map((line) => line.slice(0, 300))
+    .join('\n')
+    .trimEnd();
 }
