@@ -23,7 +23,7 @@ describe('the machine-load meter of the quiet tests', () => {
   it('counts what others used between two marks, less this process, in cores', () => {
     const from: CpuMark = { atMs: 1_000, busyMs: 50_000, stealMs: 10, ownMs: 200 };
     const to: CpuMark = { atMs: 2_000, busyMs: 51_500, stealMs: 110, ownMs: 900 };
-    expect(loadBetween(from, to)).toEqual({ othersCores: 0.8, stealCores: 0.1 });
+    expect(loadBetween(from, to)).toEqual({ othersCores: 0.8, stealCores: 0.1, ownCores: 0.7 });
     // The kernel's ticks are coarser than this process's own count: never below zero.
     expect(loadBetween(from, { ...to, busyMs: 50_600 }).othersCores).toBe(0);
   });
@@ -57,7 +57,7 @@ describe('the machine-load meter of the quiet tests', () => {
     }
     // The meter's timer reads the hold when the loop turns again.
     await systemClock.sleep(10);
-    const load: MachineLoad = { othersCores: 0, stealCores: 0, loopHeldMs: held() };
+    const load: MachineLoad = { othersCores: 0, stealCores: 0, ownCores: 0.1, loopHeldMs: held() };
     // Sampled every 5 ms: the hold reads at most that much short.
     expect(load.loopHeldMs).toBeGreaterThanOrEqual(114);
     expect(herdDisturbed(load)).toBe(true);
@@ -66,8 +66,8 @@ describe('the machine-load meter of the quiet tests', () => {
   });
 
   it('runs a herd again while the machine was busy, as long as reruns are left, then keeps what came', async () => {
-    const busy: MachineLoad = { othersCores: 1, stealCores: 0 };
-    const quiet: MachineLoad = { othersCores: 0.02, stealCores: 0 };
+    const busy: MachineLoad = { othersCores: 1, stealCores: 0, ownCores: 0.5 };
+    const quiet: MachineLoad = { othersCores: 0.02, stealCores: 0, ownCores: 0.5 };
     const loads = [busy, busy, quiet];
     let runs = 0;
     const said: string[] = [];
@@ -83,9 +83,9 @@ describe('the machine-load meter of the quiet tests', () => {
     const third = await reruns.run('seed 3', async () => ({ load: busy, run: ++runs }));
     expect(third.run).toBe(6);
     expect(said).toEqual([
-      '[figure] seed 1: others used 1.00 cores, steal 0.00 while it ran; run again (2 more allowed)',
-      '[figure] seed 1: others used 1.00 cores, steal 0.00 while it ran; run again (1 more allowed)',
-      '[figure] seed 2: others used 1.00 cores, steal 0.00 while it ran; run again (0 more allowed)',
+      '[figure] seed 1: others used 1.00 cores, steal 0.00, this process 0.50 while it ran; run again (2 more allowed)',
+      '[figure] seed 1: others used 1.00 cores, steal 0.00, this process 0.50 while it ran; run again (1 more allowed)',
+      '[figure] seed 2: others used 1.00 cores, steal 0.00, this process 0.50 while it ran; run again (0 more allowed)',
     ]);
   });
 });

@@ -44,6 +44,11 @@ export interface MachineLoad {
   /** CPU time the hypervisor took from this machine, cores. */
   stealCores: number;
   /**
+   * This process's own CPU time, cores: callers, proxy and server of a herd share its one
+   * thread, so near 1 the loop was never idle and every timer of the herd ran late.
+   */
+  ownCores: number;
+  /**
    * The longest this process's event loop was held at once, ms (`loopHeldMeter`): callers,
    * proxy and server of a herd all wait on it. Unknown (undefined) where it was not watched.
    */
@@ -68,6 +73,7 @@ export function loadBetween(from: CpuMark, to: CpuMark): MachineLoad {
   return {
     othersCores: Math.max(0, to.busyMs - from.busyMs - (to.ownMs - from.ownMs)) / ms,
     stealCores: Math.max(0, to.stealMs - from.stealMs) / ms,
+    ownCores: Math.max(0, to.ownMs - from.ownMs) / ms,
   };
 }
 
@@ -106,7 +112,7 @@ export function herdDisturbed(load: MachineLoad, plannedHoldMs = 0): boolean {
 
 export function describeLoad(load: MachineLoad): string {
   const held = load.loopHeldMs === undefined ? '' : `, this process's loop held ≤ ${Math.round(load.loopHeldMs)} ms`;
-  return `others used ${load.othersCores.toFixed(2)} cores, steal ${load.stealCores.toFixed(2)}${held}`;
+  return `others used ${load.othersCores.toFixed(2)} cores, steal ${load.stealCores.toFixed(2)}, this process ${load.ownCores.toFixed(2)}${held}`;
 }
 
 /**
