@@ -111,7 +111,7 @@ export function herdDisturbed(load: MachineLoad, plannedHoldMs = 0): boolean {
 }
 
 export function describeLoad(load: MachineLoad): string {
-  const held = load.loopHeldMs === undefined ? '' : `, this process's loop held ≤ ${Math.round(load.loopHeldMs)} ms`;
+  const held = load.loopHeldMs === undefined ? '' : `, its loop held ≤ ${Math.round(load.loopHeldMs)} ms`;
   return `others used ${load.othersCores.toFixed(2)} cores, steal ${load.stealCores.toFixed(2)}, this process ${load.ownCores.toFixed(2)}${held}`;
 }
 
