@@ -23,6 +23,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BusyReruns } from '../support/machine-load.js';
 import { herdBesideTwin, herdGuardMessage, herdOnWorkDone, twinFigure } from '../support/real-herd.js';
+import { SecondLook } from '../support/second-look.js';
 import {
   SPREAD_POOL_ARRIVAL_MS as ARRIVAL_MS,
   SPREAD_POOL_CALLERS as CALLERS,
@@ -104,25 +105,21 @@ describe('adaptive pacing against a real worker pool whose service times spread'
           : undefined;
     // Every herd measured counts in the means, a second look's first herd too.
     const looks: Look[] = [];
-    // The guards below are runaway guards; the means are the target's. One herd in a run that
-    // breaks a guard while the machine was quiet is run once more on its seed, and that herd
-    // must hold: a pacer that runs away does so again, a draw of this machine's timers seldom
-    // twice. On this machine every herd of eight runs of this test on Node 20 (168) stayed
-    // within 1.148× the draws and 1.094× the requests; the CI machine met one undisturbed herd
-    // over a guard in each of two runs on Node 20 (seed 9 at 1.336× the draws; then seed 4).
-    let secondLooks = 1;
+    // The guards below are runaway guards; the means are the target's. One undisturbed herd a
+    // run over a guard gets a second look on its seed, which must hold (`SecondLook`). On this
+    // machine every herd of eight runs of this test on Node 20 (168) stayed within 1.148× the
+    // draws and 1.094× the requests; the CI machine met one undisturbed herd over a guard in
+    // each of two runs on Node 20 (seed 9 at 1.336× the draws; then seed 4).
+    const secondLook = new SecondLook();
     for (const seed of SEEDS) {
-      let figures = await look(seed);
-      const over = overGuard(figures);
-      if (over !== undefined && secondLooks > 0) {
-        secondLooks--;
-        looks.push(figures);
-        console.log(
-          `[figure] seed ${seed}: ${over}, over its guard; a second look\n${herdGuardMessage(`seed ${seed}`, figures.herd)}`,
-        );
-        figures = await look(seed);
-      }
-      looks.push(figures);
+      const herds = await secondLook.run(
+        `seed ${seed}`,
+        () => look(seed),
+        overGuard,
+        (figures) => herdGuardMessage(`seed ${seed}`, figures.herd),
+      );
+      looks.push(...herds);
+      const figures = herds[herds.length - 1] as Look;
       const message = herdGuardMessage(`seed ${seed}`, figures.herd);
       expect(figures.requests, message).toBeLessThanOrEqual(1.1);
       // A herd the machine was busy for ran again (`BusyReruns`).
