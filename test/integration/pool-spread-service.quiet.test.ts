@@ -36,6 +36,9 @@ import {
 // Enough herds that the figure checked is the pacer's rather than one draw of this machine's
 // timers: with 13, runs of one build read means of 1.253–1.288×, against a bound of 1.31×.
 const SEEDS = Array.from({ length: 21 }, (_, i) => i + 1);
+/** Each herd's runaway guards: its requests, and its time on the pool's own draws, over their bounds. */
+const REQUESTS_GUARD = 1.1;
+const DRAWS_GUARD = 1.25;
 
 describe('adaptive pacing against a real worker pool whose service times spread', () => {
   let spread: SpreadPool;
@@ -98,9 +101,9 @@ describe('adaptive pacing against a real worker pool whose service times spread'
     };
     type Look = Awaited<ReturnType<typeof look>>;
     const overGuard = (figures: Look) =>
-      figures.requests > 1.1
+      figures.requests > REQUESTS_GUARD
         ? `${figures.requests.toFixed(3)}× the bound's requests`
-        : figures.onDraws > 1.25
+        : figures.onDraws > DRAWS_GUARD
           ? `${figures.onDraws.toFixed(3)}× the bound on the pool's draws`
           : undefined;
     // Every herd measured counts in the means, a second look's first herd too.
@@ -121,9 +124,9 @@ describe('adaptive pacing against a real worker pool whose service times spread'
       looks.push(...herds);
       const figures = herds[herds.length - 1] as Look;
       const message = herdGuardMessage(`seed ${seed}`, figures.herd);
-      expect(figures.requests, message).toBeLessThanOrEqual(1.1);
+      expect(figures.requests, message).toBeLessThanOrEqual(REQUESTS_GUARD);
       // A herd the machine was busy for ran again (`BusyReruns`).
-      expect(figures.onDraws, message).toBeLessThanOrEqual(1.25);
+      expect(figures.onDraws, message).toBeLessThanOrEqual(DRAWS_GUARD);
     }
     const average = (of: (figures: Look) => number) => looks.reduce((sum, figures) => sum + of(figures), 0) / looks.length;
     const mean = (of: (figures: Look) => number) => average(of).toFixed(3);
