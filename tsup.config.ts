@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    lite: 'src/lite.ts',
     policies: 'src/policies/index.ts',
     hints: 'src/hints/index.ts',
     classify: 'src/classify/index.ts',

@@ -46,6 +46,24 @@ export const interceptors = axiosInterceptors(downstream('api', { retry: { maxAt
     external: ['axios'],
   },
   {
+    name: 'kindly/lite: retry + timeout',
+    entry: `import { downstream } from '@dist/lite.js';
+export const api = downstream('api', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });`,
+  },
+  {
+    name: 'kindly/lite: fetch',
+    entry: `import { downstream } from '@dist/lite.js';
+import { createFetch } from '@dist/http.js';
+export const send = createFetch(downstream('api', { retry: { maxAttempts: 3 } }));`,
+  },
+  {
+    name: 'kindly/lite: axios adapter',
+    entry: `import { downstream } from '@dist/lite.js';
+import { axiosInterceptors } from '@dist/adapters.js';
+export const interceptors = axiosInterceptors(downstream('api', { retry: { maxAttempts: 3 } }));`,
+    external: ['axios'],
+  },
+  {
     name: 'ky',
     entry: `import ky from 'ky';
 export const client = ky.create({ retry: { limit: 2 }, timeout: 10_000 });`,
@@ -71,6 +89,10 @@ export const BUNDLE_RATIOS: [string, string][] = [
   ['kindly: fetch', 'ky'],
   ['kindly: retry + timeout', 'cockatiel: retry + timeout + breaker'],
   ['kindly: retry + timeout', 'p-retry'],
+  ['kindly/lite: fetch', 'ky'],
+  ['kindly/lite: retry + timeout', 'cockatiel: retry + timeout + breaker'],
+  ['kindly/lite: retry + timeout', 'kindly: retry + timeout'],
+  ['kindly/lite: fetch', 'kindly: fetch'],
 ];
 
 interface Bundled {

@@ -7,18 +7,16 @@ import { enabledOptions, type OptionsValidator } from '../options/validate.js';
 import { CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { DERIVED_TIMEOUT_DEFAULTS, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import type { LatencyPolicies } from '../policies/latency-policies.js';
-import { Pacer, type PacerOptions } from '../policies/pacer.js';
+import type { Pacer, PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
+import { built, type LimitUse, leftOut, type OptionalPolicies, type PacingUse } from './optional-policies.js';
 import { Pipeline } from './pipeline.js';
-import type { Queue, Stage } from './stage.js';
+import type { Stage } from './stage.js';
 import { BreakerStage } from './stages/breaker-stage.js';
 import { type BudgetLedger, BudgetStage } from './stages/budget-stage.js';
 import { BulkheadStage, type SlotLimiter } from './stages/bulkhead-stage.js';
-import { HedgingStage } from './stages/hedging-stage.js';
-import { LatencyStage } from './stages/latency-stage.js';
-import { type PaceBooker, PacingStage } from './stages/pacing-stage.js';
 
 /** The defaults of a downstream's options, declared once (a test pins them). */
 export const DOWNSTREAM_DEFAULTS = {
@@ -67,7 +65,12 @@ export interface CorePolicies {
  * breaker's and pacer's options (a policy is built from each to check them). Problems are
  * recorded on `v`, labelled by option, so the caller's error lists every one at once.
  */
-export function corePolicies(v: OptionsValidator, options: CorePolicyOptions, random: Random): CorePolicies {
+export function corePolicies(
+  v: OptionsValidator,
+  options: CorePolicyOptions,
+  random: Random,
+  optional: OptionalPolicies,
+): CorePolicies {
   const retry = v.nested('retry', () => retryPolicyOf(options.retry, options.totalTimeoutMs));
   v.integer('maxKeys', options.maxKeys, 1);
   const maxKeys = options.maxKeys ?? DOWNSTREAM_DEFAULTS.maxKeys;
@@ -78,7 +81,11 @@ export function corePolicies(v: OptionsValidator, options: CorePolicyOptions, ra
   const breaker = enabledOptions(options.breaker);
   const pacing = enabledOptions(options.pacing);
   if (breaker !== undefined) v.nested('breaker', () => new CircuitBreaker(breaker, random));
-  if (pacing !== undefined) v.nested('pacing', () => new Pacer(pacing));
+  if (pacing !== undefined) {
+    const kit = optional.pacing;
+    if (kit === undefined) v.check(false, leftOut('pacing', 'adaptive pacing', optional));
+    else v.nested('pacing', () => kit.pacer(pacing));
+  }
   return { retry, budgets, maxKeys, breaker, pacing };
 }
 
@@ -116,20 +123,14 @@ export interface LaneParts {
   breaker?: CircuitBreaker | undefined;
   pacer?: Pacer | undefined;
   /** How the pacer is used: first attempts paced too, told of each wait, where slots are booked. */
-  pacing?: {
-    paceFirstAttempts?: boolean;
-    maxHintMs?: number;
-    onDelay?: (nowMs: number, delayMs: number) => void;
-    booker?: PaceBooker | undefined;
-  };
+  pacing?: PacingUse;
   bulkhead?: SlotLimiter | undefined;
   /** The adaptive concurrency limit, derived attempt timeout and hedging policy (any of them), inside the bulkhead. */
   latency?: LatencyPolicies | undefined;
   /** How the latency stage reports a refusal and where an attempt waits for a slot of the limit. */
-  limit?: {
-    onLimited?: (limit: number, nowMs: number, partition: string | undefined) => void;
-    line?: (partition: string | undefined) => Queue;
-  };
+  limit?: LimitUse;
+  /** What builds the pacing, hedging and latency stages (those parts need it). */
+  optional: OptionalPolicies;
   /** The retry budgets hedges draw on (the budget stage's ledger). */
   hedgeBudget?: BudgetLedger | undefined;
 }
@@ -142,13 +143,12 @@ export interface LaneParts {
 export function lanePipeline(parts: LaneParts): Pipeline {
   const stages: Stage[] = [];
   if (parts.budget !== undefined) stages.push(parts.budget);
+  const { pacing, latency } = parts.optional;
   const hedging = parts.latency?.hedging;
-  if (hedging !== undefined) {
-    stages.push(new HedgingStage(hedging, { budget: parts.hedgeBudget }));
-  }
+  if (hedging !== undefined) stages.push(built(latency, 'hedging').hedgingStage(hedging, parts.hedgeBudget));
   if (parts.breaker !== undefined) stages.push(new BreakerStage(parts.breaker));
-  if (parts.pacer !== undefined) stages.push(new PacingStage(parts.pacer, parts.pacing));
+  if (parts.pacer !== undefined) stages.push(built(pacing, 'pacing').stage(parts.pacer, parts.pacing));
   if (parts.bulkhead !== undefined) stages.push(new BulkheadStage(parts.bulkhead));
-  if (parts.latency !== undefined) stages.push(new LatencyStage(parts.latency, parts.limit));
+  if (parts.latency !== undefined) stages.push(built(latency, 'latency policies').stage(parts.latency, parts.limit));
   return stages.length === 0 ? Pipeline.EMPTY : new Pipeline(stages);
 }

@@ -16,10 +16,11 @@ import {
 import { callDeadline } from '../orchestration/deadline.js';
 import { attemptTimeoutOf, budgetStageOf, corePolicies, DOWNSTREAM_DEFAULTS } from '../orchestration/downstream-plan.js';
 import type { HedgeAttempt } from '../orchestration/hedge-attempt.js';
+import { leftOut, type OptionalPolicies } from '../orchestration/optional-policies.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import { type AttemptResult, type Queue, RESULT_FAILED, RESULT_NEUTRAL, RESULT_OK } from '../orchestration/stage.js';
 import type { BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
-import { AdaptiveConcurrencyLimit, type AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
+import type { AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import {
   type BreakerState,
@@ -27,8 +28,8 @@ import {
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
 } from '../policies/circuit-breaker.js';
-import { DerivedTimeout, type DerivedTimeoutOptions } from '../policies/derived-timeout.js';
-import { type HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
+import type { DerivedTimeoutOptions } from '../policies/derived-timeout.js';
+import type { HedgingOptions } from '../policies/hedging.js';
 import type { PacerOptions } from '../policies/pacer.js';
 import type { KeyedRetryBudgets, RetryBudgetOptions } from '../policies/retry-budget.js';
 import type { RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
@@ -53,6 +54,7 @@ import {
 } from './attempt.js';
 import { Bulkhead } from './bulkhead.js';
 import { currentDeadlineScope, type DeadlineScope } from './deadline-context.js';
+import { ALL_DOWNSTREAM_POLICIES, type DownstreamPolicies, LITE_DOWNSTREAM_POLICIES } from './downstream-policies.js';
 import { HedgeLostError, type HedgeMember, runHedged } from './hedged-attempt.js';
 import { type Lane, Lanes } from './lanes.js';
 import { linkSignals } from './link-signals.js';
@@ -301,11 +303,19 @@ export class Downstream implements CallPlan {
    * the clock itself.
    */
   private readonly coarseClock: SystemClock | undefined;
+  /** The policies built only when asked for (see the constructor). */
+  private readonly policies: DownstreamPolicies;
   /** Instrumentation around each call (kindly-calls/otel); none costs one check per call. */
   private wrappers: readonly CallWrapper[] | undefined;
 
-  constructor(name: string, options: DownstreamOptions = {}) {
-    const resolved = resolveOptions(name, options);
+  /**
+   * Made by `downstream()`. `policies`: those built only when asked for (adaptive pacing, the
+   * latency policies); without them (the default, and `kindly-calls/lite`) an option that needs
+   * one is an `InvalidOptionsError`.
+   */
+  constructor(name: string, options: DownstreamOptions = {}, policies: DownstreamPolicies = LITE_DOWNSTREAM_POLICIES) {
+    const resolved = resolveOptions(name, options, policies.optional);
+    this.policies = policies;
     const { clock, random, budgets } = resolved;
     this.name = name;
     const fleet = options.store === undefined ? undefined : this.linkFleet(options.store, resolved, options.budget);
@@ -353,6 +363,7 @@ export class Downstream implements CallPlan {
   /** Per-key lanes (breaker, bulkhead, pacer, latency policies), reporting to this downstream's stats and events. */
   private createLanes(r: ResolvedOptions, budgetStage: BudgetStage | undefined, fleet: FleetLink | undefined): Lanes {
     return new Lanes({
+      policies: this.policies,
       budgetStage,
       budgetLedger: this.budgetLedger,
       paceFirstAttempts: r.pacing?.paceFirstAttempts ?? false,
@@ -1111,14 +1122,18 @@ interface ResolvedOptions {
  * Checks a downstream's options and resolves them. Each policy validates its own options, so
  * one is built here for every enabled policy: the `InvalidOptionsError` lists every problem.
  */
-function resolveOptions(name: string, options: DownstreamOptions): ResolvedOptions {
+function resolveOptions(name: string, options: DownstreamOptions, optional: OptionalPolicies): ResolvedOptions {
   const v = new OptionsValidator(`downstream '${name}'`);
   v.check(typeof name === 'string' && name.length > 0, `Expected a non-empty downstream name, got ${JSON.stringify(name)}`);
   v.knownKeys(options, KEYS);
   const derivedTimeout =
     typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
-  if (derivedTimeout !== undefined) v.nested('attemptTimeoutMs', () => new DerivedTimeout(derivedTimeout));
-  else if (options.attemptTimeoutMs !== false) {
+  const latency = optional.latency;
+  const latencyLeftOut = (option: string) => v.check(false, leftOut(option, 'the latency policies', optional));
+  if (derivedTimeout !== undefined) {
+    if (latency === undefined) latencyLeftOut('attemptTimeoutMs: { … }');
+    else v.nested('attemptTimeoutMs', () => latency.checkDerivedTimeout(derivedTimeout));
+  } else if (options.attemptTimeoutMs !== false) {
     v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
   }
   v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 })
@@ -1130,13 +1145,19 @@ function resolveOptions(name: string, options: DownstreamOptions): ResolvedOptio
   );
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
-  const { retry, budgets, maxKeys, breaker, pacing } = corePolicies(v, options, random);
+  const { retry, budgets, maxKeys, breaker, pacing } = corePolicies(v, options, random, optional);
   const bulkhead = enabledOptions(options.bulkhead);
   const concurrency = enabledOptions(options.concurrency);
   const hedging = enabledOptions(options.hedging);
   if (bulkhead !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkhead, clock));
-  if (concurrency !== undefined) v.nested('concurrency', () => new AdaptiveConcurrencyLimit(concurrency, random));
-  if (hedging !== undefined) v.nested('hedging', () => new HedgingPolicy(hedging));
+  if (concurrency !== undefined) {
+    if (latency === undefined) latencyLeftOut('concurrency');
+    else v.nested('concurrency', () => latency.checkConcurrency(concurrency, random));
+  }
+  if (hedging !== undefined) {
+    if (latency === undefined) latencyLeftOut('hedging');
+    else v.nested('hedging', () => latency.checkHedging(hedging));
+  }
   v.done();
   return {
     retry: retry as RetryPolicy,
@@ -1296,5 +1317,5 @@ function wrapAll<T>(
 
 /** Creates a downstream: the policies and shared state for one callee. */
 export function downstream(name: string, options?: DownstreamOptions): Downstream {
-  return new Downstream(name, options);
+  return new Downstream(name, options, ALL_DOWNSTREAM_POLICIES);
 }

@@ -1,5 +1,6 @@
 import { callHook } from '../errors/report-hook-error.js';
 import { lanePipeline } from '../orchestration/downstream-plan.js';
+import { built } from '../orchestration/optional-policies.js';
 import type { Pipeline } from '../orchestration/pipeline.js';
 import type { Stage } from '../orchestration/stage.js';
 import type { BudgetLedger } from '../orchestration/stages/budget-stage.js';
@@ -7,11 +8,12 @@ import type { PaceBooker } from '../orchestration/stages/pacing-stage.js';
 import type { BulkheadOptions } from '../policies/bulkhead-slots.js';
 import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../policies/circuit-breaker.js';
 import { KeyedCache } from '../policies/keyed-cache.js';
-import { Pacer, type PacerOptions } from '../policies/pacer.js';
+import type { Pacer, PacerOptions } from '../policies/pacer.js';
 import type { Random } from '../random/random.js';
 import type { Clock } from '../time/clock.js';
 import { Bulkhead } from './bulkhead.js';
-import { LatencyLane, type LatencyLaneOptions } from './latency-lane.js';
+import type { DownstreamPolicies } from './downstream-policies.js';
+import type { LatencyLane, LatencyLaneOptions } from './latency-lane.js';
 
 /**
  * The per-key protection state of one downstream: a circuit breaker, a bulkhead and a pacer
@@ -56,6 +58,8 @@ export interface LaneOptions {
   maxKeys: number;
   /** Told of each lane created (a fleet store links its breaker and pacer). */
   onCreate?: (lane: Lane) => void;
+  /** What builds a lane's pacer and latency policies (and their stages). */
+  policies: DownstreamPolicies;
 }
 
 /**
@@ -183,9 +187,11 @@ export class Lanes {
             o.random,
           );
     const bulkhead = o.bulkhead === undefined ? undefined : new Bulkhead(o.bulkhead, o.clock);
-    const pacer = o.pacing === undefined ? undefined : new Pacer(o.pacing);
-    const latency = o.latency === undefined ? undefined : new LatencyLane(o.latency, o.clock, o.random);
+    const { optional, latencyLane } = o.policies;
+    const pacer = o.pacing === undefined ? undefined : built(optional.pacing, 'pacing').pacer(o.pacing);
+    const latency = o.latency === undefined ? undefined : built(latencyLane, 'latency policies')(o.latency, o.clock, o.random);
     const pipeline = lanePipeline({
+      optional,
       budget: o.budgetStage,
       breaker,
       pacer,

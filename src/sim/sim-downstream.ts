@@ -1,6 +1,7 @@
 import type { Classification } from '../classify/outcome.js';
 import type { GiveUpReason } from '../errors/errors.js';
 import { enabledOptions, OptionsValidator } from '../options/validate.js';
+import { ALL_OPTIONAL_POLICIES } from '../orchestration/all-optional-policies.js';
 import {
   CallMachine,
   type CallPlan,
@@ -254,6 +255,7 @@ export class SimDownstream implements CallPlan, HedgedDownstream {
     const fleet = this.fleet;
     const budgets = p.budgets === undefined ? undefined : (fleet?.budgets ?? p.budgets);
     return lanePipeline({
+      optional: ALL_OPTIONAL_POLICIES,
       budget: budgetStageOf(budgets, options.budget, () => {
         this.budgetRejections++;
       }),
@@ -361,7 +363,7 @@ function simPolicies(sim: Simulation, name: string, options: SimDownstreamOption
     v.duration('attemptTimeoutMs', timeout === false ? undefined : timeout, { min: 1, allowInfinity: true });
   }
   v.duration('totalTimeoutMs', options.totalTimeoutMs, { min: 1 });
-  const core = corePolicies(v, options, sim.random);
+  const core = corePolicies(v, options, sim.random, ALL_OPTIONAL_POLICIES);
   const bulkheadOptions = enabledOptions(options.bulkhead);
   const bulkhead = bulkheadOptions === undefined ? undefined : v.nested('bulkhead', () => new SimBulkhead(sim, bulkheadOptions));
   const latencyOptions = {

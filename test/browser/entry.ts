@@ -3,3 +3,4 @@
 
 export { createFetch, fetchThrough } from '../../src/http/index.js';
 export { downstream } from '../../src/index.js';
+export { downstream as liteDownstream } from '../../src/lite.js';

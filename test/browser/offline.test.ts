@@ -45,8 +45,8 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
           );
       } else if (path === '/kindly.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-      } else if (path === '/flaky') {
-        attemptHeaders.push(String(req.headers['x-retry-attempt']));
+      } else if (path === '/flaky' || path === '/flaky-lite') {
+        if (path === '/flaky') attemptHeaders.push(String(req.headers['x-retry-attempt']));
         const n = hits[path] ?? 0;
         res.writeHead(n < 3 ? 503 : 200, { 'content-type': 'text/plain' }).end(n < 3 ? 'busy' : 'hello from 200');
       } else if (path === '/data') {
@@ -78,6 +78,27 @@ describe.skipIf(!chromiumRunnable)('kindly in headless Chromium', () => {
     expect(result).toEqual({ status: 200, text: 'hello from 200' });
     expect(hits['/flaky']).toBe(3);
     expect(attemptHeaders).toEqual(['0', '1', '2']);
+  });
+
+  it("kindly-calls/lite's downstream retries 503 → 200 in the page too, and turns pacing down by name", async () => {
+    const result = await page.evaluate(async () => {
+      const k = (window as unknown as { kindly: typeof import('./entry.js') }).kindly;
+      const api = k.liteDownstream('lite', {
+        retry: { maxAttempts: 3, backoff: { shape: 'constant', baseMs: 20, jitter: 'none' } },
+      });
+      const response = await k.fetchThrough(api, '/flaky-lite');
+      let refused = '';
+      try {
+        k.liteDownstream('paced', { pacing: {} } as never);
+      } catch (error) {
+        refused = String(error);
+      }
+      return { status: response.status, text: await response.text(), refused };
+    });
+    expect(result.status).toBe(200);
+    expect(result.text).toBe('hello from 200');
+    expect(hits['/flaky-lite']).toBe(3);
+    expect(result.refused).toContain('`pacing` needs adaptive pacing, which kindly-calls/lite leaves out');
   });
 
   it('offline: no attempt is made (none counted, none at the server); back online, the call completes', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ALL_OPTIONAL_POLICIES } from '../../src/orchestration/all-optional-policies.js';
 import {
   attemptTimeoutOf,
   budgetStageOf,
@@ -6,6 +7,7 @@ import {
   lanePipeline,
   retryPolicyOf,
 } from '../../src/orchestration/downstream-plan.js';
+import { LITE_POLICIES } from '../../src/orchestration/optional-policies.js';
 import { CircuitBreaker } from '../../src/policies/circuit-breaker.js';
 import { LatencyPolicies } from '../../src/policies/latency-policies.js';
 import { Pacer } from '../../src/policies/pacer.js';
@@ -40,6 +42,7 @@ describe('downstream plan (options → policies and pipeline, shared by the runt
     const budget = budgetStageOf(new KeyedRetryBudgets(), {});
     const slots = { tryAcquire: () => true, release: () => {}, acquire: () => Promise.resolve() };
     const pipeline = lanePipeline({
+      optional: ALL_OPTIONAL_POLICIES,
       latency: new LatencyPolicies({ concurrency: {}, attemptTimeoutMs: undefined, hedging: {} }, random),
       bulkhead: slots,
       pacer: new Pacer(),
@@ -51,12 +54,13 @@ describe('downstream plan (options → policies and pipeline, shared by the runt
     // checks), then the policy (which spends its extra load and draws on the budget).
     expect(pipeline.hedgeGates.map((s) => s.name)).toEqual(['latency', 'bulkhead', 'pacing', 'breaker', 'hedging']);
     expect(pipeline.hedger?.name).toBe('hedging');
-    expect(lanePipeline({}).stages).toEqual([]);
+    expect(lanePipeline({ optional: LITE_POLICIES }).stages).toEqual([]);
   });
 
   it('lanePipeline: without hedging, no stage hedges; a latency stage alone still times attempts', () => {
     const random = new SeededRandom(1);
     const pipeline = lanePipeline({
+      optional: ALL_OPTIONAL_POLICIES,
       latency: new LatencyPolicies({ concurrency: undefined, attemptTimeoutMs: {}, hedging: undefined }, random),
     });
     expect(pipeline.stages.map((s) => s.name)).toEqual(['latency']);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Classification } from '../../src/classify/outcome.js';
+import { ALL_OPTIONAL_POLICIES } from '../../src/orchestration/all-optional-policies.js';
 import { CallMachine, STEP_ATTEMPT } from '../../src/orchestration/call-machine.js';
 import { budgetStageOf, lanePipeline } from '../../src/orchestration/downstream-plan.js';
 import type { Pipeline } from '../../src/orchestration/pipeline.js';
@@ -26,7 +27,14 @@ function lane(
   const slots = new BulkheadSlots({ maxConcurrent: setup.bulkhead ?? 10 });
   const bulkhead = { tryAcquire: () => slots.tryAcquire(), release: () => void slots.release(), join: () => undefined };
   const breaker = setup.breaker ? new CircuitBreaker({}, random) : undefined;
-  const pipeline = lanePipeline({ budget: budgetStageOf(budgets, {}), breaker, bulkhead, latency, hedgeBudget: budgets });
+  const pipeline = lanePipeline({
+    optional: ALL_OPTIONAL_POLICIES,
+    budget: budgetStageOf(budgets, {}),
+    breaker,
+    bulkhead,
+    latency,
+    hedgeBudget: budgets,
+  });
   return { latency, budgets, slots, breaker, pipeline };
 }
 

@@ -81,3 +81,34 @@ export const both = [downstream('api', {}), runHerd];`);
     expect(inputs.filter((path) => SERVER_ONLY.some((re) => re.test(path))).length).toBeGreaterThan(0);
   });
 });
+
+/** The code of adaptive pacing and the latency policies, which `kindly-calls/lite` leaves out. */
+const PACING_AND_LATENCY = [
+  /^src\/policies\/(pacer|pacer-throttle-state|pool-window|probe-ramp|probe-sends|delivery-rate|send-log|released-tickets|late-wake-queue|flight-latencies)\.ts$/,
+  /^src\/policies\/(adaptive-concurrency|latency-policies|hedging)\.ts$/,
+  /^src\/runtime\/latency-lane\.ts$/,
+  /^src\/orchestration\/stages\/(pacing|latency|hedging)-stage\.ts$/,
+];
+
+describe('a browser bundle of kindly-calls/lite', () => {
+  const LITE_CASES: [string, string][] = CASES.map(([name, entry]) => [
+    name,
+    entry.replace("import { downstream } from './src/index.ts';", "import { downstream } from './src/lite.ts';"),
+  ]);
+  for (const [name, entry] of LITE_CASES) {
+    it(`${name}: holds neither adaptive pacing nor the latency policies, nor server-only code`, async () => {
+      expect(entry).toContain('./src/lite.ts');
+      const inputs = await inputsOf(entry);
+      expect(inputs).toContain('src/runtime/downstream.ts');
+      expect(inputs.filter((path) => PACING_AND_LATENCY.some((re) => re.test(path)))).toEqual([]);
+      expect(inputs.filter((path) => SERVER_ONLY.some((re) => re.test(path)))).toEqual([]);
+    });
+  }
+
+  it("the root entry's downstream() holds them: the check sees them when they are in", async () => {
+    const inputs = await inputsOf(CASES[0]?.[1] as string);
+    const found = inputs.filter((path) => PACING_AND_LATENCY.some((re) => re.test(path)));
+    expect(found).toContain('src/policies/pacer.ts');
+    expect(found).toContain('src/runtime/latency-lane.ts');
+  });
+});
