@@ -20,9 +20,9 @@ import type { PaceBooker } from './stages/pacing-stage.js';
  */
 export interface OptionalPolicies {
   /** Adaptive pacing (`pacing`), or `undefined` where it is left out. */
-  readonly pacing: PacingPolicy | undefined;
+  readonly pacing: PacingKit | undefined;
   /** The latency policies (`concurrency`, `hedging`, `attemptTimeoutMs: { … }`), or `undefined`. */
-  readonly latency: LatencyPolicyKit | undefined;
+  readonly latency: LatencyKit | undefined;
   /** The entry whose `downstream()` builds from these, named in the error for an option that needs one left out. */
   readonly entry: string;
 }
@@ -41,14 +41,16 @@ export interface LimitUse {
   line?: (partition: string | undefined) => Queue;
 }
 
-export interface PacingPolicy {
+/** What adaptive pacing adds to a downstream. */
+export interface PacingKit {
   /** A pacer (built from the options to check them too: it throws on bad ones). */
   pacer(options: PacerOptions): Pacer;
   /** The pipeline stage that holds attempts to the pacer's slots. */
   stage(pacer: Pacer, use: PacingUse | undefined): Stage;
 }
 
-export interface LatencyPolicyKit {
+/** What the latency policies add to a downstream (their lane part is the runtime's: `DownstreamPolicies`). */
+export interface LatencyKit {
   /** Each builds the policy to check its options (it throws on bad ones). */
   checkDerivedTimeout(options: DerivedTimeoutOptions): void;
   checkConcurrency(options: AdaptiveConcurrencyOptions, random: Random): void;
