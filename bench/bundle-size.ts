@@ -26,7 +26,7 @@ interface BundleCase {
   external?: string[];
 }
 
-export const BUNDLE_CASES: BundleCase[] = [
+const KINDLY_CASES: BundleCase[] = [
   {
     name: 'kindly: retry + timeout',
     entry: `import { downstream } from '@dist/index.js';
@@ -45,24 +45,19 @@ import { axiosInterceptors } from '@dist/adapters.js';
 export const interceptors = axiosInterceptors(downstream('api', { retry: { maxAttempts: 3 } }));`,
     external: ['axios'],
   },
-  {
-    name: 'kindly/lite: retry + timeout',
-    entry: `import { downstream } from '@dist/lite.js';
-export const api = downstream('api', { retry: { maxAttempts: 3 }, attemptTimeoutMs: 10_000 });`,
-  },
-  {
-    name: 'kindly/lite: fetch',
-    entry: `import { downstream } from '@dist/lite.js';
-import { createFetch } from '@dist/http.js';
-export const send = createFetch(downstream('api', { retry: { maxAttempts: 3 } }));`,
-  },
-  {
-    name: 'kindly/lite: axios adapter',
-    entry: `import { downstream } from '@dist/lite.js';
-import { axiosInterceptors } from '@dist/adapters.js';
-export const interceptors = axiosInterceptors(downstream('api', { retry: { maxAttempts: 3 } }));`,
-    external: ['axios'],
-  },
+];
+
+/**
+ * The same apps with kindly-calls/lite's `downstream()`, which leaves adaptive pacing and the
+ * latency policies out of the bundle.
+ */
+const LITE_CASES: BundleCase[] = KINDLY_CASES.map((c) => ({
+  ...c,
+  name: c.name.replace('kindly:', 'kindly/lite:'),
+  entry: c.entry.replace("from '@dist/index.js'", "from '@dist/lite.js'"),
+}));
+
+const PEER_CASES: BundleCase[] = [
   {
     name: 'ky',
     entry: `import ky from 'ky';
@@ -83,6 +78,8 @@ export const policy = wrap(
 export const call = (op) => pRetry(op, { retries: 2 });`,
   },
 ];
+
+export const BUNDLE_CASES: BundleCase[] = [...KINDLY_CASES, ...LITE_CASES, ...PEER_CASES];
 
 /** kindly case / peer case: how many times heavier kindly's bundle is (gzipped). */
 export const BUNDLE_RATIOS: [string, string][] = [
