@@ -11,7 +11,7 @@ import type { Pacer, PacerOptions } from '../policies/pacer.js';
 import { KeyedRetryBudgets, type RetryBudgetOptions } from '../policies/retry-budget.js';
 import { type RetryOptions, RetryPolicy } from '../policies/retry-decision.js';
 import type { Random } from '../random/random.js';
-import { built, type LimitUse, leftOut, type OptionalPolicies, type PacingUse } from './optional-policies.js';
+import { built, checkOptional, type LimitUse, type OptionalPolicies, type PacingUse } from './optional-policies.js';
 import { Pipeline } from './pipeline.js';
 import type { Stage } from './stage.js';
 import { BreakerStage } from './stages/breaker-stage.js';
@@ -81,11 +81,7 @@ export function corePolicies(
   const breaker = enabledOptions(options.breaker);
   const pacing = enabledOptions(options.pacing);
   if (breaker !== undefined) v.nested('breaker', () => new CircuitBreaker(breaker, random));
-  if (pacing !== undefined) {
-    const kit = optional.pacing;
-    if (kit === undefined) v.check(false, leftOut('pacing', 'adaptive pacing', optional));
-    else v.nested('pacing', () => kit.pacer(pacing));
-  }
+  if (pacing !== undefined) checkOptional(v, optional, 'pacing', 'pacing', (kit) => kit.pacer(pacing));
   return { retry, budgets, maxKeys, breaker, pacing };
 }
 

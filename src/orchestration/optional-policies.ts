@@ -1,3 +1,4 @@
+import type { OptionsValidator } from '../options/validate.js';
 import type { AdaptiveConcurrencyOptions } from '../policies/adaptive-concurrency.js';
 import type { DerivedTimeoutOptions } from '../policies/derived-timeout.js';
 import type { HedgingOptions, HedgingPolicy } from '../policies/hedging.js';
@@ -61,14 +62,33 @@ export interface LatencyKit {
   hedgingStage(policy: HedgingPolicy, budget: BudgetLedger | undefined): Stage;
 }
 
-/** The message for `option`, which needs a policy this build of `downstream()` leaves out. */
-export function leftOut(option: string, what: string, policies: OptionalPolicies): string {
-  return `\`${option}\` needs ${what}, which ${policies.entry} leaves out: import downstream from 'kindly-calls' instead`;
+/** What each optional part is called in the message for an option that needs it. */
+const PART_NAMES = { pacing: 'adaptive pacing', latency: 'the latency policies' } as const;
+
+/**
+ * Checks `option` by `check` on the `part` of `policies` it needs, or records on `v` that this
+ * build of `downstream()` leaves that part out (`shown`: the option as the message names it).
+ */
+export function checkOptional<P extends keyof typeof PART_NAMES>(
+  v: OptionsValidator,
+  policies: OptionalPolicies,
+  part: P,
+  option: string,
+  check: (kit: NonNullable<OptionalPolicies[P]>) => unknown,
+  shown = option,
+): void {
+  const kit = policies[part];
+  if (kit === undefined) {
+    v.check(
+      false,
+      `\`${shown}\` needs ${PART_NAMES[part]}, which ${policies.entry} leaves out: import downstream from 'kindly-calls' instead`,
+    );
+  } else v.nested(option, () => check(kit as NonNullable<OptionalPolicies[P]>));
 }
 
 /**
  * `kit`, which a lane with `part` needs. The options' checks turn down a downstream whose
- * options ask for a part its policies leave out (`leftOut`), so this throws only for a lane
+ * options ask for a part its policies leave out (`checkOptional`), so this throws only for a lane
  * built around them.
  */
 export function built<T>(kit: T | undefined, part: string): T {

@@ -16,7 +16,7 @@ import {
 import { callDeadline } from '../orchestration/deadline.js';
 import { attemptTimeoutOf, budgetStageOf, corePolicies, DOWNSTREAM_DEFAULTS } from '../orchestration/downstream-plan.js';
 import type { HedgeAttempt } from '../orchestration/hedge-attempt.js';
-import { leftOut, type OptionalPolicies } from '../orchestration/optional-policies.js';
+import { checkOptional, type LatencyKit, type OptionalPolicies } from '../orchestration/optional-policies.js';
 import { Pipeline } from '../orchestration/pipeline.js';
 import { type AttemptResult, type Queue, RESULT_FAILED, RESULT_NEUTRAL, RESULT_OK } from '../orchestration/stage.js';
 import type { BudgetLedger, BudgetStage } from '../orchestration/stages/budget-stage.js';
@@ -1128,11 +1128,9 @@ function resolveOptions(name: string, options: DownstreamOptions, optional: Opti
   v.knownKeys(options, KEYS);
   const derivedTimeout =
     typeof options.attemptTimeoutMs === 'object' && options.attemptTimeoutMs !== null ? options.attemptTimeoutMs : undefined;
-  const latency = optional.latency;
-  const latencyLeftOut = (option: string) => v.check(false, leftOut(option, 'the latency policies', optional));
   if (derivedTimeout !== undefined) {
-    if (latency === undefined) latencyLeftOut('attemptTimeoutMs: { … }');
-    else v.nested('attemptTimeoutMs', () => latency.checkDerivedTimeout(derivedTimeout));
+    const check = (kit: LatencyKit) => kit.checkDerivedTimeout(derivedTimeout);
+    checkOptional(v, optional, 'latency', 'attemptTimeoutMs', check, 'attemptTimeoutMs: { … }');
   } else if (options.attemptTimeoutMs !== false) {
     v.duration('attemptTimeoutMs', options.attemptTimeoutMs, { min: 1, allowInfinity: true });
   }
@@ -1151,13 +1149,9 @@ function resolveOptions(name: string, options: DownstreamOptions, optional: Opti
   const hedging = enabledOptions(options.hedging);
   if (bulkhead !== undefined) v.nested('bulkhead', () => new Bulkhead(bulkhead, clock));
   if (concurrency !== undefined) {
-    if (latency === undefined) latencyLeftOut('concurrency');
-    else v.nested('concurrency', () => latency.checkConcurrency(concurrency, random));
+    checkOptional(v, optional, 'latency', 'concurrency', (kit) => kit.checkConcurrency(concurrency, random));
   }
-  if (hedging !== undefined) {
-    if (latency === undefined) latencyLeftOut('hedging');
-    else v.nested('hedging', () => latency.checkHedging(hedging));
-  }
+  if (hedging !== undefined) checkOptional(v, optional, 'latency', 'hedging', (kit) => kit.checkHedging(hedging));
   v.done();
   return {
     retry: retry as RetryPolicy,
